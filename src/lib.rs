@@ -1,0 +1,41 @@
+//! The codec for the command half of the `serve` protocol.
+//!
+//! A controller (a TUI, a desktop app, a script) writes one JSON command per
+//! line to an agent engine's stdin; the engine decodes each line into a
+//! [`Command`], or answers an unreadable one with a `command_error` event.
+//! This crate writes those lines for controllers and reads them for engines,
+//! byte for byte as the protocol's reference implementation does, with the
+//! reference's error strings.
+//!
+//! ```
+//! use serve_command::{Command, LineError, ParseError};
+//!
+//! // A controller writes a line...
+//! let line = Command::Prompt { text: "fix the build".into(), submission_id: Some("s1".into()) }
+//!     .to_line();
+//! assert_eq!(line, "{\"command\":\"prompt\",\"text\":\"fix the build\",\"submission_id\":\"s1\"}\n");
+//!
+//! // ...and an engine reads it back.
+//! let cmd = Command::from_slice(line.as_bytes())?;
+//! assert!(matches!(cmd, Command::Prompt { .. }));
+//!
+//! // A line that is JSON but not a command: the error is the wire string.
+//! let err = Command::from_slice(br#"{"command":"steer","kind":"notice","text":"hi"}"#).unwrap_err();
+//! assert_eq!(err, LineError::Command(ParseError::UnknownSteerKind("notice".into())));
+//! assert_eq!(err.to_string(), "unknown steer kind: notice");
+//! assert_eq!(err.event_line(), "{\"event\":\"command_error\",\"error\":\"unknown steer kind: notice\"}\n");
+//! # Ok::<(), LineError>(())
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod command;
+mod decode;
+mod encode;
+mod error;
+mod rules;
+mod serde;
+mod value;
+
+pub use crate::command::{Command, SteerKind};
+pub use crate::error::{LineError, ParseError, SyntaxError};

@@ -1,0 +1,219 @@
+//! The wire's decoding rules, written once.
+//!
+//! Every decoding path (`Command::parse` over a `serde_json::Value`,
+//! `Command::from_slice` over raw bytes, `Deserialize`) first reduces its
+//! input to [`Fields`]: for each key the protocol knows, whether it is absent,
+//! a string, `true`, `false`, or anything else. Then [`decide`] applies the
+//! reference's match arms to those fields. No other file knows the arms.
+
+use crate::{Command, ParseError, SteerKind};
+
+/// A string as a decoding path holds it, turned into a `String` only when a
+/// command or an error takes ownership of it.
+pub(crate) trait WireStr {
+    /// Whether the (unescaped) string equals `lit`.
+    fn is(&self, lit: &str) -> bool;
+    /// The (unescaped) string, owned.
+    fn into_string(self) -> String;
+}
+
+impl WireStr for &str {
+    #[inline]
+    fn is(&self, lit: &str) -> bool {
+        *self == lit
+    }
+    #[inline]
+    fn into_string(self) -> String {
+        self.to_owned()
+    }
+}
+
+impl WireStr for String {
+    #[inline]
+    fn is(&self, lit: &str) -> bool {
+        self == lit
+    }
+    #[inline]
+    fn into_string(self) -> String {
+        self
+    }
+}
+
+/// What one known key holds. Only the distinctions the rules draw are kept.
+pub(crate) enum Slot<S> {
+    Absent,
+    Str(S),
+    True,
+    False,
+    /// Present, but a number, `null`, an array or an object.
+    Other,
+}
+
+impl<S> Slot<S> {
+    #[inline]
+    fn string(self) -> Option<S> {
+        match self {
+            Slot::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// The protocol's keys, as found in one object. A duplicate key overwrites
+/// (the last one wins, as in the reference's JSON parser).
+pub(crate) struct Fields<S> {
+    pub command: Slot<S>,
+    pub text: Slot<S>,
+    pub submission_id: Slot<S>,
+    pub kind: Slot<S>,
+    pub action: Slot<S>,
+    pub auto: Slot<S>,
+    pub id: Slot<S>,
+    pub allow: Slot<S>,
+}
+
+impl<S> Fields<S> {
+    pub const fn new() -> Self {
+        Fields {
+            command: Slot::Absent,
+            text: Slot::Absent,
+            submission_id: Slot::Absent,
+            kind: Slot::Absent,
+            action: Slot::Absent,
+            auto: Slot::Absent,
+            id: Slot::Absent,
+            allow: Slot::Absent,
+        }
+    }
+
+    /// The slot for a known key, or `None` for a key the rules never read.
+    #[inline]
+    pub fn slot(&mut self, key: &[u8]) -> Option<&mut Slot<S>> {
+        Key::from_bytes(key).map(|key| self.slot_of(key))
+    }
+
+    #[inline]
+    pub fn slot_of(&mut self, key: Key) -> &mut Slot<S> {
+        match key {
+            Key::Command => &mut self.command,
+            Key::Text => &mut self.text,
+            Key::SubmissionId => &mut self.submission_id,
+            Key::Kind => &mut self.kind,
+            Key::Action => &mut self.action,
+            Key::Auto => &mut self.auto,
+            Key::Id => &mut self.id,
+            Key::Allow => &mut self.allow,
+        }
+    }
+}
+
+/// The keys the rules read; every other key is ignored.
+#[derive(Clone, Copy)]
+pub(crate) enum Key {
+    Command,
+    Text,
+    SubmissionId,
+    Kind,
+    Action,
+    Auto,
+    Id,
+    Allow,
+}
+
+impl Key {
+    #[inline]
+    pub fn from_bytes(key: &[u8]) -> Option<Key> {
+        Some(match key {
+            b"command" => Key::Command,
+            b"text" => Key::Text,
+            b"submission_id" => Key::SubmissionId,
+            b"kind" => Key::Kind,
+            b"action" => Key::Action,
+            b"auto" => Key::Auto,
+            b"id" => Key::Id,
+            b"allow" => Key::Allow,
+            _ => return None,
+        })
+    }
+}
+
+/// Longest known key, in bytes: an escaped key that unescapes to more
+/// cannot be one of ours.
+pub(crate) const MAX_KEY_LEN: usize = "submission_id".len();
+
+/// A JSON value that is not an object: no fields, so no command.
+#[inline]
+pub(crate) fn not_an_object() -> ParseError {
+    ParseError::ExpectedCommand
+}
+
+/// The reference's `Command::parse`, arm for arm.
+///
+/// The command name selects the arm group (one string can match only one
+/// name), so testing it once per name keeps the reference's precedence.
+pub(crate) fn decide<S: WireStr>(f: Fields<S>) -> Result<Command, ParseError> {
+    let Some(name) = f.command.string() else {
+        return Err(ParseError::ExpectedCommand);
+    };
+    if name.is("prompt") {
+        let text = f.text.string().ok_or(ParseError::ExpectedText)?;
+        // Absent means untagged: the tag arrived long after `prompt`.
+        let submission_id = match f.submission_id {
+            Slot::Absent => None,
+            Slot::Str(id) => Some(id.into_string()),
+            _ => return Err(ParseError::ExpectedSubmissionId),
+        };
+        Ok(Command::Prompt {
+            text: text.into_string(),
+            submission_id,
+        })
+    } else if name.is("steer") {
+        // `text` is required whatever the kind says, so it is checked first.
+        let text = f.text.string().ok_or(ParseError::ExpectedText)?;
+        let kind = match f.kind {
+            // Absent means a prompt steer: what every controller meant
+            // before there was a choice.
+            Slot::Absent => SteerKind::Prompt,
+            Slot::Str(k) if k.is("prompt") => SteerKind::Prompt,
+            Slot::Str(k) if k.is("command") => SteerKind::Command,
+            Slot::Str(k) => return Err(ParseError::UnknownSteerKind(k.into_string())),
+            _ => return Err(ParseError::ExpectedKind),
+        };
+        Ok(Command::Steer {
+            kind,
+            text: text.into_string(),
+        })
+    } else if name.is("compact") {
+        Ok(Command::Compact)
+    } else if name.is("cancel") {
+        Ok(Command::Cancel)
+    } else if name.is("goal") {
+        match f.action {
+            Slot::Str(a) if a.is("set") => match f.text {
+                // A blank goal decodes: refusing it is the engine's policy.
+                Slot::Str(text) => Ok(Command::GoalSet {
+                    text: text.into_string(),
+                    // A flag with a default: only JSON `true` arms it.
+                    auto: matches!(f.auto, Slot::True),
+                }),
+                _ => Err(ParseError::ExpectedGoal),
+            },
+            Slot::Str(a) if a.is("clear") => Ok(Command::GoalClear),
+            _ => Err(ParseError::ExpectedGoal),
+        }
+    } else if name.is("approval") {
+        // Both fields are required: neither has a defensible default.
+        let id = f.id.string().ok_or(ParseError::ExpectedId)?;
+        let allow = match f.allow {
+            Slot::True => true,
+            Slot::False => false,
+            _ => return Err(ParseError::ExpectedAllow),
+        };
+        Ok(Command::ApprovalDecision {
+            id: id.into_string(),
+            allow,
+        })
+    } else {
+        Err(ParseError::UnknownCommand(name.into_string()))
+    }
+}
