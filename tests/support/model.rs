@@ -11,14 +11,26 @@ use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModelCommand {
-    Prompt { text: String, submission_id: Option<String> },
+    Prompt {
+        text: String,
+        submission_id: Option<String>,
+    },
     /// `kind` is `"prompt"` or `"command"`.
-    Steer { kind: &'static str, text: String },
+    Steer {
+        kind: &'static str,
+        text: String,
+    },
     Compact,
     Cancel,
-    GoalSet { text: String, auto: bool },
+    GoalSet {
+        text: String,
+        auto: bool,
+    },
     GoalClear,
-    ApprovalDecision { id: String, allow: bool },
+    ApprovalDecision {
+        id: String,
+        allow: bool,
+    },
 }
 
 use ModelCommand::*;
@@ -44,11 +56,17 @@ pub fn model_parse(line: &Value) -> Result<ModelCommand, String> {
         // { "command": "prompt", "text": String(text), .. }
         (Some("prompt"), _, Some(text), _, _) => match field(line, "submission_id") {
             // { "submission_id": String(id), .. }
-            Some(Value::String(id)) => Ok(Prompt { text: text.into(), submission_id: Some(id.clone()) }),
+            Some(Value::String(id)) => Ok(Prompt {
+                text: text.into(),
+                submission_id: Some(id.clone()),
+            }),
             // { "submission_id": _, .. }
             Some(_) => Err("expected a string \"submission_id\" field".into()),
             // _ (untagged prompt)
-            None => Ok(Prompt { text: text.into(), submission_id: None }),
+            None => Ok(Prompt {
+                text: text.into(),
+                submission_id: None,
+            }),
         },
         // { "command": "steer", .. }
         (Some("steer"), ..) => parse_steer(line),
@@ -71,9 +89,15 @@ pub fn model_parse(line: &Value) -> Result<ModelCommand, String> {
             Err("expected {\"action\": \"set\", \"text\": ...} or {\"action\": \"clear\"}".into())
         }
         // { "command": "approval", "id": String(id), "allow": True, .. }
-        (Some("approval"), _, _, Some(id), Some(true)) => Ok(ApprovalDecision { id: id.into(), allow: true }),
+        (Some("approval"), _, _, Some(id), Some(true)) => Ok(ApprovalDecision {
+            id: id.into(),
+            allow: true,
+        }),
         // { "command": "approval", "id": String(id), "allow": False, .. }
-        (Some("approval"), _, _, Some(id), Some(false)) => Ok(ApprovalDecision { id: id.into(), allow: false }),
+        (Some("approval"), _, _, Some(id), Some(false)) => Ok(ApprovalDecision {
+            id: id.into(),
+            allow: false,
+        }),
         // { "command": "approval", "id": String(_), .. }
         (Some("approval"), _, _, Some(_), None) => Err("expected a boolean \"allow\" field".into()),
         // { "command": "approval", .. }
@@ -94,15 +118,24 @@ fn parse_steer(line: &Value) -> Result<ModelCommand, String> {
     let text = text.to_owned();
     match field(line, "kind") {
         // { "kind": String("prompt"), .. }
-        Some(Value::String(k)) if k == "prompt" => Ok(Steer { kind: "prompt", text }),
+        Some(Value::String(k)) if k == "prompt" => Ok(Steer {
+            kind: "prompt",
+            text,
+        }),
         // { "kind": String("command"), .. }
-        Some(Value::String(k)) if k == "command" => Ok(Steer { kind: "command", text }),
+        Some(Value::String(k)) if k == "command" => Ok(Steer {
+            kind: "command",
+            text,
+        }),
         // { "kind": String(other), .. }
         Some(Value::String(other)) => Err(format!("unknown steer kind: {other}")),
         // { "kind": _, .. }
         Some(_) => Err("expected a string \"kind\" field".into()),
         // _ (no kind: a prompt steer)
-        None => Ok(Steer { kind: "prompt", text }),
+        None => Ok(Steer {
+            kind: "prompt",
+            text,
+        }),
     }
 }
 
@@ -111,20 +144,43 @@ fn parse_steer(line: &Value) -> Result<ModelCommand, String> {
 pub fn model_to_line(c: &ModelCommand) -> String {
     let q = |s: &str| serde_json::to_string(s).expect("a str always serializes");
     match c {
-        Prompt { text, submission_id: Some(id) } => {
-            format!(r#"{{"command":"prompt","text":{},"submission_id":{}}}"#, q(text), q(id))
+        Prompt {
+            text,
+            submission_id: Some(id),
+        } => {
+            format!(
+                r#"{{"command":"prompt","text":{},"submission_id":{}}}"#,
+                q(text),
+                q(id)
+            )
         }
-        Prompt { text, submission_id: None } => format!(r#"{{"command":"prompt","text":{}}}"#, q(text)),
-        Steer { kind, text } => format!(r#"{{"command":"steer","kind":{},"text":{}}}"#, q(kind), q(text)),
+        Prompt {
+            text,
+            submission_id: None,
+        } => format!(r#"{{"command":"prompt","text":{}}}"#, q(text)),
+        Steer { kind, text } => format!(
+            r#"{{"command":"steer","kind":{},"text":{}}}"#,
+            q(kind),
+            q(text)
+        ),
         Compact => r#"{"command":"compact"}"#.into(),
         Cancel => r#"{"command":"cancel"}"#.into(),
         GoalSet { text, auto: true } => {
-            format!(r#"{{"command":"goal","action":"set","text":{},"auto":true}}"#, q(text))
+            format!(
+                r#"{{"command":"goal","action":"set","text":{},"auto":true}}"#,
+                q(text)
+            )
         }
-        GoalSet { text, auto: false } => format!(r#"{{"command":"goal","action":"set","text":{}}}"#, q(text)),
+        GoalSet { text, auto: false } => {
+            format!(r#"{{"command":"goal","action":"set","text":{}}}"#, q(text))
+        }
         GoalClear => r#"{"command":"goal","action":"clear"}"#.into(),
         ApprovalDecision { id, allow } => {
-            format!(r#"{{"command":"approval","id":{},"allow":{}}}"#, q(id), allow)
+            format!(
+                r#"{{"command":"approval","id":{},"allow":{}}}"#,
+                q(id),
+                allow
+            )
         }
     }
 }

@@ -1,0 +1,293 @@
+//! Decoding facts the vectors file cannot carry: invalid UTF-8, extreme
+//! nesting, and where a syntax error is reported.
+
+use serve_command::{Command, LineError, ParseError, SyntaxError};
+
+#[track_caller]
+fn syntax(line: &[u8]) -> SyntaxError {
+    match Command::from_slice(line) {
+        Err(LineError::Syntax(e)) => e,
+        other => panic!(
+            "expected a syntax error for {:?}, got {other:?}",
+            String::from_utf8_lossy(line)
+        ),
+    }
+}
+
+#[test]
+fn syntax_errors_say_what_and_where() {
+    let table: &[(&[u8], &str)] = &[
+        (b"", "unexpected end of line at byte 0"),
+        (b"   ", "unexpected end of line at byte 3"),
+        (b"{", "unexpected end of line at byte 1"),
+        (b"{\"command\"", "unexpected end of line at byte 10"),
+        (
+            b"{\"command\":\"cancel\"",
+            "unexpected end of line at byte 19",
+        ),
+        (b"{\"command\" \"cancel\"}", "expected ':' at byte 11"),
+        (
+            b"{\"command\":\"cancel\",}",
+            "expected a string key at byte 20",
+        ),
+        (
+            b"{\"command\":\"cancel\"} x",
+            "trailing characters after the JSON value at byte 21",
+        ),
+        (
+            b"{\"command\":\"cancel\"}{}",
+            "trailing characters after the JSON value at byte 20",
+        ),
+        (
+            b"\xef\xbb\xbf{\"command\":\"cancel\"}",
+            "expected a JSON value at byte 0",
+        ),
+        (b"{'command':'cancel'}", "expected a string key at byte 1"),
+        (
+            b"{\"command\":\"cancel\" // c\n}",
+            "expected ',' or '}' at byte 20",
+        ),
+        (
+            b"{\"text\":\"a\x01b\",\"command\":\"cancel\"}",
+            "control character in a string (escape it) at byte 10",
+        ),
+        (
+            b"{\"text\":\"a\tb\"}",
+            "control character in a string (escape it) at byte 10",
+        ),
+        (b"{\"text\":\"\\x\"}", "invalid escape at byte 9"),
+        (b"{\"text\":\"\\u12\"}", "invalid escape at byte 9"),
+        (
+            b"{\"text\":\"\\ud800\"}",
+            "lone UTF-16 surrogate escape (cannot be held by a Rust String) at byte 9",
+        ),
+        (
+            b"{\"text\":\"\\udc00\\ud800\"}",
+            "lone UTF-16 surrogate escape (cannot be held by a Rust String) at byte 9",
+        ),
+        (
+            b"{\"text\":\"\\ud83d\\u0041\"}",
+            "lone UTF-16 surrogate escape (cannot be held by a Rust String) at byte 9",
+        ),
+        (b"{\"text\":\"abc", "unterminated string at byte 8"),
+        (b"{\"n\":01}", "expected ',' or '}' at byte 6"),
+        (b"{\"n\":1.}", "invalid number at byte 7"),
+        (b"{\"n\":.5}", "expected a JSON value at byte 5"),
+        (b"{\"n\":+1}", "expected a JSON value at byte 5"),
+        (b"{\"n\":1e}", "invalid number at byte 7"),
+        (b"{\"n\":-}", "invalid number at byte 6"),
+        (b"{\"n\":NaN}", "expected a JSON value at byte 5"),
+        (b"{\"n\":tru}", "expected a JSON value at byte 5"),
+        (b"{\"n\":[1,]}", "expected a JSON value at byte 8"),
+        (b"{\"n\":[1}", "expected ',' or ']' at byte 7"),
+        (b"{\"n\":{\"a\":1]}", "expected ',' or '}' at byte 11"),
+        (b"{\"n\":{1:2}}", "expected a string key at byte 6"),
+        (b"{\"text\":\"caf\xc3\"}", "invalid UTF-8 at byte 12"),
+        (b"{\"text\":\"\xff\"}", "invalid UTF-8 at byte 9"),
+        (b"\xff", "invalid UTF-8 at byte 0"),
+    ];
+    for &(line, expected) in table {
+        let e = syntax(line);
+        assert_eq!(
+            e.to_string(),
+            expected,
+            "{:?}",
+            String::from_utf8_lossy(line)
+        );
+        assert_eq!(LineError::Syntax(e.clone()).to_string(), expected);
+        assert!(expected.ends_with(&format!(" at byte {}", e.offset())));
+        assert!(expected.starts_with(e.reason()));
+    }
+}
+
+/// `[[[...]]]` around `inner`, `depth` brackets deep.
+fn nested(depth: usize, inner: &str) -> String {
+    "[".repeat(depth) + inner + &"]".repeat(depth)
+}
+
+#[test]
+fn nesting_up_to_1024_levels_is_json() {
+    // The command object is level 1; its field's arrays are levels 2..=1024.
+    let ok = format!("{{\"command\":\"cancel\",\"x\":{}}}", nested(1023, ""));
+    assert_eq!(Command::from_slice(ok.as_bytes()), Ok(Command::Cancel));
+    let too_deep = format!("{{\"command\":\"cancel\",\"x\":{}}}", nested(1024, ""));
+    assert_eq!(
+        syntax(too_deep.as_bytes()).to_string(),
+        "nested deeper than 1024 levels at byte 1047"
+    );
+    // Objects count too, and so does a top-level array.
+    let objects = "{\"a\":".repeat(1024) + "1" + &"}".repeat(1024);
+    assert_eq!(
+        Command::from_slice(objects.as_bytes()),
+        Err(ParseError::ExpectedCommand.into())
+    );
+    let objects = "{\"a\":".repeat(1025) + "1" + &"}".repeat(1025);
+    assert_eq!(
+        syntax(objects.as_bytes()).reason(),
+        "nested deeper than 1024 levels"
+    );
+    assert_eq!(
+        Command::from_slice(nested(1024, "").as_bytes()),
+        Err(ParseError::ExpectedCommand.into())
+    );
+    assert_eq!(syntax(nested(1025, "").as_bytes()).offset(), 1024);
+}
+
+#[test]
+fn a_million_levels_do_not_overflow_the_stack() {
+    let line = format!(
+        "{{\"command\":\"cancel\",\"x\":{}}}",
+        nested(1_000_000, "0")
+    );
+    assert_eq!(
+        syntax(line.as_bytes()).reason(),
+        "nested deeper than 1024 levels"
+    );
+    let unclosed = "[".repeat(1_000_000);
+    assert_eq!(syntax(unclosed.as_bytes()).offset(), 1024);
+    let objects = "{\"a\":".repeat(1_000_000);
+    assert_eq!(
+        syntax(objects.as_bytes()).reason(),
+        "nested deeper than 1024 levels"
+    );
+}
+
+#[test]
+fn numbers_of_any_magnitude_are_json() {
+    let table = [
+        ("1e400", Err(ParseError::ExpectedCommand)),
+        ("-1e400", Err(ParseError::ExpectedCommand)),
+        (
+            "123456789012345678901234567890",
+            Err(ParseError::ExpectedCommand),
+        ),
+        (
+            r#"{"command":"prompt","text":1e400}"#,
+            Err(ParseError::ExpectedText),
+        ),
+        (
+            r#"{"command":"cancel","n":-1.5E-400,"m":[0,-0,0.0e+0,1E999999999999]}"#,
+            Ok(Command::Cancel),
+        ),
+    ];
+    for (line, expected) in table {
+        assert_eq!(
+            Command::from_slice(line.as_bytes()),
+            expected.map_err(LineError::from),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn a_trailing_lf_or_crlf_is_part_of_the_line() {
+    for line in [
+        "{\"command\":\"cancel\"}\n",
+        "{\"command\":\"cancel\"}\r\n",
+        "{\"command\":\"cancel\"}\r",
+        " \t{\"command\":\"cancel\"} \r\n",
+    ] {
+        assert_eq!(
+            Command::from_slice(line.as_bytes()),
+            Ok(Command::Cancel),
+            "{line:?}"
+        );
+    }
+}
+
+#[test]
+fn escaped_strings_are_unescaped_once_decoded() {
+    let table = [
+        (
+            r#"{"command":"prompt","text":"a\"b\\c\/d\b\f\n\r\t"}"#,
+            "a\"b\\c/d\u{8}\u{c}\n\r\t",
+        ),
+        (
+            r#"{"command":"prompt","text":"\u0000\u001F\u00e9\u65E5\ud83d\ude00"}"#,
+            "\u{0}\u{1f}é日😀",
+        ),
+        (r#"{"command":"prompt","text":"\uD83D\uDE00!"}"#, "😀!"),
+        (
+            r#"{"command":"prompt","text":"é日本😀 raw"}"#,
+            "é日本😀 raw",
+        ),
+    ];
+    for (line, text) in table {
+        assert_eq!(
+            Command::from_slice(line.as_bytes()),
+            Ok(Command::Prompt {
+                text: text.into(),
+                submission_id: None
+            }),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn errors_carry_the_text_verbatim() {
+    let table = [
+        (
+            r#"{"command":"a\nb"}"#,
+            ParseError::UnknownCommand("a\nb".into()),
+            "unknown command: a\nb",
+        ),
+        (
+            r#"{"command":""}"#,
+            ParseError::UnknownCommand(String::new()),
+            "unknown command: ",
+        ),
+        (
+            r#"{"command":"steer","text":"t","kind":"\u004eotice"}"#,
+            ParseError::UnknownSteerKind("Notice".into()),
+            "unknown steer kind: Notice",
+        ),
+    ];
+    for (line, error, message) in table {
+        let got = Command::from_slice(line.as_bytes()).unwrap_err();
+        assert_eq!(got, LineError::Command(error.clone()), "{line}");
+        assert_eq!(got.to_string(), message);
+        assert_eq!(error.to_string(), message);
+    }
+}
+
+#[test]
+fn event_lines_are_ready_to_write() {
+    let table: &[(&[u8], &str)] = &[
+        (
+            br#"{"command":"nap"}"#,
+            r#"{"event":"command_error","error":"unknown command: nap"}"#,
+        ),
+        (
+            br#"{"command":"a\"\n"}"#,
+            r#"{"event":"command_error","error":"unknown command: a\"\n"}"#,
+        ),
+        (
+            b"[]",
+            r#"{"event":"command_error","error":"expected a {\"command\": ...} object"}"#,
+        ),
+        (
+            b"{",
+            r#"{"event":"command_error","error":"command stream: unexpected end of line at byte 1"}"#,
+        ),
+    ];
+    for &(line, event) in table {
+        let err = Command::from_slice(line).unwrap_err();
+        assert_eq!(err.event_line(), format!("{event}\n"));
+    }
+}
+
+#[test]
+fn errors_are_send_sync_and_read_well() {
+    fn send_sync<T: Send + Sync + std::error::Error>() {}
+    send_sync::<LineError>();
+    send_sync::<ParseError>();
+    send_sync::<SyntaxError>();
+    let e = Command::from_slice(b"{").unwrap_err();
+    assert_eq!(
+        format!("{e:?}"),
+        "Syntax(SyntaxError(\"unexpected end of line\" at byte 1))"
+    );
+    let e = Command::from_slice(b"{\"command\":\"approval\",\"id\":\"x\"}").unwrap_err();
+    assert_eq!(format!("{e:?}"), "Command(ExpectedAllow)");
+}

@@ -1,0 +1,186 @@
+//! The exact bytes of every line the encoder writes.
+
+use serve_command::{Command, SteerKind};
+
+fn prompt(text: &str, id: Option<&str>) -> Command {
+    Command::Prompt {
+        text: text.into(),
+        submission_id: id.map(Into::into),
+    }
+}
+
+/// One command, its exact wire line, through every encoder.
+#[track_caller]
+fn check(cmd: Command, line: &str) {
+    assert_eq!(cmd.to_line(), line, "to_line");
+    let mut written = Vec::new();
+    cmd.write_line(&mut written).unwrap();
+    assert_eq!(String::from_utf8(written).unwrap(), line, "write_line");
+    let serialized = serde_json::to_string(&cmd).unwrap();
+    assert_eq!(serialized + "\n", line, "Serialize");
+    let value: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert_eq!(cmd.to_json(), value, "to_json");
+}
+
+#[test]
+fn every_variant_has_one_line() {
+    let table = [
+        (
+            prompt("fix it", None),
+            r#"{"command":"prompt","text":"fix it"}"#,
+        ),
+        (
+            prompt("fix it", Some("s-1")),
+            r#"{"command":"prompt","text":"fix it","submission_id":"s-1"}"#,
+        ),
+        (
+            prompt("", Some("")),
+            r#"{"command":"prompt","text":"","submission_id":""}"#,
+        ),
+        (
+            Command::Steer {
+                kind: SteerKind::Prompt,
+                text: "look".into(),
+            },
+            r#"{"command":"steer","kind":"prompt","text":"look"}"#,
+        ),
+        (
+            Command::Steer {
+                kind: SteerKind::Command,
+                text: "/diff".into(),
+            },
+            r#"{"command":"steer","kind":"command","text":"/diff"}"#,
+        ),
+        (Command::Compact, r#"{"command":"compact"}"#),
+        (Command::Cancel, r#"{"command":"cancel"}"#),
+        (
+            Command::GoalSet {
+                text: "ship".into(),
+                auto: false,
+            },
+            r#"{"command":"goal","action":"set","text":"ship"}"#,
+        ),
+        (
+            Command::GoalSet {
+                text: "ship".into(),
+                auto: true,
+            },
+            r#"{"command":"goal","action":"set","text":"ship","auto":true}"#,
+        ),
+        (
+            Command::GoalSet {
+                text: "  ".into(),
+                auto: false,
+            },
+            r#"{"command":"goal","action":"set","text":"  "}"#,
+        ),
+        (Command::GoalClear, r#"{"command":"goal","action":"clear"}"#),
+        (
+            Command::ApprovalDecision {
+                id: "a1".into(),
+                allow: true,
+            },
+            r#"{"command":"approval","id":"a1","allow":true}"#,
+        ),
+        (
+            Command::ApprovalDecision {
+                id: "a1".into(),
+                allow: false,
+            },
+            r#"{"command":"approval","id":"a1","allow":false}"#,
+        ),
+    ];
+    for (cmd, line) in table {
+        check(cmd, &format!("{line}\n"));
+    }
+}
+
+#[test]
+fn strings_are_escaped_as_the_reference_writes_them() {
+    let table = [
+        ("\"", r#""\"""#),
+        ("\\", r#""\\""#),
+        ("\n", r#""\n""#),
+        ("\r", r#""\r""#),
+        ("\t", r#""\t""#),
+        ("\u{8}", r#""\b""#),
+        ("\u{c}", r#""\f""#),
+        ("\u{0}", r#""\u0000""#),
+        ("\u{1}", r#""\u0001""#),
+        ("\u{b}", r#""\u000b""#),
+        ("\u{1f}", r#""\u001f""#),
+        // Everything else is written raw.
+        (" ", r#"" ""#),
+        ("/", r#""/""#),
+        ("\u{7f}", "\"\u{7f}\""),
+        ("\u{2028}\u{2029}", "\"\u{2028}\u{2029}\""),
+        ("é日本😀", "\"é日本😀\""),
+        ("\u{feff}\u{ffff}", "\"\u{feff}\u{ffff}\""),
+        ("a\"b\\c\nd", r#""a\"b\\c\nd""#),
+        // Runs longer than the SWAR word, with specials at either end.
+        ("0123456789abcdef\n", r#""0123456789abcdef\n""#),
+        ("\n0123456789abcdef", r#""\n0123456789abcdef""#),
+    ];
+    for (text, json) in table {
+        check(
+            prompt(text, None),
+            &format!("{{\"command\":\"prompt\",\"text\":{json}}}\n"),
+        );
+    }
+}
+
+#[test]
+fn long_lines_are_written_whole() {
+    // Longer than write_line's stack buffer, with escapes on both sides of its edge.
+    let text: String = "ab\"".repeat(400) + &"x".repeat(5000);
+    let json = serde_json::to_string(&text).unwrap();
+    check(
+        Command::GoalSet { text, auto: true },
+        &format!("{{\"command\":\"goal\",\"action\":\"set\",\"text\":{json},\"auto\":true}}\n"),
+    );
+}
+
+#[test]
+fn write_line_sends_a_short_line_in_one_write() {
+    struct Writes(Vec<Vec<u8>>);
+    impl std::io::Write for Writes {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.push(buf.to_vec());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut out = Writes(Vec::new());
+    prompt("fix it", Some("s-1")).write_line(&mut out).unwrap();
+    assert_eq!(
+        out.0,
+        [b"{\"command\":\"prompt\",\"text\":\"fix it\",\"submission_id\":\"s-1\"}\n".to_vec()]
+    );
+}
+
+#[test]
+fn write_line_reports_the_writer_error() {
+    struct Broken;
+    impl std::io::Write for Broken {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "engine gone",
+            ))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let err = Command::Cancel.write_line(Broken).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe);
+    assert_eq!(err.to_string(), "engine gone");
+}
+
+#[test]
+fn steer_kind_spells_the_wire_names() {
+    assert_eq!(SteerKind::Prompt.as_str(), "prompt");
+    assert_eq!(SteerKind::Command.as_str(), "command");
+}
