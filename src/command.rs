@@ -9,6 +9,7 @@ use std::io;
 /// There is deliberately no `Notice`: the engine synthesizes notices for
 /// itself, and no controller may send one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub enum SteerKind {
     /// `"prompt"`: the text reaches the model as a user message. What a
     /// `steer` without a `kind` means.
@@ -34,6 +35,7 @@ impl SteerKind {
 /// input. Encode with [`Command::to_line`], [`Command::write_line`],
 /// [`Command::to_json`] or `Serialize`; they agree byte for byte.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub enum Command {
     /// `{"command":"prompt","text":T}`, or `...,"submission_id":S}` when
     /// tagged. The tag lets the controller reconcile a delivery by exact id;

@@ -29,13 +29,28 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[cfg(feature = "tokio")]
+mod codec;
 mod command;
 mod decode;
 mod encode;
 mod error;
+mod framing;
+mod read;
 mod rules;
 mod serde;
+#[cfg(feature = "proptest")]
+pub mod strategy;
 mod value;
 
 pub use crate::command::{Command, SteerKind};
+
+// The README's examples are tested with the rest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 pub use crate::error::{LineError, ParseError, SyntaxError};
+pub use crate::read::{CommandReader, ReadError, DEFAULT_MAX_LINE_LEN};
+
+#[cfg(feature = "tokio")]
+pub use crate::codec::CommandCodec;
