@@ -2,39 +2,17 @@
 //! `FramedRead`/`FramedWrite` over real duplex pipes and a child process.
 #![cfg(feature = "tokio")]
 
+mod support;
+
 use bytes::BytesMut;
 use futures_core::Stream;
 use futures_sink::Sink;
-use serve_command::{Command, CommandCodec, LineError, ParseError, ReadError, SteerKind};
+use serve_command::{Command, CommandCodec, ParseError, SteerKind};
 use std::future::poll_fn;
 use std::pin::Pin;
+use support::stream::{got, session_items, Got, SESSION};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::codec::{Decoder, Encoder, FramedRead, FramedWrite};
-
-/// An item, in a form tests can compare exactly.
-#[derive(Debug, Clone, PartialEq)]
-enum Got {
-    Cmd(Command),
-    Refused(u64, ParseError),
-    NotJson(u64, String),
-    TooLong(u64, usize),
-}
-
-fn got(item: Result<Command, ReadError>) -> Got {
-    match item {
-        Ok(cmd) => Got::Cmd(cmd),
-        Err(ReadError::Line {
-            line,
-            error: LineError::Command(e),
-        }) => Got::Refused(line, e),
-        Err(ReadError::Line {
-            line,
-            error: LineError::Syntax(e),
-        }) => Got::NotJson(line, e.to_string()),
-        Err(ReadError::TooLong { line, max }) => Got::TooLong(line, max),
-        Err(other) => panic!("the codec made {other:?}"),
-    }
-}
 
 /// The next item of a stream (what `StreamExt::next` does).
 async fn next<S: Stream + Unpin>(s: &mut S) -> Option<S::Item> {
@@ -51,53 +29,6 @@ async fn send<S: Sink<I> + Unpin, I>(s: &mut S, item: I) -> Result<(), S::Error>
 /// Flushes and shuts down the sink (what `SinkExt::close` does).
 async fn close<S: Sink<Command> + Unpin>(s: &mut S) -> Result<(), S::Error> {
     poll_fn(|cx| Pin::new(&mut *s).poll_close(cx)).await
-}
-
-/// A session as a controller might write it, with every kind of line
-/// (the same as in `tests/read.rs`).
-const SESSION: &[u8] = b"{\"command\":\"prompt\",\"text\":\"fix the build \xc3\xa9\",\"submission_id\":\"s1\"}\n\
-\r\n\
-  \t \n\
-{\"command\":\"steer\",\"kind\":\"command\",\"text\":\"/compact\"}\r\n\
-not json\n\
-{\"command\":\"dance\"}\n\
-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n\
-{\"command\":\"prompt\",\"text\":\"\xff\"}\n\
-\n\
-{\"command\":\"goal\",\"action\":\"set\",\"text\":\"ship it\",\"auto\":true}\n\
-{\"command\":\"cancel\"}";
-
-/// `SESSION`'s items with a limit of 80, each with `line_number()` after it.
-fn session_items() -> Vec<(u64, Got)> {
-    use Got::*;
-    vec![
-        (
-            1,
-            Cmd(Command::Prompt {
-                text: "fix the build é".into(),
-                submission_id: Some("s1".into()),
-            }),
-        ),
-        (
-            4,
-            Cmd(Command::Steer {
-                kind: SteerKind::Command,
-                text: "/compact".into(),
-            }),
-        ),
-        (5, NotJson(5, "expected a JSON value at byte 0".into())),
-        (6, Refused(6, ParseError::UnknownCommand("dance".into()))),
-        (7, TooLong(7, 80)),
-        (8, NotJson(8, "invalid UTF-8 at byte 28".into())),
-        (
-            10,
-            Cmd(Command::GoalSet {
-                text: "ship it".into(),
-                auto: true,
-            }),
-        ),
-        (11, Cmd(Command::Cancel)),
-    ]
 }
 
 /// Decodes `chunks` arriving one after another, then the end of input.

@@ -1,39 +1,13 @@
 //! `CommandReader`: framing, limits, chunking, I/O errors, and the
 //! `command_error` event lines of `ReadError`.
 
+mod support;
+
 use serve_command::{
-    Command, CommandReader, LineError, ParseError, ReadError, SteerKind, DEFAULT_MAX_LINE_LEN,
+    Command, CommandReader, LineError, ParseError, ReadError, DEFAULT_MAX_LINE_LEN,
 };
 use std::io::{self, BufRead, BufReader, Read};
-
-/// An item, in a form tests can compare exactly (`io::Error` has no `==`).
-#[derive(Debug, Clone, PartialEq)]
-enum Got {
-    Cmd(Command),
-    /// `ReadError::Line` with a `ParseError`.
-    Refused(u64, ParseError),
-    /// `ReadError::Line` with a `SyntaxError`, as displayed.
-    NotJson(u64, String),
-    TooLong(u64, usize),
-    Io(io::ErrorKind, String),
-}
-
-fn got(item: Result<Command, ReadError>) -> Got {
-    match item {
-        Ok(cmd) => Got::Cmd(cmd),
-        Err(ReadError::Line {
-            line,
-            error: LineError::Command(e),
-        }) => Got::Refused(line, e),
-        Err(ReadError::Line {
-            line,
-            error: LineError::Syntax(e),
-        }) => Got::NotJson(line, e.to_string()),
-        Err(ReadError::TooLong { line, max }) => Got::TooLong(line, max),
-        Err(ReadError::Io(e)) => Got::Io(e.kind(), e.to_string()),
-        Err(other) => panic!("unexpected item {other:?}"),
-    }
-}
+use support::stream::{got, session_items, Got, SESSION};
 
 /// Every item, each with `line_number()` right after it, and the final
 /// `line_number()`. Checks that the end is the end.
@@ -232,51 +206,6 @@ impl Read for Trickle<'_> {
         self.data = &self.data[n..];
         Ok(n)
     }
-}
-
-/// A session as a controller might write it, with every kind of line.
-const SESSION: &[u8] = b"{\"command\":\"prompt\",\"text\":\"fix the build \xc3\xa9\",\"submission_id\":\"s1\"}\n\
-\r\n\
-  \t \n\
-{\"command\":\"steer\",\"kind\":\"command\",\"text\":\"/compact\"}\r\n\
-not json\n\
-{\"command\":\"dance\"}\n\
-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n\
-{\"command\":\"prompt\",\"text\":\"\xff\"}\n\
-\n\
-{\"command\":\"goal\",\"action\":\"set\",\"text\":\"ship it\",\"auto\":true}\n\
-{\"command\":\"cancel\"}";
-
-fn session_items() -> Vec<(u64, Got)> {
-    use Got::*;
-    vec![
-        (
-            1,
-            Cmd(Command::Prompt {
-                text: "fix the build é".into(),
-                submission_id: Some("s1".into()),
-            }),
-        ),
-        (
-            4,
-            Cmd(Command::Steer {
-                kind: SteerKind::Command,
-                text: "/compact".into(),
-            }),
-        ),
-        (5, NotJson(5, "expected a JSON value at byte 0".into())),
-        (6, Refused(6, ParseError::UnknownCommand("dance".into()))),
-        (7, TooLong(7, 80)),
-        (8, NotJson(8, "invalid UTF-8 at byte 28".into())),
-        (
-            10,
-            Cmd(Command::GoalSet {
-                text: "ship it".into(),
-                auto: true,
-            }),
-        ),
-        (11, Cmd(Command::Cancel)),
-    ]
 }
 
 #[test]

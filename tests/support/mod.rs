@@ -1,2 +1,3 @@
 #![allow(dead_code)]
 pub mod model;
+pub mod stream;
