@@ -1,0 +1,19 @@
+#!/bin/bash -eu
+# Builds every fuzz target for ClusterFuzzLite / OSS-Fuzz and puts in $OUT,
+# per target: the binary, `<target>.dict` (fuzz/command.dict), and
+# `<target>_seed_corpus.zip` (fuzz/seeds/<target>/).
+#
+# Run here with temporary $SRC and $OUT: bash fuzz/test_cflite_build.sh.
+cd "$SRC/serve-command"
+
+# Optimised, with debug assertions: an arithmetic overflow is a finding.
+cargo fuzz build -O --debug-assertions
+
+triple="${CARGO_BUILD_TARGET:-x86_64-unknown-linux-gnu}"
+bin_dir="fuzz/target/$triple/release"
+for target in $(cargo fuzz list); do
+  cp "$bin_dir/$target" "$OUT/"
+  cp fuzz/command.dict "$OUT/$target.dict"
+  rm -f "$OUT/${target}_seed_corpus.zip"
+  (cd "fuzz/seeds/$target" && zip -q -X -r "$OUT/${target}_seed_corpus.zip" .)
+done

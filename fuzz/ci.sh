@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# A short fuzz run of every target, for CI: installs cargo-fuzz when it is
+# missing, builds every target with nightly, and runs each for
+# FUZZ_SECONDS (default 30) from the committed seeds with the dictionary.
+# Fails on any crash, panic, leak, timeout or out-of-memory.
+#
+#   bash fuzz/ci.sh                 # every target, 30 s each
+#   FUZZ_SECONDS=5 bash fuzz/ci.sh decode_line
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs="${FUZZ_SECONDS:-30}"
+
+if ! command -v cargo-fuzz >/dev/null 2>&1; then
+  echo "installing cargo-fuzz"
+  cargo install cargo-fuzz --locked
+fi
+
+# cargo-fuzz needs nightly flags. Without a nightly toolchain (only one
+# toolchain can be had on some machines), stable is told to accept them.
+# FUZZ_TOOLCHAIN=stable forces that.
+toolchain="${FUZZ_TOOLCHAIN:-}"
+if [ -z "$toolchain" ]; then
+  if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+    toolchain=nightly
+  else
+    toolchain=stable
+  fi
+fi
+if [ "$toolchain" = nightly ]; then
+  fuzz=(cargo +nightly fuzz)
+else
+  echo "no nightly: building with RUSTC_BOOTSTRAP=1 on $(rustc --version)"
+  export RUSTC_BOOTSTRAP=1
+  fuzz=(cargo fuzz)
+fi
+
+# Release optimisations with debug assertions (cargo-fuzz's default), so
+# an arithmetic overflow is a finding too.
+"${fuzz[@]}" build
+
+if [ "$#" -gt 0 ]; then
+  targets=("$@")
+else
+  mapfile -t targets < <("${fuzz[@]}" list)
+fi
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+failed=()
+for t in "${targets[@]}"; do
+  printf '\n-- %s: %s s\n' "$t" "$secs"
+  mkdir -p "$work/$t"
+  # New inputs go to a scratch corpus; the seeds are only read. A crash
+  # leaves its input in fuzz/artifacts/$t/.
+  if "${fuzz[@]}" run "$t" "$work/$t" "fuzz/seeds/$t" -- \
+    -max_total_time="$secs" -dict=fuzz/command.dict -print_final_stats=1 \
+    >"$work/$t.log" 2>&1; then
+    grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec)' "$work/$t.log" || true
+    grep -E '#[0-9]+[[:space:]]+DONE' "$work/$t.log" || true
+  else
+    tail -n 60 "$work/$t.log"
+    failed+=("$t")
+  fi
+done
+
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "fuzz: FAILED: ${failed[*]} (inputs in fuzz/artifacts/; see fuzz/README.md)"
+  exit 1
+fi
+echo "fuzz: ${#targets[@]} targets, ${secs} s each, no finding"

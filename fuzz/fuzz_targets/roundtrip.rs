@@ -1,0 +1,30 @@
+//! A structured `Command` (feature `arbitrary`) through every encoder and
+//! back through every decoder, and against the reference model's encoder.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use serve_command::Command;
+use serve_command_fuzz::model::{model_parse, model_to_line};
+use serve_command_fuzz::to_model;
+
+fuzz_target!(|cmd: Command| {
+    let line = cmd.to_line();
+    assert_eq!(line.find('\n'), Some(line.len() - 1), "one LF, at the end");
+    let object = &line[..line.len() - 1];
+    assert_eq!(model_to_line(&to_model(&cmd)), object, "the model's bytes");
+    assert_eq!(Command::from_slice(line.as_bytes()).as_ref(), Ok(&cmd));
+
+    let mut written = Vec::new();
+    cmd.write_line(&mut written)
+        .expect("a Vec takes every write");
+    assert_eq!(written, line.as_bytes(), "write_line");
+
+    let json = cmd.to_json();
+    assert_eq!(Command::parse(&json).as_ref(), Ok(&cmd), "to_json, parse");
+    assert_eq!(model_parse(&json), Ok(to_model(&cmd)), "to_json, the model");
+
+    let serialized = serde_json::to_string(&cmd).expect("a command serializes");
+    assert_eq!(serialized, object, "Serialize");
+    let deserialized: Command = serde_json::from_str(&serialized).expect("Deserialize");
+    assert_eq!(deserialized, cmd);
+});

@@ -1,0 +1,155 @@
+//! Inputs from fuzzing, each with the exact outcome the protocol requires.
+//!
+//! A crash that `cargo fuzz tmin` has minimised becomes a row here (see
+//! fuzz/README.md). The outcomes of UTF-8 rows were checked against the
+//! reference (shared/reference-oracle); the syntax errors' reasons and
+//! offsets are this crate's own.
+
+use serve_command::{Command, LineError};
+
+/// What a line must decode to.
+#[derive(Debug, PartialEq)]
+enum Want {
+    /// A command, given as the line `to_line` writes for it (without LF).
+    Ok(&'static str),
+    /// A `ParseError`, given as its wire string.
+    Err(&'static str),
+    /// Not JSON: the reason and the byte offset.
+    NotJson(&'static str, usize),
+}
+
+#[derive(Debug, PartialEq)]
+enum Got {
+    Ok(String),
+    Err(String),
+    NotJson(String, usize),
+}
+
+fn got(r: Result<Command, LineError>) -> Got {
+    match r {
+        Ok(c) => Got::Ok(c.to_line().trim_end_matches('\n').to_owned()),
+        Err(LineError::Command(e)) => Got::Err(e.to_string()),
+        Err(LineError::Syntax(e)) => Got::NotJson(e.reason().to_owned(), e.offset()),
+    }
+}
+
+fn want(w: &Want) -> Got {
+    match *w {
+        Want::Ok(line) => Got::Ok(line.to_owned()),
+        Want::Err(msg) => Got::Err(msg.to_owned()),
+        Want::NotJson(reason, at) => Got::NotJson(reason.to_owned(), at),
+    }
+}
+
+/// The rows: the input's bytes, what it must decode to, and where it came
+/// from.
+fn cases() -> Vec<(Vec<u8>, Want, &'static str)> {
+    let nest = |n: usize| ["[".repeat(n), "]".repeat(n)].concat().into_bytes();
+    vec![
+        (
+            b"\xef\xbb\xbf{\"command\":\"cancel\"}".to_vec(),
+            Want::NotJson("expected a JSON value", 0),
+            "seed class: a BOM is not whitespace",
+        ),
+        (
+            br#"{"\u0063ommand":"goal","action":"cl\u0065ar"}"#.to_vec(),
+            Want::Ok(r#"{"command":"goal","action":"clear"}"#),
+            "dictionary class: escaped key and value",
+        ),
+        (
+            br#"{"command":"steer","kind":"n\u006ftice","text":"x"}"#.to_vec(),
+            Want::Err("unknown steer kind: notice"),
+            "dictionary class: an escaped kind is unescaped in the message",
+        ),
+        (
+            br#"{"command":"prompt","text":"\ud83d\ude00","submission_id":"\u2028"}"#.to_vec(),
+            Want::Ok("{\"command\":\"prompt\",\"text\":\"😀\",\"submission_id\":\"\u{2028}\"}"),
+            "dictionary class: a surrogate pair; U+2028 written raw",
+        ),
+        (
+            br#"{"command":"prompt","text":"\ud83d"}"#.to_vec(),
+            Want::NotJson(
+                "lone UTF-16 surrogate escape (cannot be held by a Rust String)",
+                28,
+            ),
+            "dictionary class: a lone surrogate (the reference accepts it)",
+        ),
+        (
+            br#"{"c\udc00":"g00b"}"#.to_vec(),
+            Want::NotJson(
+                "lone UTF-16 surrogate escape (cannot be held by a Rust String)",
+                3,
+            ),
+            "decode_line corpus against the reference: a lone surrogate in an \
+             ignored key still refuses the line (the reference: no command)",
+        ),
+        (
+            br#"{"command":"approval","id":"a","allow":true,"allow":"true"}"#.to_vec(),
+            Want::Err("expected a boolean \"allow\" field"),
+            "duplicate key: the last one wins",
+        ),
+        (
+            br#"{"command":"approval","id":"a","allow":1e400}"#.to_vec(),
+            Want::Err("expected a boolean \"allow\" field"),
+            "a number past f64 is a number (serde_json refuses it)",
+        ),
+        (
+            br#"{"command":"goal","action":"set","text":"","auto":1}"#.to_vec(),
+            Want::Ok(r#"{"command":"goal","action":"set","text":""}"#),
+            "only true arms a goal",
+        ),
+        (
+            b"\t{\"command\":\"cancel\"}\t\r".to_vec(),
+            Want::Ok(r#"{"command":"cancel"}"#),
+            "whitespace around the object",
+        ),
+        (
+            b"{\"command\":\"cancel\"}\x00".to_vec(),
+            Want::NotJson("trailing characters after the JSON value", 20),
+            "a NUL after the object",
+        ),
+        (
+            b"{\"command\":\"cancel\",}".to_vec(),
+            Want::NotJson("expected a string key", 20),
+            "a trailing comma",
+        ),
+        (
+            b"{\"command\":\"prompt\",\"text\":\"a\xff\"}".to_vec(),
+            Want::NotJson("invalid UTF-8", 29),
+            "invalid UTF-8 inside a string",
+        ),
+        (
+            nest(1024),
+            Want::Err("expected a {\"command\": ...} object"),
+            "1024 levels: the deepest the reference reads",
+        ),
+        (
+            nest(1025),
+            Want::NotJson("nested deeper than 1024 levels", 1024),
+            "1025 levels",
+        ),
+    ]
+}
+
+#[test]
+fn every_fuzz_regression_decodes_as_recorded() {
+    let mut failures = Vec::new();
+    for (input, expected, why) in cases() {
+        let g = got(Command::from_slice(&input));
+        if g != want(&expected) {
+            failures.push(format!(
+                "{why}: {:?}\n  expected {expected:?}\n  got      {g:?}",
+                String::from_utf8_lossy(&input)
+            ));
+        }
+        // Where serde_json reads the line, `parse` says the same.
+        if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&input) {
+            let parsed = match Command::parse(&value) {
+                Ok(c) => Got::Ok(c.to_line().trim_end_matches('\n').to_owned()),
+                Err(e) => Got::Err(e.to_string()),
+            };
+            assert_eq!(parsed, g, "{why}: parse");
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
