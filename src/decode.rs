@@ -7,127 +7,205 @@
 //! line, unescaped only if a command takes it), `true`, `false`, or anything
 //! else. Everything else is skipped without being built, iteratively, so no
 //! depth of nesting can overflow the stack. The rules are in `rules.rs`.
+//!
+//! UTF-8 is checked only where it can occur: inside strings (any other byte
+//! above 0x7f is a syntax error), and only in the strings that hold a byte
+//! above 0x7f, which the scan notices as it goes. The reference checks UTF-8
+//! before anything else, so when the scan fails the whole line is checked
+//! before the error is reported: an invalid line reports its first invalid
+//! byte, whatever else is wrong with it.
 
 use crate::error::SyntaxError;
-use crate::rules::{self, Fields, Slot, WireStr, MAX_KEY_LEN};
+use crate::rules::{self, Fields, Key, Slot, WireStr, MAX_KEY_LEN};
 use crate::{Command, LineError};
 
 /// Deepest nesting of arrays and objects the reference's parser accepts,
 /// counting the command object itself as level 1.
 pub(crate) const MAX_DEPTH: usize = 1024;
 
-type Result<T> = std::result::Result<T, SyntaxError>;
+/// The scan stopped at a syntax error, which the parser holds. Carrying
+/// nothing keeps every `Result` of the scanner in registers.
+struct Stop;
+
+type Result<T> = std::result::Result<T, Stop>;
 
 pub(crate) fn from_slice(line: &[u8]) -> std::result::Result<Command, LineError> {
-    // Validating UTF-8 once up front lets every string below be sliced out
-    // of `text` with only O(1) boundary checks.
-    let text = std::str::from_utf8(line).map_err(|e| invalid_utf8(e.valid_up_to()))?;
     let mut p = Parser {
-        s: text,
         b: line,
         i: 0,
+        error: ("", 0),
     };
-    p.skip_ws();
-    if p.peek() == Some(b'{') {
-        let fields = p.command_object()?;
-        p.end()?;
-        Ok(rules::decide(fields)?)
-    } else {
-        p.skip_value(0)?;
-        p.end()?;
-        Err(rules::not_an_object().into())
+    // Filled in place: the fields are never moved until `decide` takes them.
+    let mut fields = Fields::new();
+    match p.line(&mut fields) {
+        Ok(true) => Ok(rules::decide(fields)?),
+        Ok(false) => Err(rules::not_an_object().into()),
+        Err(Stop) => Err(p.error().into()),
     }
-}
-
-#[cold]
-fn invalid_utf8(offset: usize) -> SyntaxError {
-    SyntaxError::new("invalid UTF-8", offset)
 }
 
 /// A string's raw contents as they stand in the line, between the quotes.
 /// Already validated; unescaped only on demand.
 #[derive(Clone, Copy)]
 pub(crate) struct RawStr<'a> {
-    raw: &'a str,
+    raw: Raw<'a>,
+    /// Holds at least one backslash escape.
     escaped: bool,
 }
 
-impl WireStr for RawStr<'_> {
+/// The raw bytes of a string, as the scan left them.
+#[derive(Clone, Copy)]
+enum Raw<'a> {
+    /// All ASCII: turning them into a `str` is the fast path of
+    /// `str::from_utf8`, and only a string a command takes pays it.
+    Ascii(&'a [u8]),
+    /// Held a byte above 0x7f, so the scan has checked it already.
+    Utf8(&'a str),
+}
+
+impl<'a> Raw<'a> {
+    #[inline(always)]
+    fn bytes(self) -> &'a [u8] {
+        match self {
+            Raw::Ascii(b) => b,
+            Raw::Utf8(s) => s.as_bytes(),
+        }
+    }
+
     #[inline]
+    fn text(self) -> &'a str {
+        match self {
+            // Never the default: the scan saw only ASCII. No path panics.
+            Raw::Ascii(b) => std::str::from_utf8(b).unwrap_or_default(),
+            Raw::Utf8(s) => s,
+        }
+    }
+}
+
+impl WireStr for RawStr<'_> {
+    // Inlined into `decide`, where `lit` is a constant: the comparison
+    // becomes a length check and a load or two.
+    #[inline(always)]
     fn is(&self, lit: &str) -> bool {
         if !self.escaped {
-            return self.raw == lit;
+            return self.raw.bytes() == lit.as_bytes();
         }
-        let mut rest = lit.as_bytes();
-        let mut same = true;
-        unescape(self.raw, |piece| {
-            match rest.strip_prefix(piece.as_bytes()) {
-                Some(r) => rest = r,
-                None => same = false,
-            }
-            same
-        });
-        same && rest.is_empty()
+        escaped_is(self.raw.text(), lit)
     }
 
     #[inline]
     fn into_string(self) -> String {
+        if let (Raw::Ascii(raw), false) = (self.raw, self.escaped) {
+            // Copied first: the copy is aligned, so the check that makes it
+            // a `String` takes its word-at-a-time path from the first byte.
+            return match String::from_utf8(raw.to_vec()) {
+                Ok(s) => s,
+                Err(e) => unreachable_invalid(e.as_bytes()),
+            };
+        }
+        let text = self.raw.text();
         if !self.escaped {
-            return self.raw.to_owned();
+            return text.to_owned();
         }
         // Unescaping never lengthens a string: one allocation, no regrowth.
-        let mut out = String::with_capacity(self.raw.len());
-        unescape(self.raw, |piece| {
-            out.push_str(piece);
-            true
-        });
-        out
+        let b = text.as_bytes();
+        let mut out = String::with_capacity(b.len());
+        let mut run = 0;
+        loop {
+            let i = next_backslash(b, run);
+            // `i` is at an ASCII byte (or the end): both ends are boundaries.
+            out.push_str(&text[run..i]);
+            if i == b.len() {
+                return out;
+            }
+            let (c, len) = escaped_char(b, i);
+            out.push(c);
+            run = i + len;
+        }
     }
 }
 
+/// Never called: the scan saw only ASCII. No path panics.
+#[cold]
+fn unreachable_invalid(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Whether the escaped string `raw` unescapes to `lit`.
+#[cold]
+#[inline(never)]
+fn escaped_is(raw: &str, lit: &str) -> bool {
+    let mut rest = lit.as_bytes();
+    let mut same = true;
+    unescape(raw, |piece| {
+        match rest.strip_prefix(piece.as_bytes()) {
+            Some(r) => rest = r,
+            None => same = false,
+        }
+        same
+    });
+    same && rest.is_empty()
+}
+
 /// Feeds the unescaped pieces of a validated raw string to `piece` until it
-/// returns `false`.
+/// returns `false`: the runs between escapes, sliced out of `raw`, and each
+/// escape's character.
+#[inline(always)]
 fn unescape(raw: &str, mut piece: impl FnMut(&str) -> bool) {
     let b = raw.as_bytes();
     let mut run = 0;
-    let mut i = 0;
-    while let Some(off) = b[i..].iter().position(|&c| c == b'\\') {
-        i += off;
-        if !piece(&raw[run..i]) {
+    loop {
+        let i = next_backslash(b, run);
+        // `i` is at an ASCII byte (or the end): both ends are boundaries.
+        if !piece(&raw[run..i]) || i == b.len() {
             return;
         }
+        let (c, len) = escaped_char(b, i);
         let mut utf8 = [0; 4];
-        let unescaped: &str = match b.get(i + 1) {
-            Some(b'n') => "\n",
-            Some(b't') => "\t",
-            Some(b'r') => "\r",
-            Some(b'b') => "\u{8}",
-            Some(b'f') => "\u{c}",
-            Some(b'u') => {
-                let hi = hex4(b, i + 2).unwrap_or(0xfffd);
-                let c = if (0xD800..0xDC00).contains(&hi) {
-                    // The scanner let this through only as a valid pair.
-                    let lo = hex4(b, i + 8).unwrap_or(0xdc00);
-                    i += 6;
-                    0x10000 + ((hi - 0xD800) << 10) + (lo.wrapping_sub(0xDC00) & 0x3ff)
-                } else {
-                    hi
-                };
-                i += 4;
-                char::from_u32(c)
-                    .unwrap_or('\u{fffd}')
-                    .encode_utf8(&mut utf8)
-            }
-            // `\"`, `\\`, `\/`: the byte itself.
-            _ => &raw[i + 1..i + 2],
-        };
-        if !piece(unescaped) {
+        if !piece(c.encode_utf8(&mut utf8)) {
             return;
         }
-        i += 2;
-        run = i;
+        run = i + len;
     }
-    piece(&raw[run..]);
+}
+
+/// The character of the validated escape at `raw[i]` (a backslash), and the
+/// escape's length in bytes.
+#[inline(always)]
+fn escaped_char(raw: &[u8], i: usize) -> (char, usize) {
+    // A table rather than a `match`: escapes of every kind follow each
+    // other in no order, and one predictable branch beats a jump table.
+    match SHORT_ESCAPE[usize::from(raw.get(i + 1).copied().unwrap_or(0))] {
+        0 => unicode_char(raw, i),
+        c => (char::from(c), 2),
+    }
+}
+
+/// For each byte that may follow a backslash in a two-byte escape, the byte
+/// it stands for; 0 for every other byte (`u` included).
+const SHORT_ESCAPE: [u8; 256] = {
+    let mut t = [0; 256];
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'/' as usize] = b'/';
+    t[b'b' as usize] = 0x08;
+    t[b'f' as usize] = 0x0c;
+    t[b'n' as usize] = b'\n';
+    t[b'r' as usize] = b'\r';
+    t[b't' as usize] = b'\t';
+    t
+};
+
+/// The character of the validated `\uXXXX` escape (or pair) at `raw[i]`.
+fn unicode_char(raw: &[u8], i: usize) -> (char, usize) {
+    let hi = hex4(raw, i + 2).unwrap_or(0xfffd);
+    if (0xD800..0xDC00).contains(&hi) {
+        // The scanner let this through only as a valid pair.
+        let lo = hex4(raw, i + 8).unwrap_or(0xdc00);
+        let c = 0x10000 + ((hi - 0xD800) << 10) + (lo.wrapping_sub(0xDC00) & 0x3ff);
+        return (char::from_u32(c).unwrap_or('\u{fffd}'), 12);
+    }
+    (char::from_u32(hi).unwrap_or('\u{fffd}'), 6)
 }
 
 /// The four hex digits at `b[at..at + 4]` as a number.
@@ -144,70 +222,203 @@ fn hex4(b: &[u8], at: usize) -> Option<u32> {
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
 
-/// The bytes a JSON string cannot hold raw, and that the encoder escapes:
-/// `"`, `\` and the controls below U+0020.
-#[inline]
-fn is_special(b: u8) -> bool {
-    b == b'"' || b == b'\\' || b < 0x20
+/// Which bytes a scan stops at.
+trait Stops {
+    /// Whether the scan stops at `c`.
+    fn is(c: u8) -> bool;
+    /// The high bit of every byte of `w` that [`Stops::is`] flags, and
+    /// perhaps of some bytes above the lowest one flagged (a borrow can carry
+    /// upward, never downward): the lowest flagged byte is always a stop.
+    fn bits(w: u64) -> u64;
 }
 
-/// Index of the first special byte at or after `i`, or `b.len()`.
-///
-/// Eight bytes at a time (SWAR): long runs of plain text in a prompt cost a
-/// few instructions per word. The lowest flagged byte is always a true match
-/// (a false flag only ever appears above a true one), which is all we read.
-#[inline]
-pub(crate) fn next_special(b: &[u8], mut i: usize) -> usize {
-    while let Some(chunk) = b.get(i..i + 8) {
-        let mut word = [0; 8];
-        word.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
+/// The bytes a JSON string cannot hold raw, and that the encoder escapes:
+/// `"`, `\` and the controls below U+0020.
+struct Special;
+
+impl Stops for Special {
+    #[inline(always)]
+    fn is(c: u8) -> bool {
+        (c == b'"') | (c == b'\\') | (c < 0x20)
+    }
+    #[inline(always)]
+    fn bits(w: u64) -> u64 {
         let quote = w ^ (ONES * u64::from(b'"'));
         let backslash = w ^ (ONES * u64::from(b'\\'));
         let found = (quote.wrapping_sub(ONES) & !quote)
             | (backslash.wrapping_sub(ONES) & !backslash)
             | (w.wrapping_sub(ONES * 0x20) & !w);
-        let found = found & HIGH;
+        found & HIGH
+    }
+}
+
+/// A backslash: where a validated string's next escape starts.
+struct Backslash;
+
+impl Stops for Backslash {
+    #[inline(always)]
+    fn is(c: u8) -> bool {
+        c == b'\\'
+    }
+    #[inline(always)]
+    fn bits(w: u64) -> u64 {
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        backslash.wrapping_sub(ONES) & !backslash & HIGH
+    }
+}
+
+#[inline(always)]
+fn word(chunk: &[u8]) -> u64 {
+    let mut bytes = [0; 8];
+    bytes.copy_from_slice(&chunk[..8]);
+    u64::from_le_bytes(bytes)
+}
+
+/// Index of the first byte at or after `i` where `S` stops, or `b.len()`;
+/// ORs every byte before it (and perhaps a few after it, up to the end of
+/// its word) into `seen`, so a caller can tell whether a run may have held a
+/// byte above 0x7f.
+///
+/// Most stops are near (a key, a short value, dense escapes), so the first
+/// sixteen bytes are read a word at a time (SWAR); past them, a long run of
+/// plain text is skipped 64 bytes at a time by a loop the compiler turns
+/// into SIMD compares, and the stop inside the last block is found by SWAR
+/// again.
+#[inline(always)]
+fn next_stop<S: Stops>(b: &[u8], mut i: usize, seen: &mut u64) -> usize {
+    for _ in 0..2 {
+        let Some(chunk) = b.get(i..i + 8) else {
+            return next_stop_tail::<S>(b, i, seen);
+        };
+        let w = word(chunk);
+        let found = S::bits(w);
+        *seen |= w;
         if found != 0 {
             return i + (found.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
-    while i < b.len() && !is_special(b[i]) {
-        i += 1;
+    next_stop_far::<S>(b, i, seen)
+}
+
+/// [`next_stop`] past its first sixteen bytes.
+#[inline(never)]
+fn next_stop_far<S: Stops>(b: &[u8], mut i: usize, seen: &mut u64) -> usize {
+    while let Some(block) = b.get(i..i + 64) {
+        let mut any = false;
+        let mut or = 0;
+        for &c in block {
+            any |= S::is(c);
+            or |= c;
+        }
+        if any {
+            break;
+        }
+        *seen |= u64::from(or);
+        i += 64;
     }
-    i
+    while let Some(chunk) = b.get(i..i + 8) {
+        let w = word(chunk);
+        let found = S::bits(w);
+        *seen |= w;
+        if found != 0 {
+            return i + (found.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    next_stop_tail::<S>(b, i, seen)
+}
+
+/// [`next_stop`] over the last few (fewer than 8) bytes of `b`: one word,
+/// padded with a byte no scan stops at, put together in registers (no loop,
+/// no store to reload). Every string the encoder writes ends here.
+#[inline(always)]
+fn next_stop_tail<S: Stops>(b: &[u8], i: usize, seen: &mut u64) -> usize {
+    let rest = b.get(i..).unwrap_or_default();
+    debug_assert!(rest.len() < 8);
+    let n = rest.len().min(7);
+    let byte = |k: usize| u64::from(rest[k]);
+    let mut w = (ONES * u64::from(b'a')) << (8 * n);
+    if n >= 4 {
+        // Two overlapping 4-byte loads cover all `n` bytes.
+        let lo = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
+        let hi = u32::from_le_bytes([rest[n - 4], rest[n - 3], rest[n - 2], rest[n - 1]]);
+        w |= u64::from(lo) | u64::from(hi) << (8 * (n - 4));
+    } else if n > 0 {
+        w |= byte(0) | byte(n / 2) << (8 * (n / 2)) | byte(n - 1) << (8 * (n - 1));
+    }
+    *seen |= w;
+    let found = S::bits(w);
+    if found != 0 {
+        i + (found.trailing_zeros() / 8) as usize
+    } else {
+        i + n
+    }
+}
+
+/// Index of the first byte at or after `i` that a JSON string cannot hold
+/// raw (`"`, `\`, a control below U+0020), or `b.len()`. The encoder's scan.
+#[inline]
+pub(crate) fn next_special(b: &[u8], i: usize) -> usize {
+    next_stop::<Special>(b, i, &mut 0)
+}
+
+/// Index of the first backslash at or after `i`, or `b.len()`.
+#[inline(always)]
+fn next_backslash(b: &[u8], i: usize) -> usize {
+    next_stop::<Backslash>(b, i, &mut 0)
 }
 
 struct Parser<'a> {
-    s: &'a str,
     b: &'a [u8],
     i: usize,
+    /// What `Stop` stopped at, and where.
+    error: (&'static str, usize),
 }
 
 impl<'a> Parser<'a> {
-    #[inline]
+    #[inline(always)]
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
     }
 
-    #[inline]
+    #[inline(always)]
     fn skip_ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\r' | b'\n') = self.peek() {
             self.i += 1;
         }
     }
 
+    /// The error the line earns: the first invalid UTF-8 byte if there is
+    /// one (the reference checks that before anything else), else where the
+    /// scan stopped.
     #[cold]
     #[inline(never)]
-    fn err(&self, what: &'static str) -> SyntaxError {
-        match self.peek() {
-            None => SyntaxError::new("unexpected end of line", self.i),
-            Some(_) => SyntaxError::new(what, self.i),
+    fn error(&self) -> SyntaxError {
+        match std::str::from_utf8(self.b) {
+            Err(e) => SyntaxError::new("invalid UTF-8", e.valid_up_to()),
+            Ok(_) => SyntaxError::new(self.error.0, self.error.1),
         }
     }
 
-    #[inline]
+    #[cold]
+    #[inline(never)]
+    fn fail(&mut self, what: &'static str, at: usize) -> Stop {
+        self.error = (what, at);
+        Stop
+    }
+
+    /// `what` at the current byte, or the end of the line if there is none.
+    #[cold]
+    #[inline(never)]
+    fn err(&mut self, what: &'static str) -> Stop {
+        match self.peek() {
+            None => self.fail("unexpected end of line", self.i),
+            Some(_) => self.fail(what, self.i),
+        }
+    }
+
+    #[inline(always)]
     fn eat(&mut self, byte: u8, what: &'static str) -> Result<()> {
         if self.peek() == Some(byte) {
             self.i += 1;
@@ -217,30 +428,35 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Only whitespace may follow the value.
-    fn end(&mut self) -> Result<()> {
+    /// The whole line, filling `fields` if it is an object; whether it is.
+    #[inline(always)]
+    fn line(&mut self, fields: &mut Fields<RawStr<'a>>) -> Result<bool> {
+        self.skip_ws();
+        let object = self.peek() == Some(b'{');
+        if object {
+            self.command_object(fields)?;
+        } else {
+            self.skip_value(0)?;
+        }
+        // Only whitespace may follow the value.
         self.skip_ws();
         match self.peek() {
-            None => Ok(()),
-            Some(_) => Err(SyntaxError::new(
-                "trailing characters after the JSON value",
-                self.i,
-            )),
+            None => Ok(object),
+            Some(_) => Err(self.fail("trailing characters after the JSON value", self.i)),
         }
     }
 
     /// The top-level object, keeping the fields the rules read.
-    fn command_object(&mut self) -> Result<Fields<RawStr<'a>>> {
-        let mut fields = Fields::new();
+    #[inline(always)]
+    fn command_object(&mut self, fields: &mut Fields<RawStr<'a>>) -> Result<()> {
         self.i += 1; // '{'
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.i += 1;
-            return Ok(fields);
+            return Ok(());
         }
         loop {
             let key = self.key()?;
-            let slot = key_slot(&mut fields, key);
             let value = match self.peek() {
                 Some(b'"') => {
                     self.i += 1;
@@ -259,8 +475,8 @@ impl<'a> Parser<'a> {
                     Slot::Other
                 }
             };
-            if let Some(slot) = slot {
-                *slot = value;
+            if let Some(key) = key_of(key) {
+                *fields.slot_of(key) = value;
             }
             self.skip_ws();
             match self.peek() {
@@ -270,7 +486,7 @@ impl<'a> Parser<'a> {
                 }
                 Some(b'}') => {
                     self.i += 1;
-                    return Ok(fields);
+                    return Ok(());
                 }
                 _ => return Err(self.err("expected ',' or '}'")),
             }
@@ -278,7 +494,7 @@ impl<'a> Parser<'a> {
     }
 
     /// `"key"` `:` and the whitespace after it; at the key's opening quote.
-    #[inline]
+    #[inline(always)]
     fn key(&mut self) -> Result<RawStr<'a>> {
         self.eat(b'"', "expected a string key")?;
         let key = self.string()?;
@@ -288,7 +504,7 @@ impl<'a> Parser<'a> {
         Ok(key)
     }
 
-    #[inline]
+    #[inline(always)]
     fn literal(&mut self, word: &'static [u8]) -> Result<()> {
         if self.b[self.i..].starts_with(word) {
             self.i += word.len();
@@ -300,54 +516,79 @@ impl<'a> Parser<'a> {
 
     /// A string's contents; `self.i` is just past the opening quote and ends
     /// just past the closing one.
-    #[inline]
+    #[inline(always)]
     fn string(&mut self) -> Result<RawStr<'a>> {
         let start = self.i;
+        let mut i = start;
         let mut escaped = false;
+        let mut seen = 0;
         loop {
-            self.i = next_special(self.b, self.i);
-            match self.peek() {
+            i = next_stop::<Special>(self.b, i, &mut seen);
+            match self.b.get(i) {
                 Some(b'"') => {
-                    let raw = &self.s[start..self.i];
-                    self.i += 1;
+                    self.i = i + 1;
+                    let raw = &self.b[start..i];
+                    // `seen` may hold bytes past the quote: then a string
+                    // of ASCII is checked as if it were not, which is all.
+                    let raw = if seen & HIGH == 0 {
+                        Raw::Ascii(raw)
+                    } else {
+                        match std::str::from_utf8(raw) {
+                            Ok(text) => Raw::Utf8(text),
+                            // `error` finds the line's first invalid byte.
+                            Err(_) => return Err(self.fail("invalid UTF-8", start)),
+                        }
+                    };
                     return Ok(RawStr { raw, escaped });
                 }
                 Some(b'\\') => {
                     escaped = true;
-                    self.escape()?;
+                    i = self.escape(i)?;
                 }
-                Some(_) => return Err(self.err("control character in a string (escape it)")),
-                None => return Err(SyntaxError::new("unterminated string", start - 1)),
+                Some(_) => {
+                    return Err(self.fail("control character in a string (escape it)", i));
+                }
+                None => return Err(self.fail("unterminated string", start - 1)),
             }
         }
     }
 
-    /// Validates one escape at `self.i` (a backslash) and steps over it.
-    fn escape(&mut self) -> Result<()> {
-        let at = self.i;
-        match self.b.get(at + 1) {
-            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.i += 2,
-            Some(b'u') => {
-                let unit = hex4(self.b, at + 2).ok_or_else(|| bad_escape(at))?;
-                self.i += 6;
-                if (0xD800..0xDC00).contains(&unit) {
-                    let low = match self.b.get(self.i..self.i + 2) {
-                        Some(b"\\u") => {
-                            hex4(self.b, self.i + 2).ok_or_else(|| bad_escape(self.i))?
-                        }
-                        _ => return Err(lone_surrogate(at)),
-                    };
-                    if !(0xDC00..0xE000).contains(&low) {
-                        return Err(lone_surrogate(at));
-                    }
-                    self.i += 6;
-                } else if (0xDC00..0xE000).contains(&unit) {
-                    return Err(lone_surrogate(at));
-                }
-            }
-            _ => return Err(bad_escape(at)),
+    /// Validates one escape at `at` (a backslash); returns the index past it.
+    #[inline(always)]
+    fn escape(&mut self, at: usize) -> Result<usize> {
+        let next = self.b.get(at + 1).copied().unwrap_or(0);
+        if SHORT_ESCAPE[usize::from(next)] != 0 {
+            Ok(at + 2)
+        } else if next == b'u' {
+            self.unicode_escape(at)
+        } else {
+            Err(self.fail(BAD_ESCAPE, at))
         }
-        Ok(())
+    }
+
+    /// A `\uXXXX` escape at `at`, or a surrogate pair of them.
+    fn unicode_escape(&mut self, at: usize) -> Result<usize> {
+        let Some(unit) = hex4(self.b, at + 2) else {
+            return Err(self.fail(BAD_ESCAPE, at));
+        };
+        let next = at + 6;
+        if (0xD800..0xDC00).contains(&unit) {
+            let low = match self.b.get(next..next + 2) {
+                Some(b"\\u") => match hex4(self.b, next + 2) {
+                    Some(low) => low,
+                    None => return Err(self.fail(BAD_ESCAPE, next)),
+                },
+                _ => return Err(self.fail(LONE_SURROGATE, at)),
+            };
+            if !(0xDC00..0xE000).contains(&low) {
+                return Err(self.fail(LONE_SURROGATE, at));
+            }
+            Ok(next + 6)
+        } else if (0xDC00..0xE000).contains(&unit) {
+            Err(self.fail(LONE_SURROGATE, at))
+        } else {
+            Ok(next)
+        }
     }
 
     /// Skips one value of any kind, validating it. `depth` is the nesting
@@ -365,7 +606,7 @@ impl<'a> Parser<'a> {
             match self.peek() {
                 Some(c @ (b'{' | b'[')) => {
                     if depth + open >= MAX_DEPTH {
-                        return Err(SyntaxError::new("nested deeper than 1024 levels", self.i));
+                        return Err(self.fail("nested deeper than 1024 levels", self.i));
                     }
                     let is_array = c == b'[';
                     let (word, bit) = (open / 64, open % 64);
@@ -465,21 +706,26 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// The slot a key names, comparing keys after unescaping.
-#[inline]
-fn key_slot<'f, 'a>(
-    fields: &'f mut Fields<RawStr<'a>>,
-    key: RawStr<'a>,
-) -> Option<&'f mut Slot<RawStr<'a>>> {
+const BAD_ESCAPE: &str = "invalid escape";
+const LONE_SURROGATE: &str = "lone UTF-16 surrogate escape (cannot be held by a Rust String)";
+
+/// The known key a key names, comparing keys after unescaping.
+#[inline(always)]
+fn key_of(key: RawStr<'_>) -> Option<Key> {
     if !key.escaped {
-        return fields.slot(key.raw.as_bytes());
+        return Key::from_bytes(key.raw.bytes());
     }
-    // An escaped key is rare; unescape it onto the stack, and give up as
-    // soon as it is too long to be one of ours.
+    escaped_key(key.raw.text())
+}
+
+/// An escaped key is rare: unescape it onto the stack, and give up as soon
+/// as it is too long to be one of ours.
+#[cold]
+fn escaped_key(raw: &str) -> Option<Key> {
     let mut buf = [0u8; MAX_KEY_LEN];
     let mut len = 0;
     let mut fits = true;
-    unescape(key.raw, |piece| {
+    unescape(raw, |piece| {
         let end = len + piece.len();
         fits = end <= MAX_KEY_LEN;
         if fits {
@@ -489,21 +735,8 @@ fn key_slot<'f, 'a>(
         fits
     });
     if fits {
-        fields.slot(&buf[..len])
+        Key::from_bytes(&buf[..len])
     } else {
         None
     }
-}
-
-#[cold]
-fn bad_escape(at: usize) -> SyntaxError {
-    SyntaxError::new("invalid escape", at)
-}
-
-#[cold]
-fn lone_surrogate(at: usize) -> SyntaxError {
-    SyntaxError::new(
-        "lone UTF-16 surrogate escape (cannot be held by a Rust String)",
-        at,
-    )
 }

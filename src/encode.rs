@@ -12,6 +12,8 @@ use std::io;
 pub(crate) trait Sink {
     type Error;
     fn put(&mut self, s: &str) -> Result<(), Self::Error>;
+    /// The escape sequence for `byte`, one the encoder escapes.
+    fn put_escape(&mut self, byte: u8) -> Result<(), Self::Error>;
 }
 
 impl Sink for String {
@@ -19,6 +21,14 @@ impl Sink for String {
     #[inline]
     fn put(&mut self, s: &str) -> Result<(), Infallible> {
         self.push_str(s);
+        Ok(())
+    }
+    #[inline]
+    fn put_escape(&mut self, byte: u8) -> Result<(), Infallible> {
+        // ASCII bytes pushed as `char`s: no copy call for two to six bytes.
+        for &b in escape_bytes(byte) {
+            self.push(char::from(b));
+        }
         Ok(())
     }
 }
@@ -33,7 +43,15 @@ impl Sink for Len {
         self.0 += s.len();
         Ok(())
     }
+    #[inline]
+    fn put_escape(&mut self, byte: u8) -> Result<(), Infallible> {
+        self.0 += escape_bytes(byte).len();
+        Ok(())
+    }
 }
+
+/// Bytes [`StackBuf`] gathers before it writes.
+const CAP: usize = 512;
 
 /// A small stack buffer in front of a writer: a typical line reaches the
 /// writer in one `write_all` (one syscall on an unbuffered pipe, so lines from
@@ -41,7 +59,9 @@ impl Sink for Len {
 /// Pieces bigger than the buffer go straight through.
 pub(crate) struct StackBuf<W> {
     out: W,
-    buf: [u8; 512],
+    /// `CAP` bytes, and 8 of slack past them so that an escape can be copied
+    /// as a fixed-size block (whatever lands past `len` is ignored).
+    buf: [u8; CAP + 8],
     len: usize,
 }
 
@@ -49,7 +69,7 @@ impl<W: io::Write> StackBuf<W> {
     pub(crate) fn new(out: W) -> Self {
         StackBuf {
             out,
-            buf: [0; 512],
+            buf: [0; CAP + 8],
             len: 0,
         }
     }
@@ -65,38 +85,122 @@ impl<W: io::Write> StackBuf<W> {
         }
         Ok(())
     }
+
+    #[inline(always)]
+    fn put_bytes(&mut self, b: &[u8]) -> io::Result<()> {
+        if b.len() > CAP - self.len {
+            return self.put_past_end(b);
+        }
+        let dst = &mut self.buf[self.len..self.len + b.len()];
+        if b.len() <= 16 {
+            copy_short(dst, b);
+        } else {
+            dst.copy_from_slice(b);
+        }
+        self.len += b.len();
+        Ok(())
+    }
+
+    /// `put_bytes` of a piece that does not fit in what is left.
+    #[cold]
+    #[inline(never)]
+    fn put_past_end(&mut self, b: &[u8]) -> io::Result<()> {
+        self.flush_buf()?;
+        if b.len() >= CAP {
+            return self.out.write_all(b);
+        }
+        self.buf[..b.len()].copy_from_slice(b);
+        self.len = b.len();
+        Ok(())
+    }
+}
+
+/// `dst.copy_from_slice(src)` for at most 16 bytes, as two overlapping
+/// fixed-size copies (a few moves) instead of a call to `memcpy`: most
+/// pieces of a line (keys, brackets, runs between escapes, short values) are
+/// this small.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    if n >= 8 {
+        dst[..8].copy_from_slice(&src[..8]);
+        dst[n - 8..].copy_from_slice(&src[n - 8..]);
+    } else if n >= 4 {
+        dst[..4].copy_from_slice(&src[..4]);
+        dst[n - 4..].copy_from_slice(&src[n - 4..]);
+    } else if n > 0 {
+        dst[0] = src[0];
+        dst[n / 2] = src[n / 2];
+        dst[n - 1] = src[n - 1];
+    }
 }
 
 impl<W: io::Write> Sink for StackBuf<W> {
     type Error = io::Error;
     #[inline]
     fn put(&mut self, s: &str) -> io::Result<()> {
-        let b = s.as_bytes();
-        if b.len() > self.buf.len() - self.len {
+        self.put_bytes(s.as_bytes())
+    }
+
+    #[inline]
+    fn put_escape(&mut self, byte: u8) -> io::Result<()> {
+        let entry = &ESCAPES[usize::from(byte)];
+        let n = usize::from(entry[7]);
+        if n > CAP - self.len {
             self.flush_buf()?;
-            if b.len() >= self.buf.len() {
-                return self.out.write_all(b);
-            }
         }
-        self.buf[self.len..self.len + b.len()].copy_from_slice(b);
-        self.len += b.len();
+        self.buf[self.len..self.len + 8].copy_from_slice(entry);
+        self.len += n;
         Ok(())
     }
 }
 
+/// For each byte the encoder escapes (`"`, `\`, the controls below U+0020),
+/// its escape sequence as the reference writes it, padded to 7 bytes, with
+/// its length in byte 7. Zeros for other bytes.
+const ESCAPES: [[u8; 8]; 93] = {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut t = [[0u8; 8]; 93];
+    let mut c = 0;
+    while c < 0x20 {
+        t[c] = [b'\\', b'u', b'0', b'0', HEX[c >> 4], HEX[c & 0xf], 0, 6];
+        c += 1;
+    }
+    t[0x08] = [b'\\', b'b', 0, 0, 0, 0, 0, 2];
+    t[0x09] = [b'\\', b't', 0, 0, 0, 0, 0, 2];
+    t[0x0a] = [b'\\', b'n', 0, 0, 0, 0, 0, 2];
+    t[0x0c] = [b'\\', b'f', 0, 0, 0, 0, 0, 2];
+    t[0x0d] = [b'\\', b'r', 0, 0, 0, 0, 0, 2];
+    t[b'"' as usize] = [b'\\', b'"', 0, 0, 0, 0, 0, 2];
+    t[b'\\' as usize] = [b'\\', b'\\', 0, 0, 0, 0, 0, 2];
+    t
+};
+
+/// The escape sequence for `byte` (one the encoder escapes), as bytes.
+#[inline]
+fn escape_bytes(byte: u8) -> &'static [u8] {
+    let entry = &ESCAPES[usize::from(byte)];
+    &entry[..usize::from(entry[7])]
+}
+
 /// Writes `cmd` as its wire line, LF included.
 pub(crate) fn write_command<K: Sink>(cmd: &Command, k: &mut K) -> Result<(), K::Error> {
-    let mut open = "{\"";
-    cmd.entries(|key, val| {
-        k.put(open)?;
-        open = ",\"";
-        k.put(key)?;
-        k.put("\":")?;
-        match val {
-            Val::Str(s) => write_str(k, s),
-            Val::Bool(b) => k.put(if b { "true" } else { "false" }),
-        }
-    })?;
+    let mut first = true;
+    // Inlined at each entry, so that every key and bracket is a copy of a
+    // length known at compile time (no call); only strings are scanned.
+    cmd.entries(
+        #[inline(always)]
+        |key, val| {
+            k.put(if first { "{\"" } else { ",\"" })?;
+            first = false;
+            k.put(key)?;
+            k.put("\":")?;
+            match val {
+                Val::Str(s) => write_str(k, s),
+                Val::Bool(b) => k.put(if b { "true" } else { "false" }),
+            }
+        },
+    )?;
     k.put("}\n")
 }
 
@@ -121,33 +225,34 @@ pub(crate) fn event_line(message: &str) -> String {
 /// A JSON string as the reference writes it: `\"` `\\` `\n` `\r` `\t` `\b`
 /// `\f`, other characters below U+0020 as `\u00xx` (lowercase hex), and
 /// everything else raw (DEL, U+2028, `/`, non-ASCII).
+///
+/// Inlined only for a short string with nothing to escape (every command
+/// name, kind and action, where the check folds away, and most ids); the
+/// general case is one out-of-line copy, which keeps the encoder small.
+#[inline(always)]
 pub(crate) fn write_str<K: Sink>(k: &mut K, s: &str) -> Result<(), K::Error> {
+    if s.len() <= 16 && crate::decode::next_special(s.as_bytes(), 0) == s.len() {
+        k.put("\"")?;
+        k.put(s)?;
+        return k.put("\"");
+    }
+    write_escaped(k, s)
+}
+
+/// [`write_str`] in general.
+#[inline(never)]
+fn write_escaped<K: Sink>(k: &mut K, s: &str) -> Result<(), K::Error> {
     let bytes = s.as_bytes();
     k.put("\"")?;
     let mut run = 0;
     loop {
         let i = crate::decode::next_special(bytes, run);
-        let Some(&b) = bytes.get(i) else { break };
-        // `i` is at an ASCII byte, so both slices fall on char boundaries.
+        // `i` is at an ASCII byte (or the end), so the run ends on a char
+        // boundary.
         k.put(&s[run..i])?;
-        let mut hex = [b'\\', b'u', b'0', b'0', 0, 0];
-        k.put(match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            _ => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                hex[4] = HEX[usize::from(b >> 4)];
-                hex[5] = HEX[usize::from(b & 0xf)];
-                std::str::from_utf8(&hex).unwrap_or("\\ufffd")
-            }
-        })?;
+        let Some(&b) = bytes.get(i) else { break };
+        k.put_escape(b)?;
         run = i + 1;
     }
-    k.put(&s[run..])?;
     k.put("\"")
 }
