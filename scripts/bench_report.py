@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""Regenerate BENCHMARKS.md's tables and benchmarks.svg from criterion's output.
+
+    cargo bench --bench codec
+    python3 scripts/bench_report.py [--criterion DIR] [--snapshot FILE] [--compare FILE]
+
+Reads every `<criterion>/**/new/benchmark.json` and the `estimates.json` beside
+it (the median time per iteration), and rewrites the part of BENCHMARKS.md
+between the `bench-report` markers: the machine, each contender's median
+throughput per input, and the goal ratios with pass/fail. Draws the chart
+(throughput per contender and input) as `benchmarks.svg` next to it.
+
+`--snapshot FILE` saves this run's medians as JSON; `--compare FILE` (repeatable,
+most recent first) adds an earlier run's ratios as a column, and a median column
+on which the verdict is given, to see whether the ratios are stable.
+Python 3 standard library only.
+"""
+
+import argparse
+import html
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+REPORT = ROOT / "BENCHMARKS.md"
+CHART = ROOT / "benchmarks.svg"
+START = "<!-- bench-report:start (scripts/bench_report.py writes this part) -->"
+END = "<!-- bench-report:end -->"
+
+DECODE = ["from_slice", "value_path", "tagged_derive", "ignored_any_floor"]
+ENCODE = ["write_line", "to_line", "to_json_to_writer", "floor"]
+INPUTS = ["small", "noisy", "ascii_1mib", "escaped_1mib"]
+
+# (figure, group, numerator, denominator, goal, comparison): the ratio is
+# time(numerator) / time(denominator). ">=" goals are "x times faster".
+GOALS = [
+    ("small lines: decode vs the Value path", "decode/small", "value_path", "from_slice", 3.5, ">="),
+    ("small lines: decode time vs the IgnoredAny floor", "decode/small", "from_slice", "ignored_any_floor", 2.0, "<="),
+    ("small lines: decode vs the tagged-derive enum", "decode/small", "tagged_derive", "from_slice", 2.0, ">="),
+    ("1 MiB ASCII prompt: decode time vs the floor", "decode/ascii_1mib", "from_slice", "ignored_any_floor", 1.3, "<="),
+    ("1 MiB escaped/non-ASCII prompt: decode time vs the floor", "decode/escaped_1mib", "from_slice", "ignored_any_floor", 1.5, "<="),
+    ("small lines: encode (write_line) vs going through to_json", "encode/small", "to_json_to_writer", "write_line", 3.0, ">="),
+]
+# Shown beside the goals, without a goal of their own.
+INFO = [
+    ("noisy lines: decode vs the Value path", "decode/noisy", "value_path", "from_slice"),
+    ("noisy lines: decode time vs the IgnoredAny floor", "decode/noisy", "from_slice", "ignored_any_floor"),
+    ("noisy lines: decode vs the tagged-derive enum", "decode/noisy", "tagged_derive", "from_slice"),
+    ("1 MiB ASCII prompt: encode (write_line) vs to_json", "encode/ascii_1mib", "to_json_to_writer", "write_line"),
+    ("1 MiB escaped prompt: encode (write_line) vs to_json", "encode/escaped_1mib", "to_json_to_writer", "write_line"),
+]
+
+
+def load(criterion):
+    """{group: {function: {"ns": median ns per iteration, "bytes": bytes per iteration}}}"""
+    runs = {}
+    for bench in Path(criterion).glob("**/new/benchmark.json"):
+        meta = json.loads(bench.read_text())
+        est = json.loads((bench.parent / "estimates.json").read_text())
+        runs.setdefault(meta["group_id"], {})[meta["function_id"]] = {
+            "ns": est["median"]["point_estimate"],
+            "bytes": (meta.get("throughput") or {}).get("Bytes"),
+        }
+    return runs
+
+
+def mib_s(entry):
+    return entry["bytes"] / (entry["ns"] / 1e9) / (1 << 20)
+
+
+def fmt_tp(v):
+    return f"{v / 1024:.2f} GiB/s" if v >= 1024 else f"{v:.0f} MiB/s"
+
+
+def fmt_time(ns):
+    if ns >= 1e6:
+        return f"{ns / 1e6:.2f} ms"
+    return f"{ns / 1e3:.2f} µs"
+
+
+def ratio(runs, group, num, den):
+    g = runs.get(group, {})
+    if num in g and den in g:
+        return g[num]["ns"] / g[den]["ns"]
+    return None
+
+
+def sh(*cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+
+
+def machine():
+    model = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        load_avg = Path("/proc/loadavg").read_text().split()[:3]
+    except OSError:
+        load_avg = ["?"]
+    return {
+        "cpus": os.cpu_count(),
+        "model": model,
+        "rustc": sh("rustc", "--version"),
+        "os": platform.platform(),
+        "load": " ".join(load_avg),
+    }
+
+
+def table(runs, kind, contenders, inputs):
+    head = "| input | " + " | ".join(f"`{c}`" for c in contenders) + " |"
+    rows = [head, "|" + " --- |" * (len(contenders) + 1)]
+    for name in inputs:
+        g = runs.get(f"{kind}/{name}")
+        if not g:
+            continue
+        cells = []
+        for c in contenders:
+            e = g.get(c)
+            cells.append(f"{fmt_tp(mib_s(e))} ({fmt_time(e['ns'])})" if e else "–")
+        size = next(iter(g.values()))["bytes"]
+        rows.append(f"| `{name}` ({size:,} B) | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def median(values):
+    v = sorted(values)
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+
+def goals_table(runs, previous):
+    """This run's ratios, then each earlier run's; with earlier runs, the
+    verdict is on the median of all of them."""
+    everyone = [runs] + previous
+    names = ["this run"] + [f"run {len(previous) - k}" for k in range(len(previous))]
+    if previous:
+        names.append("median")
+    rows = [
+        "| figure | goal | " + " | ".join(names) + " | pass |",
+        "| --- | --- |" + " --- |" * len(names) + " --- |",
+    ]
+
+    def ratios(group, num, den):
+        vals = [ratio(r, group, num, den) for r in everyone]
+        known = [v for v in vals if v is not None]
+        if previous:
+            vals.append(median(known) if known else None)
+        return vals
+
+    def shown(vals):
+        return " | ".join("–" if v is None else f"{v:.2f}x" for v in vals)
+
+    for figure, group, num, den, goal, cmp in GOALS:
+        vals = ratios(group, num, den)
+        judged = vals[-1]
+        if judged is None:
+            verdict = "?"
+        else:
+            ok = judged >= goal if cmp == ">=" else judged <= goal
+            verdict = "pass" if ok else "**fail**"
+        want = f"≥ {goal}x faster" if cmp == ">=" else f"≤ {goal}x"
+        rows.append(f"| {figure} | {want} | {shown(vals)} | {verdict} |")
+    for figure, group, num, den in INFO:
+        rows.append(f"| {figure} | (no goal) | {shown(ratios(group, num, den))} | |")
+    return "\n".join(rows)
+
+
+def report(runs, previous, info):
+    parts = [
+        START,
+        "",
+        f"Machine: {info['cpus']} CPUs, `{info['model']}`, {info['os']}; `{info['rustc']}`; "
+        f"load average when the report was written: {info['load']}.",
+        "",
+        "### Goals",
+        "",
+        "Ratios of median times per iteration, each within one run (`x faster` = the "
+        "contender's time over ours). With several runs, the verdict is on their median.",
+        "",
+        goals_table(runs, previous),
+        "",
+        "### Decode: median throughput (median time per iteration)",
+        "",
+        table(runs, "decode", DECODE, INPUTS),
+        "",
+        "### Encode: median throughput (median time per iteration)",
+        "",
+        "Bytes are those of the wire lines written; `floor` writes only the command's "
+        "strings, escaped.",
+        "",
+        table(runs, "encode", ENCODE, INPUTS),
+        "",
+        "![decode and encode throughput per contender and input](benchmarks.svg)",
+        "",
+        END,
+    ]
+    return "\n".join(parts)
+
+
+COLORS = {
+    "from_slice": "#1b7837", "write_line": "#1b7837",
+    "value_path": "#8c6bb1", "to_line": "#5aae61",
+    "tagged_derive": "#d6604d", "to_json_to_writer": "#8c6bb1",
+    "ignored_any_floor": "#9e9e9e", "floor": "#9e9e9e",
+}
+
+
+def chart(runs):
+    """Panels of horizontal bars, one panel per input, a row for decode and
+    one for encode; each panel has its own linear scale (the inputs differ by
+    orders of magnitude), labelled in MiB/s or GiB/s."""
+    pw, ph, bar, gap, left, top = 300, 150, 22, 6, 118, 30
+    rows = [("decode", DECODE), ("encode", ENCODE)]
+    width = 20 + len(INPUTS) * (pw + 20)
+    height = 40 + len(rows) * (ph + 30)
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        '<text x="20" y="24" font-size="15" font-weight="bold">serve-command: median throughput '
+        "per contender and input (longer is faster; each panel has its own scale)</text>",
+    ]
+    for r, (kind, contenders) in enumerate(rows):
+        y0 = 46 + r * (ph + 30)
+        out.append(f'<text x="20" y="{y0 + 6}" font-size="13" font-weight="bold">{kind}</text>')
+        present = [n for n in INPUTS if f"{kind}/{n}" in runs]
+        for p, name in enumerate(present):
+            g = runs[f"{kind}/{name}"]
+            x0 = 20 + p * (pw + 20)
+            out.append(f'<text x="{x0}" y="{y0 + top - 8}" font-size="12">{kind}/{name}</text>')
+            best = max(mib_s(e) for e in g.values())
+            span = pw - left - 64
+            for i, c in enumerate(contenders):
+                e = g.get(c)
+                y = y0 + top + i * (bar + gap)
+                out.append(f'<text x="{x0 + left - 6}" y="{y + bar * 0.7}" text-anchor="end">{html.escape(c)}</text>')
+                if not e:
+                    continue
+                v = mib_s(e)
+                w = max(1.0, span * v / best)
+                out.append(f'<rect x="{x0 + left}" y="{y}" width="{w:.1f}" height="{bar}" fill="{COLORS.get(c, "#4575b4")}"/>')
+                out.append(f'<text x="{x0 + left + w + 4:.1f}" y="{y + bar * 0.7}">{fmt_tp(v)}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    default_dir = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "criterion"
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--criterion", default=str(default_dir), help="criterion's output directory")
+    ap.add_argument("--snapshot", help="save this run's medians to this JSON file")
+    ap.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        help="an earlier --snapshot, shown beside this run (repeatable; most recent first)",
+    )
+    ap.add_argument("--stdout", action="store_true", help="print the report instead of writing files")
+    args = ap.parse_args()
+
+    runs = load(args.criterion)
+    if not runs:
+        sys.exit(f"no criterion results under {args.criterion}: run `cargo bench --bench codec` first")
+    previous = [json.loads(Path(f).read_text())["runs"] for f in args.compare]
+    info = machine()
+    text = report(runs, previous, info)
+    if args.snapshot:
+        Path(args.snapshot).write_text(json.dumps({"machine": info, "runs": runs}, indent=1))
+    if args.stdout:
+        print(text)
+        return
+    doc = REPORT.read_text() if REPORT.exists() else f"# Benchmarks\n\n{START}\n{END}\n"
+    if START not in doc or END not in doc:
+        sys.exit(f"{REPORT} lacks the bench-report markers")
+    before, rest = doc.split(START, 1)
+    after = rest.split(END, 1)[1]
+    REPORT.write_text(before + text + after)
+    CHART.write_text(chart(runs))
+    print(f"wrote {REPORT.relative_to(ROOT)} and {CHART.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
