@@ -357,9 +357,15 @@ fn corpus_writes_lines_and_their_outcomes() {
     let dir = std::env::temp_dir().join(format!("serve-command-corpus-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let path = dir.to_str().unwrap();
-    assert_eq!(stdout_of(&["corpus", path, "--count", "40", "--seed", "7"], b"", 0), "");
+    assert_eq!(
+        stdout_of(&["corpus", path, "--count", "40", "--seed", "7"], b"", 0),
+        ""
+    );
     let expected = std::fs::read_to_string(dir.join("expected.jsonl")).unwrap();
-    let records: Vec<serde_json::Value> = expected.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let records: Vec<serde_json::Value> = expected
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(records.len(), 40);
     for (n, record) in records.iter().enumerate() {
         // Each corpus file is its record's line, and the record is the crate's verdict.
@@ -372,17 +378,51 @@ fn corpus_writes_lines_and_their_outcomes() {
     }
     // The same seed writes the same corpus; another seed, another.
     let again = dir.join("again");
-    stdout_of(&["corpus", again.to_str().unwrap(), "--count", "40", "--seed", "7"], b"", 0);
-    assert_eq!(std::fs::read_to_string(again.join("expected.jsonl")).unwrap(), expected);
+    stdout_of(
+        &[
+            "corpus",
+            again.to_str().unwrap(),
+            "--count",
+            "40",
+            "--seed",
+            "7",
+        ],
+        b"",
+        0,
+    );
+    assert_eq!(
+        std::fs::read_to_string(again.join("expected.jsonl")).unwrap(),
+        expected
+    );
     let other = dir.join("other");
-    stdout_of(&["corpus", other.to_str().unwrap(), "--count", "40", "--seed", "8"], b"", 0);
-    assert_ne!(std::fs::read_to_string(other.join("expected.jsonl")).unwrap(), expected);
+    stdout_of(
+        &[
+            "corpus",
+            other.to_str().unwrap(),
+            "--count",
+            "40",
+            "--seed",
+            "8",
+        ],
+        b"",
+        0,
+    );
+    assert_ne!(
+        std::fs::read_to_string(other.join("expected.jsonl")).unwrap(),
+        expected
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn dict_prints_the_fuzzing_dictionary() {
     let dict = stdout_of(&["dict"], b"", 0);
-    assert_eq!(dict, std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/command.dict")).unwrap());
-    assert!(dict.contains("qkey_submission_id=\"\\\"submission_id\\\":\"\n"), "{dict}");
+    assert_eq!(
+        dict,
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/command.dict")).unwrap()
+    );
+    assert!(
+        dict.contains("qkey_submission_id=\"\\\"submission_id\\\":\"\n"),
+        "{dict}"
+    );
 }
