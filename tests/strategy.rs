@@ -8,33 +8,10 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
 use serde_json::Value;
-use serve_command::{strategy, Command, LineError, SteerKind};
+use serve_command::{strategy, Command, LineError};
 use std::collections::BTreeSet;
-use support::model::{model_parse, model_to_line, ModelCommand};
-
-fn to_model(c: &Command) -> ModelCommand {
-    match c.clone() {
-        Command::Prompt {
-            text,
-            submission_id,
-        } => ModelCommand::Prompt {
-            text,
-            submission_id,
-        },
-        Command::Steer { kind, text } => ModelCommand::Steer {
-            kind: match kind {
-                SteerKind::Prompt => "prompt",
-                SteerKind::Command => "command",
-            },
-            text,
-        },
-        Command::Compact => ModelCommand::Compact,
-        Command::Cancel => ModelCommand::Cancel,
-        Command::GoalSet { text, auto } => ModelCommand::GoalSet { text, auto },
-        Command::GoalClear => ModelCommand::GoalClear,
-        Command::ApprovalDecision { id, allow } => ModelCommand::ApprovalDecision { id, allow },
-    }
-}
+use support::model::{model_parse, model_to_line};
+use support::to_model::to_model;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]

@@ -1,7 +1,7 @@
 //! What the fuzz targets share: the test-only reference model, and ways to
 //! compare the crate's answers with it.
 
-use serve_command::{Command, LineError, SteerKind};
+use serve_command::{Command, LineError};
 
 // The same file as the crate's tests use, so the fuzzers and the tests hold
 // the crate to one model. Not this crate's to format.
@@ -12,30 +12,9 @@ pub mod model;
 
 use model::ModelCommand;
 
-/// The model's spelling of a command.
-pub fn to_model(c: &Command) -> ModelCommand {
-    match c.clone() {
-        Command::Prompt {
-            text,
-            submission_id,
-        } => ModelCommand::Prompt {
-            text,
-            submission_id,
-        },
-        Command::Steer { kind, text } => ModelCommand::Steer {
-            kind: match kind {
-                SteerKind::Prompt => "prompt",
-                SteerKind::Command => "command",
-            },
-            text,
-        },
-        Command::Compact => ModelCommand::Compact,
-        Command::Cancel => ModelCommand::Cancel,
-        Command::GoalSet { text, auto } => ModelCommand::GoalSet { text, auto },
-        Command::GoalClear => ModelCommand::GoalClear,
-        Command::ApprovalDecision { id, allow } => ModelCommand::ApprovalDecision { id, allow },
-    }
-}
+#[path = "../../tests/support/to_model.rs"]
+mod to_model;
+pub use to_model::to_model;
 
 /// A decoding result as the model states it: the command, or the wire
 /// string. `None` for a line that is not JSON (the model only sees JSON).

@@ -1,3 +1,4 @@
 #![allow(dead_code)]
 pub mod model;
 pub mod stream;
+pub mod to_model;
