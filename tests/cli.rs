@@ -356,12 +356,21 @@ fn decode_skips_a_1_gib_line_in_bounded_memory() {
 fn corpus_writes_lines_and_their_outcomes() {
     let dir = std::env::temp_dir().join(format!("serve-command-corpus-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let path = dir.to_str().unwrap();
-    assert_eq!(
-        stdout_of(&["corpus", path, "--count", "40", "--seed", "7"], b"", 0),
-        ""
-    );
-    let expected = std::fs::read_to_string(dir.join("expected.jsonl")).unwrap();
+    // Writes 40 lines with `seed` into `dir/sub`; returns its expected.jsonl.
+    let corpus = |sub: &str, seed: &str| {
+        let out = dir.join(sub);
+        let args = [
+            "corpus",
+            out.to_str().unwrap(),
+            "--count",
+            "40",
+            "--seed",
+            seed,
+        ];
+        assert_eq!(stdout_of(&args, b"", 0), "");
+        std::fs::read_to_string(out.join("expected.jsonl")).unwrap()
+    };
+    let expected = corpus("first", "7");
     let records: Vec<serde_json::Value> = expected
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -369,7 +378,7 @@ fn corpus_writes_lines_and_their_outcomes() {
     assert_eq!(records.len(), 40);
     for (n, record) in records.iter().enumerate() {
         // Each corpus file is its record's line, and the record is the crate's verdict.
-        let line = std::fs::read(dir.join("corpus").join(format!("line-{n:06}"))).unwrap();
+        let line = std::fs::read(dir.join("first/corpus").join(format!("line-{n:06}"))).unwrap();
         assert_eq!(record["line"].as_str().unwrap().as_bytes(), line);
         match serve_command::Command::from_slice(&line) {
             Ok(cmd) => assert_eq!(record["ok"].as_str().unwrap(), cmd.to_line().trim_end()),
@@ -377,40 +386,8 @@ fn corpus_writes_lines_and_their_outcomes() {
         }
     }
     // The same seed writes the same corpus; another seed, another.
-    let again = dir.join("again");
-    stdout_of(
-        &[
-            "corpus",
-            again.to_str().unwrap(),
-            "--count",
-            "40",
-            "--seed",
-            "7",
-        ],
-        b"",
-        0,
-    );
-    assert_eq!(
-        std::fs::read_to_string(again.join("expected.jsonl")).unwrap(),
-        expected
-    );
-    let other = dir.join("other");
-    stdout_of(
-        &[
-            "corpus",
-            other.to_str().unwrap(),
-            "--count",
-            "40",
-            "--seed",
-            "8",
-        ],
-        b"",
-        0,
-    );
-    assert_ne!(
-        std::fs::read_to_string(other.join("expected.jsonl")).unwrap(),
-        expected
-    );
+    assert_eq!(corpus("again", "7"), expected);
+    assert_ne!(corpus("other", "8"), expected);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
