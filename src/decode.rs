@@ -107,22 +107,111 @@ impl WireStr for RawStr<'_> {
         if !self.escaped {
             return text.to_owned();
         }
-        // Unescaping never lengthens a string: one allocation, no regrowth.
-        let b = text.as_bytes();
-        let mut out = String::with_capacity(b.len());
-        let mut run = 0;
-        loop {
-            let i = next_backslash(b, run);
-            // `i` is at an ASCII byte (or the end): both ends are boundaries.
-            out.push_str(&text[run..i]);
-            if i == b.len() {
-                return out;
+        unescape_to_string(text)
+    }
+}
+
+/// The unescaped string of a validated raw string.
+///
+/// Backslashes are found 64 bytes at a time: a block without one is
+/// skipped by a loop the compiler turns into SIMD compares, and in a block
+/// with some, a mask holding a bit per backslash is walked with no branch on
+/// the distance between escapes (which, in code or mixed text, varies from
+/// escape to escape and defeats the predictor).
+fn unescape_to_string(text: &str) -> String {
+    let b = text.as_bytes();
+    // Unescaping never lengthens a string: one allocation, no regrowth.
+    let mut out = String::with_capacity(b.len());
+    // `b[run..i]` holds no backslash and is not copied yet.
+    let mut run = 0;
+    let mut i = 0;
+    while let Some(block) = b.get(i..i + 64) {
+        if !block.iter().fold(false, |any, &c| any | (c == b'\\')) {
+            i += 64;
+            continue;
+        }
+        let mut m = mask(block, |w| eq_bytes(w, b'\\'));
+        while m != 0 {
+            let at = i + m.trailing_zeros() as usize;
+            push_run(&mut out, text, run, at);
+            run = push_escaped(&mut out, b, at);
+            let past = run - i;
+            if past >= 64 {
+                break;
             }
-            let (c, len) = escaped_char(b, i);
-            out.push(c);
-            run = i + len;
+            m &= u64::MAX << past;
+        }
+        i = (i + 64).max(run);
+    }
+    unescape_tail(&mut out, text, run, i);
+    out
+}
+
+/// [`unescape_to_string`] over the last few bytes: `text[run..i]` holds no
+/// backslash.
+#[inline(never)]
+fn unescape_tail(out: &mut String, text: &str, mut run: usize, mut i: usize) {
+    let b = text.as_bytes();
+    loop {
+        let at = next_backslash(b, i);
+        out.push_str(&text[run..at]);
+        if at == b.len() {
+            return;
+        }
+        run = push_escaped(out, b, at);
+        i = run;
+    }
+}
+
+/// Appends the character of the validated escape at `b[at]` (a backslash);
+/// returns the index past the escape.
+#[inline(always)]
+fn push_escaped(out: &mut String, b: &[u8], at: usize) -> usize {
+    match SHORT_ESCAPE[usize::from(b.get(at + 1).copied().unwrap_or(0))] {
+        0 => push_unicode(out, b, at),
+        // Every entry is ASCII; the mask tells the compiler so, and the
+        // push is one byte.
+        c => {
+            out.push(char::from(c & 0x7f));
+            at + 2
         }
     }
+}
+
+/// Out of line: a `\\u` escape, rarer, whose character may take several
+/// bytes (a copy the compiler must not merge with [`push_run`]'s).
+#[inline(never)]
+fn push_unicode(out: &mut String, b: &[u8], at: usize) -> usize {
+    let (c, len) = unicode_char(b, at);
+    out.push(c);
+    at + len
+}
+
+/// Appends `text[run..end]` (`end` at a backslash or the end: a boundary).
+/// A short run is copied as 16 bytes and the copy cut back: a move of known
+/// size instead of a `memcpy` call whose size changes every time. `out`
+/// never needs more room for it: it is never longer than `text[..run]`.
+#[inline(always)]
+fn push_run(out: &mut String, text: &str, run: usize, end: usize) {
+    let n = end - run;
+    if n <= 16 {
+        // (`get`, not indexing and a boundary check: the compiler then sees
+        // the 16 and moves the bytes inline.)
+        if let Some(block) = text.get(run..run + 16) {
+            let keep = out.len() + n;
+            out.push_str(block);
+            out.truncate(keep);
+            return;
+        }
+    }
+    push_long(out, &text[run..end]);
+}
+
+/// Kept out of line, so the compiler does not merge it with the 16-byte
+/// copy above into one `memcpy` call of either size.
+#[inline(never)]
+fn push_long(out: &mut String, run: &str) {
+    out.push_str(run);
 }
 
 /// Never called: the scan saw only ASCII. No path panics.
@@ -265,6 +354,34 @@ impl Stops for Backslash {
         let backslash = w ^ (ONES * u64::from(b'\\'));
         backslash.wrapping_sub(ONES) & !backslash & HIGH
     }
+}
+
+/// Exactly the high bit of every byte of `w` equal to `c` (no borrow
+/// between bytes, unlike [`Stops::bits`]: every bit is used).
+#[inline(always)]
+fn eq_bytes(w: u64, c: u8) -> u64 {
+    let t = w ^ (ONES * u64::from(c));
+    !(((t & !HIGH) + !HIGH) | t) & HIGH
+}
+
+/// Exactly the high bit of every byte of `w` below 0x20.
+#[inline(always)]
+fn below_space(w: u64) -> u64 {
+    !(((w & !HIGH) + ONES * 0x60) | w) & HIGH
+}
+
+/// One bit per byte of a 64-byte `block`, in order, set where `bytes`
+/// (exact high bits of a word's bytes) flags the byte.
+#[inline(always)]
+fn mask(block: &[u8], bytes: impl Fn(u64) -> u64) -> u64 {
+    let mut m = 0;
+    for k in 0..8 {
+        // Gathers the 8 high bits into the top byte: each lands on its
+        // own bit, so no two partial products carry into each other.
+        let gathered = bytes(word(&block[8 * k..])).wrapping_mul(0x0002_0408_1020_4081) >> 56;
+        m |= gathered << (8 * k);
+    }
+    m
 }
 
 #[inline(always)]
@@ -522,7 +639,11 @@ impl<'a> Parser<'a> {
         let mut i = start;
         let mut escaped = false;
         let mut seen = 0;
+        let mut escapes = 0u32;
         loop {
+            if escapes >= DENSE {
+                i = self.dense(i, &mut seen)?;
+            }
             i = next_stop::<Special>(self.b, i, &mut seen);
             match self.b.get(i) {
                 Some(b'"') => {
@@ -533,7 +654,7 @@ impl<'a> Parser<'a> {
                     let raw = if seen & HIGH == 0 {
                         Raw::Ascii(raw)
                     } else {
-                        match std::str::from_utf8(raw) {
+                        match simdutf8::basic::from_utf8(raw) {
                             Ok(text) => Raw::Utf8(text),
                             // `error` finds the line's first invalid byte.
                             Err(_) => return Err(self.fail("invalid UTF-8", start)),
@@ -543,14 +664,63 @@ impl<'a> Parser<'a> {
                 }
                 Some(b'\\') => {
                     escaped = true;
+                    escapes += 1;
                     i = self.escape(i)?;
                 }
                 Some(_) => {
-                    return Err(self.fail("control character in a string (escape it)", i));
+                    return Err(self.fail(CONTROL, i));
                 }
                 None => return Err(self.fail("unterminated string", start - 1)),
             }
         }
+    }
+
+    /// The rest of a string dense with escapes, from `i` (not inside an
+    /// escape), 64 bytes at a time: a block without a stop is skipped by a
+    /// loop the compiler turns into SIMD compares; in a block with some, a
+    /// mask with a bit per stop is walked, so the distance from one escape
+    /// to the next costs no mispredicted branch. Validates the escapes it
+    /// passes, in order, as the byte-wise scan would (so errors are the
+    /// same); returns the index of the first stop it does not take (the
+    /// closing quote or a control character), or where fewer than 64 bytes
+    /// remain, for the caller's scan to go on from.
+    #[inline(never)]
+    fn dense(&mut self, mut i: usize, seen: &mut u64) -> Result<usize> {
+        while let Some(block) = self.b.get(i..i + 64) {
+            let (mut any, mut or) = (false, 0);
+            for &c in block {
+                any |= Special::is(c);
+                or |= c;
+            }
+            *seen |= u64::from(or);
+            if !any {
+                i += 64;
+                continue;
+            }
+            let mut m = mask(block, |w| {
+                eq_bytes(w, b'"') | eq_bytes(w, b'\\') | below_space(w)
+            });
+            loop {
+                let at = i + m.trailing_zeros() as usize;
+                if self.b.get(at) != Some(&b'\\') {
+                    // A quote or a control character (the mask is never
+                    // empty here: a block with a stop has a bit for it).
+                    return Ok(at);
+                }
+                let end = self.escape(at)?;
+                let past = end - i;
+                if past >= 64 {
+                    i = end;
+                    break;
+                }
+                m &= u64::MAX << past;
+                if m == 0 {
+                    i += 64;
+                    break;
+                }
+            }
+        }
+        Ok(i)
     }
 
     /// Validates one escape at `at` (a backslash); returns the index past it.
@@ -707,6 +877,10 @@ impl<'a> Parser<'a> {
 }
 
 const BAD_ESCAPE: &str = "invalid escape";
+const CONTROL: &str = "control character in a string (escape it)";
+/// Escapes a string holds before its scan goes over to [`Parser::dense`]:
+/// enough that a short one (a key, a quoted word) never pays for a mask.
+const DENSE: u32 = 4;
 const LONE_SURROGATE: &str = "lone UTF-16 surrogate escape (cannot be held by a Rust String)";
 
 /// The known key a key names, comparing keys after unescaping.
