@@ -1,0 +1,883 @@
+//! `schema/command.schema.json` and `schema/command.ts`: generated here from
+//! the crate's own encoder, checked for staleness, and held to the
+//! conformance vectors.
+//!
+//! The files are never edited by hand. Regenerate them with
+//! `UPDATE_SCHEMA=1 cargo test --test schema`.
+//!
+//! What ties them to the crate: each shape's examples are real `Command`
+//! values (an exhaustive `match` names the shape of every variant, so a new
+//! variant does not compile until it has one), the `const`s and `required`
+//! lists are read off their `to_line()`, and a test fails when a variant's
+//! wire keys and the shape's properties disagree. The descriptions are the
+//! reference's reasons (`command.mbt`), written once, below.
+//!
+//! A second revision of the wire is one more `Revision` in `revisions()`.
+
+use serde_json::Value;
+use serve_command::{Command, LineError, ParseError, SteerKind};
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+// ---------------------------------------------------------------------------
+// The revisions and their shapes: the one place the schema is written down.
+
+/// One revision of the wire, and the files generated for it.
+struct Revision {
+    /// `schema/<stem>.schema.json` and `schema/<stem>.ts`.
+    stem: &'static str,
+    /// The conformance vectors every `ok` line of which must validate.
+    vectors: &'static str,
+    /// Canonical-looking lines the schema must refuse, in the vectors'
+    /// format (`ok`/`error` being what the decoder makes of them).
+    rejects: &'static str,
+    title: &'static str,
+    description: &'static str,
+    /// The Rust type the shapes come from, named in the files' headers.
+    source: &'static str,
+    /// Where the decoder is more lenient than the schema.
+    lenient: &'static str,
+    /// Named types the shapes refer to (`SteerKind`), before the shapes.
+    defs: Vec<Def>,
+    shapes: Vec<Shape>,
+    /// The `command_error` messages, in the decoder's precedence.
+    errors: Vec<ErrorMessage>,
+}
+
+/// A named type that is not a command shape.
+struct Def {
+    name: &'static str,
+    description: &'static str,
+    ty: Ty,
+}
+
+/// One member of the `oneOf`: a command's canonical line.
+struct Shape {
+    /// The Rust variant's name, the `$defs` key and the TypeScript name.
+    name: &'static str,
+    description: &'static str,
+    /// The keys the encoder writes, in its order. Which are required is
+    /// read off the examples: those present in every one.
+    fields: Vec<Field>,
+    /// Canonical lines (without LF) from the crate's encoder, covering
+    /// every optional key present and absent.
+    examples: Vec<String>,
+}
+
+struct Field {
+    name: &'static str,
+    ty: Ty,
+    description: &'static str,
+    /// Where the decoder reads more than the schema says (a `$comment`).
+    comment: Option<&'static str>,
+}
+
+/// The few types the wire needs, each with a JSON Schema and a TypeScript
+/// spelling.
+#[derive(Clone)]
+enum Ty {
+    /// The one value every example holds here (`"command": "prompt"`).
+    Const,
+    String,
+    Bool,
+    /// One of these strings.
+    Enum(Vec<&'static str>),
+    /// A named `Def`.
+    Ref(&'static str),
+}
+
+/// A `command_error` message; `{}` stands for the part copied from the line.
+struct ErrorMessage {
+    template: String,
+    description: &'static str,
+}
+
+/// The placeholder a message's variable part is rendered with, replaced by
+/// `{}` in the template. A character no vector's name contains.
+const HOLE: &str = "\u{1}";
+
+fn message(e: ParseError, description: &'static str) -> ErrorMessage {
+    ErrorMessage {
+        template: e.to_string().replace(HOLE, "{}"),
+        description,
+    }
+}
+
+/// The shape of each variant. Exhaustive on purpose: a new variant does not
+/// compile until it is given a shape (and then its examples and fields).
+fn shape_of(cmd: &Command) -> &'static str {
+    match cmd {
+        Command::Prompt { .. } => "Prompt",
+        Command::Steer { .. } => "Steer",
+        Command::Compact => "Compact",
+        Command::Cancel => "Cancel",
+        Command::GoalSet { .. } => "GoalSet",
+        Command::GoalClear => "GoalClear",
+        Command::ApprovalDecision { .. } => "ApprovalDecision",
+    }
+}
+
+/// Every `SteerKind`, its exhaustive `match` failing to compile when one is
+/// added.
+fn steer_kinds() -> Vec<SteerKind> {
+    let all = [SteerKind::Prompt, SteerKind::Command];
+    for kind in all {
+        match kind {
+            SteerKind::Prompt | SteerKind::Command => {}
+        }
+    }
+    all.to_vec()
+}
+
+fn lines(cmds: impl IntoIterator<Item = Command>) -> Vec<String> {
+    cmds.into_iter()
+        .map(|c| c.to_line().trim_end_matches('\n').to_owned())
+        .collect()
+}
+
+const COMMAND_NAME: &str = "The command's name. A string naming no command is refused with `unknown command: <name>`; a line without a string `command` with `expected a {\"command\": ...} object`.";
+
+/// The seed's revision: the crate root, `serve_command::Command`.
+fn v1() -> Revision {
+    let text = || "a".to_owned();
+    let field = |name, ty, description| Field {
+        name,
+        ty,
+        description,
+        comment: None,
+    };
+    Revision {
+        stem: "command",
+        vectors: "tests/vectors/commands.jsonl",
+        rejects: "schema/rejects.jsonl",
+        title: "serve command",
+        description: "One command a controller writes to an agent engine's stdin: one JSON object per line, compact, ending in one LF. The engine answers a line it cannot read with a `command_error` event whose `error` is one of the reference's messages (wire contract, byte for byte).",
+        source: "serve_command::Command",
+        lenient: "The decoder is more lenient, as the README's \"When a field may be absent, and why\" says: a `steer` without `kind` is a prompt steer; `auto` of any type is read, and only `true` arms it; a duplicate key is allowed and the last one wins; unknown fields are ignored wherever they are and whatever they hold.",
+        defs: vec![Def {
+            name: "SteerKind",
+            description: "How a mid-turn steer reaches the model: `prompt`, the text reaches the model as a user message; `command`, the text is a slash command. There is deliberately no `notice`: the engine synthesizes notices for itself, and no controller may send one. Case-sensitive; any other string is refused with `unknown steer kind: <kind>`.",
+            ty: Ty::Enum(steer_kinds().into_iter().map(SteerKind::as_str).collect()),
+        }],
+        shapes: vec![
+            Shape {
+                name: "Prompt",
+                description: "Start a turn with what the user said.",
+                fields: vec![
+                    field("command", Ty::Const, COMMAND_NAME),
+                    field("text", Ty::String, "What the user said. Required: a prompt without a string `text` is refused with `expected a string \"text\" field`."),
+                    field("submission_id", Ty::String, "The submitting controller's tag for this prompt. The engine records it on the turn's durable `User` item, so a delivery can later be reconciled by exact id rather than by matching text. Absent means untagged: the tag arrived long after `prompt`, and every prompt was untagged before it. Present, it must be a string (`null` is not absence): else `expected a string \"submission_id\" field`."),
+                ],
+                examples: lines([
+                    Command::Prompt { text: text(), submission_id: None },
+                    Command::Prompt { text: text(), submission_id: Some("s".into()) },
+                ]),
+            },
+            Shape {
+                name: "Steer",
+                description: "A mid-turn steer: text for the turn that is running.",
+                fields: vec![
+                    field("command", Ty::Const, COMMAND_NAME),
+                    Field {
+                        name: "kind",
+                        ty: Ty::Ref("SteerKind"),
+                        description: "How the steer reaches the model. An encoder always writes it. Present, it must be a string (else `expected a string \"kind\" field`).",
+                        comment: Some("The decoder reads a steer without `kind` as a prompt steer: `kind` arrived after `steer`, and a controller older than the field meant exactly that."),
+                    },
+                    field("text", Ty::String, "The steer's text. Required whatever the kind says, and checked before `kind`: `expected a string \"text\" field`."),
+                ],
+                examples: lines(steer_kinds().into_iter().map(|kind| Command::Steer { kind, text: text() })),
+            },
+            Shape {
+                name: "Compact",
+                description: "Compact the conversation. Every other key is ignored.",
+                fields: vec![field("command", Ty::Const, COMMAND_NAME)],
+                examples: lines([Command::Compact]),
+            },
+            Shape {
+                name: "Cancel",
+                description: "Cancel the running turn. Every other key is ignored.",
+                fields: vec![field("command", Ty::Const, COMMAND_NAME)],
+                examples: lines([Command::Cancel]),
+            },
+            Shape {
+                name: "GoalSet",
+                description: "Set the goal the engine works toward. A blank goal is well-formed: refusing it is the engine's policy, not the wire's.",
+                fields: vec![
+                    field("command", Ty::Const, COMMAND_NAME),
+                    field("action", Ty::Const, "`set` or `clear`; anything else (or `set` without a string `text`) is refused with `expected {\"action\": \"set\", \"text\": ...} or {\"action\": \"clear\"}`."),
+                    field("text", Ty::String, "The goal."),
+                    Field {
+                        name: "auto",
+                        ty: Ty::Bool,
+                        description: "Arms autonomous continuation toward the goal. A flag with a default, optional since `goal` shipped: absent means false. The canonical encoder writes it only when true: absence is what false has always looked like on this wire.",
+                        comment: Some("The decoder accepts `auto` of any type: only JSON `true` arms it; absent, `false`, `null`, `1`, `\"true\"` all read as false."),
+                    },
+                ],
+                examples: lines([
+                    Command::GoalSet { text: text(), auto: false },
+                    Command::GoalSet { text: text(), auto: true },
+                ]),
+            },
+            Shape {
+                name: "GoalClear",
+                description: "Clear the goal. Every key but `command` and `action` is ignored.",
+                fields: vec![
+                    field("command", Ty::Const, COMMAND_NAME),
+                    field("action", Ty::Const, "`set` or `clear`; anything else is refused with `expected {\"action\": \"set\", \"text\": ...} or {\"action\": \"clear\"}`."),
+                ],
+                examples: lines([Command::GoalClear]),
+            },
+            Shape {
+                name: "ApprovalDecision",
+                description: "The answer to an `approval_requested` event, addressed by the `id` that event carried. The only command that replies to the engine rather than instructing it, and the only one a controller must send: until it arrives, the asking tool is blocked. Both fields are required: neither has a defensible default.",
+                fields: vec![
+                    field("command", Ty::Const, COMMAND_NAME),
+                    field("id", Ty::String, "The `id` of the `approval_requested` event this answers. Required: an approval with no `id` answers no particular question (`expected a string \"id\" field`)."),
+                    field("allow", Ty::Bool, "Whether the single action asked about may go ahead. Required: an approval with no `allow` is a decision that did not decide, and reading it as absent would settle a permission prompt on a guess (`expected a boolean \"allow\" field`, once `id` is a string). A boolean, not a decision vocabulary: there is exactly one grant to express."),
+                ],
+                examples: lines([
+                    Command::ApprovalDecision { id: "i".into(), allow: true },
+                    Command::ApprovalDecision { id: "i".into(), allow: false },
+                ]),
+            },
+        ],
+        errors: {
+            use ParseError::*;
+            vec![
+                message(ExpectedText, "`prompt` or `steer` without a string `text` (checked before `kind`)."),
+                message(ExpectedSubmissionId, "`prompt` whose `submission_id` is present but not a string (`null` included)."),
+                message(UnknownSteerKind(HOLE.into()), "`steer` whose `kind` is a string other than `prompt` or `command` (case-sensitive), quoted verbatim."),
+                message(ExpectedKind, "`steer` whose `kind` is present but not a string (`null` included)."),
+                message(ExpectedGoal, "`goal` that is neither `{\"action\":\"set\",\"text\":<string>}` nor `{\"action\":\"clear\"}`."),
+                message(ExpectedId, "`approval` without a string `id`."),
+                message(ExpectedAllow, "`approval` with a string `id` but no boolean `allow`."),
+                message(UnknownCommand(HOLE.into()), "A string `command` that names no command, quoted verbatim (even empty or with a newline)."),
+                message(ExpectedCommand, "The line is JSON but not an object, or has no string `command`."),
+            ]
+        },
+    }
+}
+
+/// Every revision the crate speaks. The v2 revision (`serve_command::v2`)
+/// is one more entry here, with stem `command-v2`.
+fn revisions() -> Vec<Revision> {
+    vec![v1()]
+}
+
+// ---------------------------------------------------------------------------
+// The generator.
+
+/// JSON with its keys in the order written, for a readable file.
+#[derive(Clone, Debug, PartialEq)]
+enum J {
+    Bool(bool),
+    Str(String),
+    Arr(Vec<J>),
+    Obj(Vec<(String, J)>),
+}
+
+fn s(v: &str) -> J {
+    J::Str(v.to_owned())
+}
+
+fn obj<const N: usize>(entries: [(&str, J); N]) -> J {
+    J::Obj(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    )
+}
+
+impl J {
+    fn push(&mut self, key: &str, value: J) {
+        let J::Obj(entries) = self else {
+            unreachable!()
+        };
+        entries.push((key.to_owned(), value));
+    }
+
+    fn from_value(v: &Value) -> J {
+        match v {
+            Value::Bool(b) => J::Bool(*b),
+            Value::String(t) => s(t),
+            other => panic!("no wire line holds {other}"),
+        }
+    }
+
+    /// Two-space indentation; arrays of scalars on one line.
+    fn write(&self, indent: usize, out: &mut String) {
+        let pad = |n| "  ".repeat(n);
+        match self {
+            J::Bool(b) => write!(out, "{b}").unwrap(),
+            J::Str(t) => out.push_str(&serde_json::to_string(t).unwrap()),
+            J::Arr(items) if items.iter().all(|i| matches!(i, J::Bool(_) | J::Str(_))) => {
+                out.push('[');
+                for (n, item) in items.iter().enumerate() {
+                    if n > 0 {
+                        out.push_str(", ");
+                    }
+                    item.write(indent, out);
+                }
+                out.push(']');
+            }
+            J::Arr(items) => {
+                out.push_str("[\n");
+                for (n, item) in items.iter().enumerate() {
+                    out.push_str(&pad(indent + 1));
+                    item.write(indent + 1, out);
+                    out.push_str(if n + 1 < items.len() { ",\n" } else { "\n" });
+                }
+                write!(out, "{}]", pad(indent)).unwrap();
+            }
+            J::Obj(entries) => {
+                out.push_str("{\n");
+                for (n, (key, value)) in entries.iter().enumerate() {
+                    out.push_str(&pad(indent + 1));
+                    out.push_str(&serde_json::to_string(key).unwrap());
+                    out.push_str(": ");
+                    value.write(indent + 1, out);
+                    out.push_str(if n + 1 < entries.len() { ",\n" } else { "\n" });
+                }
+                write!(out, "{}}}", pad(indent)).unwrap();
+            }
+        }
+    }
+}
+
+/// A line's top-level keys in the order they appear.
+fn keys_in_order(line: &str) -> Vec<String> {
+    struct Keys(Vec<String>);
+    impl<'de> serde::Deserialize<'de> for Keys {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Keys;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Keys, A::Error> {
+                    let mut keys = Vec::new();
+                    while let Some(key) = map.next_key::<String>()? {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                        keys.push(key);
+                    }
+                    Ok(Keys(keys))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+    serde_json::from_str::<Keys>(line)
+        .expect("a wire line is an object")
+        .0
+}
+
+fn parse(line: &str) -> Value {
+    serde_json::from_str(line).expect("a wire line is JSON")
+}
+
+impl Shape {
+    /// Keys present in every example.
+    fn required(&self) -> Vec<&'static str> {
+        self.fields
+            .iter()
+            .map(|f| f.name)
+            .filter(|name| self.examples.iter().all(|e| parse(e).get(*name).is_some()))
+            .collect()
+    }
+
+    /// The one value every example holds at `name`.
+    fn constant(&self, name: &str) -> J {
+        let values: Vec<Value> = self
+            .examples
+            .iter()
+            .map(|e| parse(e)[name].clone())
+            .collect();
+        assert!(
+            values.windows(2).all(|w| w[0] == w[1]),
+            "{}.{name} is Ty::Const but the examples hold {values:?}",
+            self.name
+        );
+        J::from_value(&values[0])
+    }
+}
+
+fn schema_of(ty: &Ty, shape: Option<&Shape>, name: &str) -> J {
+    match ty {
+        Ty::Const => obj([(
+            "const",
+            shape.expect("Const is for shape fields").constant(name),
+        )]),
+        Ty::String => obj([("type", s("string"))]),
+        Ty::Bool => obj([("type", s("boolean"))]),
+        Ty::Enum(values) => obj([("enum", J::Arr(values.iter().map(|v| s(v)).collect()))]),
+        Ty::Ref(def) => obj([("$ref", J::Str(format!("#/$defs/{def}")))]),
+    }
+}
+
+fn json_schema(rev: &Revision) -> String {
+    let mut defs = J::Obj(Vec::new());
+    for def in &rev.defs {
+        let mut d = obj([("description", s(def.description))]);
+        let J::Obj(entries) = schema_of(&def.ty, None, def.name) else {
+            unreachable!()
+        };
+        for (k, v) in entries {
+            d.push(&k, v);
+        }
+        defs.push(def.name, d);
+    }
+    for shape in &rev.shapes {
+        let mut properties = J::Obj(Vec::new());
+        for f in &shape.fields {
+            let mut p = schema_of(&f.ty, Some(shape), f.name);
+            p.push("description", s(f.description));
+            if let Some(c) = f.comment {
+                p.push("$comment", s(c));
+            }
+            properties.push(f.name, p);
+        }
+        defs.push(
+            shape.name,
+            obj([
+                ("title", s(shape.name)),
+                ("description", s(shape.description)),
+                ("type", s("object")),
+                ("properties", properties),
+                (
+                    "required",
+                    J::Arr(shape.required().into_iter().map(s).collect()),
+                ),
+            ]),
+        );
+    }
+    let one_of = rev
+        .shapes
+        .iter()
+        .map(|shape| obj([("$ref", J::Str(format!("#/$defs/{}", shape.name)))]))
+        .collect();
+    let root = obj([
+        ("$schema", s("https://json-schema.org/draft/2020-12/schema")),
+        ("title", s(rev.title)),
+        ("description", s(rev.description)),
+        ("$comment", J::Str(format!(
+            "Generated by tests/schema.rs from {}; do not edit. Regenerate: UPDATE_SCHEMA=1 cargo test --test schema. This schema is what an encoder writes (the canonical line). {} No shape sets `additionalProperties`: unknown fields are allowed.",
+            rev.source, rev.lenient
+        ))),
+        ("type", s("object")),
+        ("oneOf", J::Arr(one_of)),
+        ("$defs", defs),
+    ]);
+    let mut out = String::new();
+    root.write(0, &mut out);
+    out.push('\n');
+    out
+}
+
+/// `/** text */`, wrapped at 80 columns.
+fn doc_comment(text: &str, indent: &str, out: &mut String) {
+    assert!(!text.contains("*/"), "{text}");
+    writeln!(out, "{indent}/**").unwrap();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && indent.len() + 3 + line.len() + 1 + word.len() > 80 {
+            writeln!(out, "{indent} * {line}").unwrap();
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    writeln!(out, "{indent} * {line}").unwrap();
+    writeln!(out, "{indent} */").unwrap();
+}
+
+fn ts_of(ty: &Ty, shape: Option<&Shape>, name: &str) -> String {
+    match ty {
+        Ty::Const => match shape.expect("Const is for shape fields").constant(name) {
+            J::Str(v) => serde_json::to_string(&v).unwrap(),
+            J::Bool(b) => b.to_string(),
+            other => panic!("{other:?}"),
+        },
+        Ty::String => "string".into(),
+        Ty::Bool => "boolean".into(),
+        Ty::Enum(values) => values
+            .iter()
+            .map(|v| serde_json::to_string(v).unwrap())
+            .collect::<Vec<_>>()
+            .join(" | "),
+        Ty::Ref(def) => (*def).into(),
+    }
+}
+
+/// A TypeScript template literal type; `{}` becomes `${string}`.
+fn ts_template(template: &str) -> String {
+    let escaped = template
+        .replace('\\', "\\\\")
+        .replace('`', "\\`")
+        .replace("${", "\\${");
+    format!("`{}`", escaped.replace("{}", "${string}"))
+}
+
+fn typescript(rev: &Revision) -> String {
+    let mut out = String::new();
+    let header = format!(
+        "{}: the canonical lines, as TypeScript types. Generated by tests/schema.rs from {}; do not edit. Regenerate: UPDATE_SCHEMA=1 cargo test --test schema. These types are what an encoder writes. {}",
+        rev.title, rev.source, rev.lenient
+    );
+    doc_comment(&header, "", &mut out);
+    for def in &rev.defs {
+        out.push('\n');
+        doc_comment(def.description, "", &mut out);
+        writeln!(
+            out,
+            "export type {} = {};",
+            def.name,
+            ts_of(&def.ty, None, def.name)
+        )
+        .unwrap();
+    }
+    out.push('\n');
+    doc_comment(rev.description, "", &mut out);
+    writeln!(out, "export type Command =").unwrap();
+    for (n, shape) in rev.shapes.iter().enumerate() {
+        let end = if n + 1 == rev.shapes.len() { ";" } else { "" };
+        writeln!(out, "  | {}{end}", shape.name).unwrap();
+    }
+    for shape in &rev.shapes {
+        out.push('\n');
+        doc_comment(shape.description, "", &mut out);
+        writeln!(out, "export interface {} {{", shape.name).unwrap();
+        let required = shape.required();
+        for f in &shape.fields {
+            let mut doc = f.description.to_owned();
+            if let Some(c) = f.comment {
+                doc = format!("{doc} {c}");
+            }
+            doc_comment(&doc, "  ", &mut out);
+            let optional = if required.contains(&f.name) { "" } else { "?" };
+            writeln!(
+                out,
+                "  {}{optional}: {};",
+                f.name,
+                ts_of(&f.ty, Some(shape), f.name)
+            )
+            .unwrap();
+        }
+        writeln!(out, "}}").unwrap();
+    }
+    out.push('\n');
+    doc_comment(
+        "The `error` of a `command_error` event for a line that is JSON but not a command: exactly one of these (wire contract, byte for byte), in the decoder's precedence. `${string}` is copied verbatim from the line.",
+        "",
+        &mut out,
+    );
+    writeln!(out, "export type CommandError =").unwrap();
+    for (n, e) in rev.errors.iter().enumerate() {
+        doc_comment(e.description, "  ", &mut out);
+        let end = if n + 1 == rev.errors.len() { ";" } else { "" };
+        writeln!(out, "  | {}{end}", ts_template(&e.template)).unwrap();
+    }
+    out.push('\n');
+    doc_comment(
+        "The engine's answer to a line it cannot read. A line that is not JSON at all gets `command stream: <what> at byte <offset>` (the reference engine then stops reading).",
+        "",
+        &mut out,
+    );
+    writeln!(out, "export interface CommandErrorEvent {{").unwrap();
+    writeln!(out, "  event: \"command_error\";").unwrap();
+    writeln!(
+        out,
+        "  error: CommandError | `command stream: ${{string}}`;"
+    )
+    .unwrap();
+    writeln!(out, "}}").unwrap();
+    out
+}
+
+// ---------------------------------------------------------------------------
+// The checks.
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The checked-in file must be what the generator writes now; with
+/// `UPDATE_SCHEMA=1` it is rewritten instead.
+#[track_caller]
+fn check_generated(relative: &str, generated: &str) {
+    let path = root().join(relative);
+    if std::env::var_os("UPDATE_SCHEMA").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, generated).unwrap();
+        return;
+    }
+    let current = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        current == generated,
+        "{relative} is stale or missing: it is generated by tests/schema.rs. \
+         Regenerate it with:\n\n    UPDATE_SCHEMA=1 cargo test --test schema\n"
+    );
+}
+
+#[test]
+fn schema_files_are_current() {
+    for rev in revisions() {
+        check_generated(
+            &format!("schema/{}.schema.json", rev.stem),
+            &json_schema(&rev),
+        );
+        check_generated(&format!("schema/{}.ts", rev.stem), &typescript(&rev));
+    }
+}
+
+fn validator(schema: &str) -> jsonschema::Validator {
+    let schema = parse(schema);
+    assert!(
+        jsonschema::meta::is_valid(&schema),
+        "not a valid 2020-12 schema"
+    );
+    jsonschema::draft202012::new(&schema).expect("the schema compiles")
+}
+
+/// The validator for one shape alone: the root's `oneOf` narrowed to it.
+fn shape_validator(schema: &str, shape: &str) -> jsonschema::Validator {
+    let mut schema = parse(schema);
+    schema["oneOf"] = serde_json::json!([{ "$ref": format!("#/$defs/{shape}") }]);
+    jsonschema::draft202012::new(&schema).expect("the schema compiles")
+}
+
+#[test]
+fn every_variant_writes_exactly_its_shapes_keys() {
+    for rev in revisions() {
+        let schema = json_schema(&rev);
+        let all = validator(&schema);
+        for shape in &rev.shapes {
+            assert!(!shape.examples.is_empty(), "{}: no examples", shape.name);
+            let fields: Vec<&str> = shape.fields.iter().map(|f| f.name).collect();
+            let mut seen = BTreeSet::new();
+            for line in &shape.examples {
+                let keys = keys_in_order(line);
+                // In the encoder's order, each one a field of the shape.
+                let positions: Vec<Option<usize>> = keys
+                    .iter()
+                    .map(|k| fields.iter().position(|f| f == k))
+                    .collect();
+                assert!(
+                    positions.iter().all(Option::is_some)
+                        && positions.windows(2).all(|w| w[0] < w[1]),
+                    "{}: {line} writes {keys:?}; the shape lists {fields:?}",
+                    shape.name
+                );
+                seen.extend(keys);
+                let value = parse(line);
+                assert!(all.is_valid(&value), "{}: {line} is not valid", shape.name);
+                assert!(
+                    shape_validator(&schema, shape.name).is_valid(&value),
+                    "{}: {line} is not valid against its own shape",
+                    shape.name
+                );
+            }
+            // Every field is written by some example: none is invented.
+            let declared: BTreeSet<String> = fields.iter().map(|f| f.to_string()).collect();
+            assert_eq!(seen, declared, "{}: examples' keys vs fields", shape.name);
+        }
+    }
+}
+
+#[test]
+fn v1_examples_decode_to_their_shape() {
+    for shape in &v1().shapes {
+        for line in &shape.examples {
+            let cmd = Command::from_slice(line.as_bytes()).unwrap();
+            assert_eq!(shape_of(&cmd), shape.name, "{line}");
+        }
+    }
+}
+
+#[test]
+fn the_schema_and_the_types_cover_every_variant() {
+    // Through the exhaustive `shape_of`: one example of every variant.
+    let every = [
+        Command::Prompt {
+            text: String::new(),
+            submission_id: None,
+        },
+        Command::Steer {
+            kind: SteerKind::Prompt,
+            text: String::new(),
+        },
+        Command::Compact,
+        Command::Cancel,
+        Command::GoalSet {
+            text: String::new(),
+            auto: false,
+        },
+        Command::GoalClear,
+        Command::ApprovalDecision {
+            id: String::new(),
+            allow: false,
+        },
+    ];
+    let names: Vec<&str> = v1().shapes.iter().map(|s| s.name).collect();
+    assert_eq!(every.iter().map(shape_of).collect::<Vec<_>>(), names);
+    let ts = typescript(&v1());
+    assert!(ts.contains(
+        "export type Command =\n  | Prompt\n  | Steer\n  | Compact\n  | Cancel\n  | GoalSet\n  | GoalClear\n  | ApprovalDecision;\n"
+    ));
+    assert!(ts.contains("export type SteerKind = \"prompt\" | \"command\";\n"));
+}
+
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    Ok(String),
+    Error(String),
+    NotJson,
+}
+
+struct Vector {
+    line: String,
+    expected: Outcome,
+    why: String,
+}
+
+fn read_vectors(relative: &str) -> Vec<Vector> {
+    let text = std::fs::read_to_string(root().join(relative)).unwrap();
+    text.lines()
+        .map(|l| {
+            let v = parse(l);
+            let expected = if let Some(ok) = v["ok"].as_str() {
+                Outcome::Ok(ok.to_owned())
+            } else if let Some(e) = v["error"].as_str() {
+                Outcome::Error(e.to_owned())
+            } else {
+                assert_eq!(v["not_json"], true, "{l}");
+                Outcome::NotJson
+            };
+            Vector {
+                line: v["line"].as_str().unwrap().to_owned(),
+                expected,
+                why: v["why"].as_str().unwrap().to_owned(),
+            }
+        })
+        .collect()
+}
+
+fn decode_v1(line: &str) -> Outcome {
+    match Command::from_slice(line.as_bytes()) {
+        Ok(cmd) => Outcome::Ok(cmd.to_line().trim_end_matches('\n').to_owned()),
+        Err(LineError::Command(e)) => Outcome::Error(e.to_string()),
+        Err(LineError::Syntax(_)) => Outcome::NotJson,
+    }
+}
+
+#[test]
+fn every_ok_vector_validates_against_its_shape_only() {
+    let rev = v1();
+    let schema = json_schema(&rev);
+    let all = validator(&schema);
+    let mut checked = 0;
+    for v in read_vectors(rev.vectors) {
+        let Outcome::Ok(canonical) = &v.expected else {
+            continue;
+        };
+        let value = parse(canonical);
+        let errors: Vec<String> = all.iter_errors(&value).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{}: {canonical}: {errors:?}", v.why);
+        // And against the shape its command has, which `oneOf` then makes
+        // the only one.
+        let shape = shape_of(&Command::from_slice(canonical.as_bytes()).unwrap());
+        assert!(
+            shape_validator(&schema, shape).is_valid(&value),
+            "{}: {canonical}",
+            v.why
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 134);
+}
+
+#[test]
+fn wrong_canonical_lines_are_rejected() {
+    let rev = v1();
+    let all = validator(&json_schema(&rev));
+    let rejects = read_vectors(rev.rejects);
+    assert!(rejects.len() >= 12);
+    for v in rejects {
+        assert!(
+            !all.is_valid(&parse(&v.line)),
+            "{}: the schema accepts {}",
+            v.why,
+            v.line
+        );
+        // What the decoder makes of it is recorded exactly: most are refused,
+        // the lenient ones (the schema's `$comment`) are read.
+        assert_eq!(decode_v1(&v.line), v.expected, "{}: {}", v.why, v.line);
+    }
+}
+
+/// Does `message` fit `template`, whose `{}` stands for any string?
+fn fits(template: &str, message: &str) -> bool {
+    match template.split_once("{}") {
+        None => template == message,
+        Some((before, after)) => {
+            message.len() >= before.len() + after.len()
+                && message.starts_with(before)
+                && message.ends_with(after)
+        }
+    }
+}
+
+#[test]
+fn every_error_vector_fits_exactly_one_message_and_every_message_is_used() {
+    let rev = v1();
+    assert_eq!(rev.errors.len(), 9);
+    let mut used = vec![0; rev.errors.len()];
+    for v in read_vectors(rev.vectors) {
+        let Outcome::Error(message) = &v.expected else {
+            continue;
+        };
+        let fitting: Vec<usize> = (0..rev.errors.len())
+            .filter(|&n| fits(&rev.errors[n].template, message))
+            .collect();
+        assert_eq!(fitting.len(), 1, "{}: {message:?} fits {fitting:?}", v.why);
+        used[fitting[0]] += 1;
+    }
+    assert!(used.iter().all(|&n| n > 0), "{used:?}");
+}
+
+#[test]
+fn message_templates_and_their_typescript() {
+    let table = [
+        (
+            "expected a string \"text\" field",
+            "`expected a string \"text\" field`",
+        ),
+        ("unknown steer kind: {}", "`unknown steer kind: ${string}`"),
+        ("unknown command: {}", "`unknown command: ${string}`"),
+        (
+            "expected a {\"command\": ...} object",
+            "`expected a {\"command\": ...} object`",
+        ),
+        ("a `b` \\ ${c}", "`a \\`b\\` \\\\ \\${c}`"),
+    ];
+    for (template, ts) in table {
+        assert_eq!(ts_template(template), ts);
+    }
+    let templates: Vec<String> = v1().errors.into_iter().map(|e| e.template).collect();
+    assert_eq!(templates[2], "unknown steer kind: {}");
+    assert_eq!(templates[7], "unknown command: {}");
+    assert!(fits("unknown command: {}", "unknown command: "));
+    assert!(!fits("unknown command: {}", "unknown command"));
+    assert!(!fits(
+        "expected a string \"id\" field",
+        "expected a string \"id\" field!"
+    ));
+}
