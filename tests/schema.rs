@@ -27,11 +27,17 @@ use std::path::PathBuf;
 struct Revision {
     /// `schema/<stem>.schema.json` and `schema/<stem>.ts`.
     stem: &'static str,
-    /// The conformance vectors every `ok` line of which must validate.
-    vectors: &'static str,
+    /// The conformance vectors: every `ok` line must validate, every
+    /// `error` fit exactly one message. `None` until the revision has them.
+    vectors: Option<&'static str>,
     /// Canonical-looking lines the schema must refuse, in the vectors'
-    /// format (`ok`/`error` being what the decoder makes of them).
+    /// format (`ok`/`error` being what the reference decoder makes of
+    /// them). A line with `"ts_accepts": true` is one the TypeScript types
+    /// cannot refuse (said in their doc comment).
     rejects: &'static str,
+    /// The crate's decoder for this revision, once there is one: each
+    /// line's outcome, and the shape of a decoded line.
+    decode: Option<fn(&str) -> (Outcome, Option<&'static str>)>,
     title: &'static str,
     description: &'static str,
     /// The Rust type the shapes come from, named in the files' headers.
@@ -50,6 +56,8 @@ struct Def {
     name: &'static str,
     description: &'static str,
     ty: Ty,
+    /// Extra JSON Schema keywords, for rules TypeScript cannot state.
+    extra: Option<J>,
 }
 
 /// One member of the `oneOf`: a command's canonical line.
@@ -75,7 +83,6 @@ struct Field {
 
 /// The few types the wire needs, each with a JSON Schema and a TypeScript
 /// spelling.
-#[derive(Clone)]
 enum Ty {
     /// The one value every example holds here (`"command": "prompt"`).
     Const,
@@ -85,6 +92,17 @@ enum Ty {
     Enum(Vec<&'static str>),
     /// A named `Def`.
     Ref(&'static str),
+    /// This string.
+    Lit(&'static str),
+    /// A string with these further JSON Schema keywords (a pattern, a
+    /// length); `string` to TypeScript.
+    StringWith(J),
+    /// One of these named `Def`s.
+    OneOf(Vec<&'static str>),
+    /// An object of these fields, all required (a `Def`'s type).
+    Object(Vec<Field>),
+    /// Anything else: its JSON Schema and its TypeScript.
+    Raw(J, &'static str),
 }
 
 /// A `command_error` message; `{}` stands for the part copied from the line.
@@ -149,8 +167,9 @@ fn v1() -> Revision {
     };
     Revision {
         stem: "command",
-        vectors: "tests/vectors/commands.jsonl",
+        vectors: Some("tests/vectors/commands.jsonl"),
         rejects: "schema/rejects.jsonl",
+        decode: Some(decode_v1),
         title: "serve command",
         description: "One command a controller writes to an agent engine's stdin: one JSON object per line, compact, ending in one LF. The engine answers a line it cannot read with a `command_error` event whose `error` is one of the reference's messages (wire contract, byte for byte).",
         source: "serve_command::Command",
@@ -159,6 +178,7 @@ fn v1() -> Revision {
             name: "SteerKind",
             description: "How a mid-turn steer reaches the model: `prompt`, the text reaches the model as a user message; `command`, the text is a slash command. There is deliberately no `notice`: the engine synthesizes notices for itself, and no controller may send one. Case-sensitive; any other string is refused with `unknown steer kind: <kind>`.",
             ty: Ty::Enum(steer_kinds().into_iter().map(SteerKind::as_str).collect()),
+            extra: None,
         }],
         shapes: vec![
             Shape {
@@ -299,6 +319,14 @@ impl J {
         entries.push((key.to_owned(), value));
     }
 
+    /// Appends another object's entries.
+    fn extend(&mut self, other: J) {
+        let (J::Obj(entries), J::Obj(more)) = (self, other) else {
+            unreachable!()
+        };
+        entries.extend(more);
+    }
+
     fn from_value(v: &Value) -> J {
         match v {
             Value::Bool(b) => J::Bool(*b),
@@ -409,6 +437,7 @@ impl Shape {
 }
 
 fn schema_of(ty: &Ty, shape: Option<&Shape>, name: &str) -> J {
+    let refer = |def: &str| obj([("$ref", J::Str(format!("#/$defs/{def}")))]);
     match ty {
         Ty::Const => obj([(
             "const",
@@ -417,39 +446,57 @@ fn schema_of(ty: &Ty, shape: Option<&Shape>, name: &str) -> J {
         Ty::String => obj([("type", s("string"))]),
         Ty::Bool => obj([("type", s("boolean"))]),
         Ty::Enum(values) => obj([("enum", J::Arr(values.iter().map(|v| s(v)).collect()))]),
-        Ty::Ref(def) => obj([("$ref", J::Str(format!("#/$defs/{def}")))]),
+        Ty::Ref(def) => refer(def),
+        Ty::Lit(value) => obj([("const", s(value))]),
+        Ty::StringWith(keywords) => {
+            let mut j = obj([("type", s("string"))]);
+            j.extend(keywords.clone());
+            j
+        }
+        Ty::OneOf(defs) => obj([("oneOf", J::Arr(defs.iter().map(|d| refer(d)).collect()))]),
+        Ty::Object(fields) => obj([
+            ("type", s("object")),
+            ("properties", properties(fields, None)),
+            (
+                "required",
+                J::Arr(fields.iter().map(|f| s(f.name)).collect()),
+            ),
+        ]),
+        Ty::Raw(schema, _) => schema.clone(),
     }
+}
+
+fn properties(fields: &[Field], shape: Option<&Shape>) -> J {
+    let mut properties = J::Obj(Vec::new());
+    for f in fields {
+        let mut p = schema_of(&f.ty, shape, f.name);
+        p.push("description", s(f.description));
+        if let Some(c) = f.comment {
+            p.push("$comment", s(c));
+        }
+        properties.push(f.name, p);
+    }
+    properties
 }
 
 fn json_schema(rev: &Revision) -> String {
     let mut defs = J::Obj(Vec::new());
     for def in &rev.defs {
         let mut d = obj([("description", s(def.description))]);
-        let J::Obj(entries) = schema_of(&def.ty, None, def.name) else {
-            unreachable!()
-        };
-        for (k, v) in entries {
-            d.push(&k, v);
+        d.extend(schema_of(&def.ty, None, def.name));
+        if let Some(extra) = &def.extra {
+            d.extend(extra.clone());
         }
         defs.push(def.name, d);
     }
     for shape in &rev.shapes {
-        let mut properties = J::Obj(Vec::new());
-        for f in &shape.fields {
-            let mut p = schema_of(&f.ty, Some(shape), f.name);
-            p.push("description", s(f.description));
-            if let Some(c) = f.comment {
-                p.push("$comment", s(c));
-            }
-            properties.push(f.name, p);
-        }
         defs.push(
             shape.name,
             obj([
                 ("title", s(shape.name)),
                 ("description", s(shape.description)),
                 ("type", s("object")),
-                ("properties", properties),
+                ("properties", properties(&shape.fields, Some(shape))),
                 (
                     "required",
                     J::Arr(shape.required().into_iter().map(s).collect()),
@@ -506,7 +553,7 @@ fn ts_of(ty: &Ty, shape: Option<&Shape>, name: &str) -> String {
             J::Bool(b) => b.to_string(),
             other => panic!("{other:?}"),
         },
-        Ty::String => "string".into(),
+        Ty::String | Ty::StringWith(_) => "string".into(),
         Ty::Bool => "boolean".into(),
         Ty::Enum(values) => values
             .iter()
@@ -514,6 +561,29 @@ fn ts_of(ty: &Ty, shape: Option<&Shape>, name: &str) -> String {
             .collect::<Vec<_>>()
             .join(" | "),
         Ty::Ref(def) => (*def).into(),
+        Ty::Lit(value) => serde_json::to_string(value).unwrap(),
+        Ty::OneOf(defs) => defs.join(" | "),
+        Ty::Object(_) => panic!("an object is a Def of its own: {name}"),
+        Ty::Raw(_, ts) => (*ts).into(),
+    }
+}
+
+/// An interface's members.
+fn ts_fields(fields: &[Field], shape: Option<&Shape>, required: &[&str], out: &mut String) {
+    for f in fields {
+        let mut doc = f.description.to_owned();
+        if let Some(c) = f.comment {
+            doc = format!("{doc} {c}");
+        }
+        doc_comment(&doc, "  ", out);
+        let optional = if required.contains(&f.name) { "" } else { "?" };
+        writeln!(
+            out,
+            "  {}{optional}: {};",
+            f.name,
+            ts_of(&f.ty, shape, f.name)
+        )
+        .unwrap();
     }
 }
 
@@ -536,13 +606,20 @@ fn typescript(rev: &Revision) -> String {
     for def in &rev.defs {
         out.push('\n');
         doc_comment(def.description, "", &mut out);
-        writeln!(
-            out,
-            "export type {} = {};",
-            def.name,
-            ts_of(&def.ty, None, def.name)
-        )
-        .unwrap();
+        if let Ty::Object(fields) = &def.ty {
+            writeln!(out, "export interface {} {{", def.name).unwrap();
+            let all: Vec<&str> = fields.iter().map(|f| f.name).collect();
+            ts_fields(fields, None, &all, &mut out);
+            writeln!(out, "}}").unwrap();
+        } else {
+            writeln!(
+                out,
+                "export type {} = {};",
+                def.name,
+                ts_of(&def.ty, None, def.name)
+            )
+            .unwrap();
+        }
     }
     out.push('\n');
     doc_comment(rev.description, "", &mut out);
@@ -555,22 +632,7 @@ fn typescript(rev: &Revision) -> String {
         out.push('\n');
         doc_comment(shape.description, "", &mut out);
         writeln!(out, "export interface {} {{", shape.name).unwrap();
-        let required = shape.required();
-        for f in &shape.fields {
-            let mut doc = f.description.to_owned();
-            if let Some(c) = f.comment {
-                doc = format!("{doc} {c}");
-            }
-            doc_comment(&doc, "  ", &mut out);
-            let optional = if required.contains(&f.name) { "" } else { "?" };
-            writeln!(
-                out,
-                "  {}{optional}: {};",
-                f.name,
-                ts_of(&f.ty, Some(shape), f.name)
-            )
-            .unwrap();
-        }
+        ts_fields(&shape.fields, Some(shape), &shape.required(), &mut out);
         writeln!(out, "}}").unwrap();
     }
     out.push('\n');
@@ -693,11 +755,17 @@ fn every_variant_writes_exactly_its_shapes_keys() {
 }
 
 #[test]
-fn v1_examples_decode_to_their_shape() {
-    for shape in &v1().shapes {
-        for line in &shape.examples {
-            let cmd = Command::from_slice(line.as_bytes()).unwrap();
-            assert_eq!(shape_of(&cmd), shape.name, "{line}");
+fn examples_are_canonical_and_decode_to_their_shape() {
+    for rev in revisions() {
+        let Some(decode) = rev.decode else { continue };
+        for shape in &rev.shapes {
+            for line in &shape.examples {
+                assert_eq!(
+                    decode(line),
+                    (Outcome::Ok(line.clone()), Some(shape.name)),
+                    "{line}"
+                );
+            }
         }
     }
 }
@@ -770,87 +838,126 @@ fn read_vectors(relative: &str) -> Vec<Vector> {
         .collect()
 }
 
-fn decode_v1(line: &str) -> Outcome {
+fn decode_v1(line: &str) -> (Outcome, Option<&'static str>) {
     match Command::from_slice(line.as_bytes()) {
-        Ok(cmd) => Outcome::Ok(cmd.to_line().trim_end_matches('\n').to_owned()),
-        Err(LineError::Command(e)) => Outcome::Error(e.to_string()),
-        Err(LineError::Syntax(_)) => Outcome::NotJson,
+        Ok(cmd) => (
+            Outcome::Ok(cmd.to_line().trim_end_matches('\n').to_owned()),
+            Some(shape_of(&cmd)),
+        ),
+        Err(LineError::Command(e)) => (Outcome::Error(e.to_string()), None),
+        Err(LineError::Syntax(_)) => (Outcome::NotJson, None),
     }
 }
 
 #[test]
 fn every_ok_vector_validates_against_its_shape_only() {
-    let rev = v1();
-    let schema = json_schema(&rev);
-    let all = validator(&schema);
-    let mut checked = 0;
-    for v in read_vectors(rev.vectors) {
-        let Outcome::Ok(canonical) = &v.expected else {
-            continue;
-        };
-        let value = parse(canonical);
-        let errors: Vec<String> = all.iter_errors(&value).map(|e| e.to_string()).collect();
-        assert!(errors.is_empty(), "{}: {canonical}: {errors:?}", v.why);
-        // And against the shape its command has, which `oneOf` then makes
-        // the only one.
-        let shape = shape_of(&Command::from_slice(canonical.as_bytes()).unwrap());
-        assert!(
-            shape_validator(&schema, shape).is_valid(&value),
-            "{}: {canonical}",
-            v.why
-        );
-        checked += 1;
+    for rev in revisions() {
+        let Some(vectors) = rev.vectors else { continue };
+        let schema = json_schema(&rev);
+        let all = validator(&schema);
+        let shapes: Vec<(&str, jsonschema::Validator)> = rev
+            .shapes
+            .iter()
+            .map(|shape| (shape.name, shape_validator(&schema, shape.name)))
+            .collect();
+        let mut checked = 0;
+        for v in read_vectors(vectors) {
+            let Outcome::Ok(canonical) = &v.expected else {
+                continue;
+            };
+            let value = parse(canonical);
+            let errors: Vec<String> = all.iter_errors(&value).map(|e| e.to_string()).collect();
+            assert!(errors.is_empty(), "{}: {canonical}: {errors:?}", v.why);
+            // Exactly one shape takes it, and it is the decoded command's.
+            let taken: Vec<&str> = shapes
+                .iter()
+                .filter(|(_, validator)| validator.is_valid(&value))
+                .map(|(name, _)| *name)
+                .collect();
+            assert_eq!(taken.len(), 1, "{}: {canonical}: {taken:?}", v.why);
+            if let Some(decode) = rev.decode {
+                assert_eq!(
+                    decode(canonical).1,
+                    Some(taken[0]),
+                    "{}: {canonical}",
+                    v.why
+                );
+            }
+            checked += 1;
+        }
+        assert!(checked > 0, "{vectors}: no ok vectors");
     }
-    assert_eq!(checked, 134);
 }
 
 #[test]
 fn wrong_canonical_lines_are_rejected() {
-    let rev = v1();
-    let all = validator(&json_schema(&rev));
-    let rejects = read_vectors(rev.rejects);
-    assert!(rejects.len() >= 12);
-    for v in rejects {
-        assert!(
-            !all.is_valid(&parse(&v.line)),
-            "{}: the schema accepts {}",
-            v.why,
-            v.line
-        );
-        // What the decoder makes of it is recorded exactly: most are refused,
-        // the lenient ones (the schema's `$comment`) are read.
-        assert_eq!(decode_v1(&v.line), v.expected, "{}: {}", v.why, v.line);
-    }
-}
-
-/// Does `message` fit `template`, whose `{}` stands for any string?
-fn fits(template: &str, message: &str) -> bool {
-    match template.split_once("{}") {
-        None => template == message,
-        Some((before, after)) => {
-            message.len() >= before.len() + after.len()
-                && message.starts_with(before)
-                && message.ends_with(after)
+    for rev in revisions() {
+        let all = validator(&json_schema(&rev));
+        let rejects = read_vectors(rev.rejects);
+        assert!(rejects.len() >= 12, "{}", rev.rejects);
+        for v in rejects {
+            assert!(
+                !all.is_valid(&parse(&v.line)),
+                "{}: the schema accepts {}",
+                v.why,
+                v.line
+            );
+            // What the decoder makes of it is recorded exactly: most are
+            // refused, the lenient ones (the schema's `$comment`) are read.
+            if let Some(decode) = rev.decode {
+                assert_eq!(decode(&v.line).0, v.expected, "{}: {}", v.why, v.line);
+            }
         }
     }
 }
 
+/// Does `message` fit `template`, each `{}` of which stands for any string?
+fn fits(template: &str, message: &str) -> bool {
+    let parts: Vec<&str> = template.split("{}").collect();
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if parts.len() == 1 {
+        return template == message;
+    }
+    if message.len() < first.len() + last.len()
+        || !message.starts_with(first)
+        || !message.ends_with(last)
+    {
+        return false;
+    }
+    // The middle parts in order, each as early as it can be: if any
+    // placement fits, this one does.
+    let mut rest = &message[first.len()..message.len() - last.len()];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
 #[test]
 fn every_error_vector_fits_exactly_one_message_and_every_message_is_used() {
-    let rev = v1();
-    assert_eq!(rev.errors.len(), 9);
-    let mut used = vec![0; rev.errors.len()];
-    for v in read_vectors(rev.vectors) {
-        let Outcome::Error(message) = &v.expected else {
-            continue;
-        };
-        let fitting: Vec<usize> = (0..rev.errors.len())
-            .filter(|&n| fits(&rev.errors[n].template, message))
+    for rev in revisions() {
+        let Some(vectors) = rev.vectors else { continue };
+        let mut used = vec![0; rev.errors.len()];
+        for v in read_vectors(vectors) {
+            let Outcome::Error(message) = &v.expected else {
+                continue;
+            };
+            let fitting: Vec<usize> = (0..rev.errors.len())
+                .filter(|&n| fits(&rev.errors[n].template, message))
+                .collect();
+            assert_eq!(fitting.len(), 1, "{}: {message:?} fits {fitting:?}", v.why);
+            used[fitting[0]] += 1;
+        }
+        let unused: Vec<&str> = (0..used.len())
+            .filter(|&n| used[n] == 0)
+            .map(|n| rev.errors[n].template.as_str())
             .collect();
-        assert_eq!(fitting.len(), 1, "{}: {message:?} fits {fitting:?}", v.why);
-        used[fitting[0]] += 1;
+        assert!(unused.is_empty(), "{vectors}: no vector for {unused:?}");
     }
-    assert!(used.iter().all(|&n| n > 0), "{used:?}");
+    assert_eq!(v1().errors.len(), 9);
 }
 
 #[test]
@@ -876,6 +983,20 @@ fn message_templates_and_their_typescript() {
     assert_eq!(templates[7], "unknown command: {}");
     assert!(fits("unknown command: {}", "unknown command: "));
     assert!(!fits("unknown command: {}", "unknown command"));
+    let two = "image declares {} but bytes identify {}";
+    assert!(fits(
+        two,
+        "image declares image/jpeg but bytes identify image/png"
+    ));
+    assert!(fits(two, "image declares  but bytes identify "));
+    assert!(fits(
+        two,
+        "image declares a but bytes identify b but bytes identify c"
+    ));
+    assert!(!fits(
+        two,
+        "image declares image/jpeg but bytes are image/png"
+    ));
     assert!(!fits(
         "expected a string \"id\" field",
         "expected a string \"id\" field!"
