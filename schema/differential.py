@@ -6,11 +6,12 @@ CI runs neither).
     python3 schema/differential.py [N]    # N lines per revision, default 20000
 
 Generates near-miss command lines for each revision, runs them through that
-revision's oracle, and checks two things: every canonical line the oracle
-writes validates against the schema, and every input line the schema accepts
-the oracle decodes.
+revision's oracle, and checks three things: every canonical line the oracle
+writes validates against the schema, every input line the schema accepts the
+oracle decodes, and every message the oracle writes fits exactly one member
+of the TypeScript `CommandError`.
 """
-import base64, json, os, random, subprocess, sys
+import base64, json, os, random, re, subprocess, sys
 import jsonschema
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -79,6 +80,18 @@ def cmd(rev):
     return o
 
 
+def error_patterns(stem):
+    """The `CommandError` members of schema/<stem>.ts as regular expressions."""
+    ts = open(os.path.join(HERE, stem + ".ts")).read()
+    union = ts[ts.index("export type CommandError ="):]
+    union = union[:union.index(";\n")]
+    members = re.findall(r"^  \| `(.*)`$", union, re.M)
+    def regex(member):
+        member = member.replace("\\`", "`").replace("\\$", "$").replace("\\\\", "\\")
+        return re.compile(".*".join(re.escape(p) for p in member.split("${string}")), re.S)
+    return [regex(m) for m in members]
+
+
 def check(rev, stem, oracle, n):
     lines = [json.dumps(cmd(rev), ensure_ascii=False) for _ in range(n)]
     out = subprocess.run([os.path.join(ORACLES, oracle)], input="\n".join(lines) + "\n",
@@ -86,8 +99,16 @@ def check(rev, stem, oracle, n):
     assert len(out) == len(lines)
     schema = json.load(open(os.path.join(HERE, stem + ".schema.json")))
     validator = jsonschema.Draft202012Validator(schema)
-    oks = accepted = problems = 0
+    patterns = error_patterns(stem)
+    oks = accepted = errors = problems = 0
     for line, verdict in zip(lines, out):
+        if verdict.startswith("ERR "):
+            errors += 1
+            message = verdict[4:].replace("\\n", "\n").replace("\\r", "\r")
+            fitting = [p.pattern for p in patterns if p.fullmatch(message)]
+            if len(fitting) != 1:
+                problems += 1
+                print(f"{stem}: {message!r} fits {len(fitting)} CommandError members")
         if verdict.startswith("OK "):
             oks += 1
             for error in validator.iter_errors(json.loads(verdict[3:])):
@@ -100,7 +121,8 @@ def check(rev, stem, oracle, n):
                 problems += 1
                 print(f"{stem}: schema accepts a refused line: {line} -> {verdict}")
     print(f"{stem}: {n} lines; {oks} OK from {oracle}, each must validate; "
-          f"{accepted} accepted by the schema, each must be OK; problems: {problems}")
+          f"{accepted} accepted by the schema, each must be OK; "
+          f"{errors} ERR, each must fit one of {len(patterns)} messages; problems: {problems}")
     return problems
 
 

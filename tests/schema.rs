@@ -1195,6 +1195,11 @@ fn wrong_canonical_lines_are_rejected() {
                 v.why,
                 v.line
             );
+            // A refused one's message is one of the revision's.
+            if let Outcome::Error(message) = &v.expected {
+                let fitting = rev.errors.iter().filter(|e| fits(&e.template, message));
+                assert_eq!(fitting.count(), 1, "{}: {message:?}", v.why);
+            }
             // What a lenient one decodes to is canonical.
             if let Outcome::Ok(canonical) = &v.expected {
                 assert!(all.is_valid(&parse(canonical)), "{}: {canonical}", v.why);
