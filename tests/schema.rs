@@ -12,7 +12,12 @@
 //! wire keys and the shape's properties disagree. The descriptions are the
 //! reference's reasons (`command.mbt`), written once, below.
 //!
-//! A second revision of the wire is one more `Revision` in `revisions()`.
+//! Each revision of the wire is one `Revision` in `revisions()`. The later
+//! one (`v2()`, `schema/command-v2.*`) is written from the upstream
+//! reference until the crate has `serve_command::v2`; then its examples
+//! become `v2::Command` values named by an exhaustive `match` like
+//! `shape_of`, its messages come from `v2::ParseError`, and `decode`,
+//! `vectors` and `source` are set as in `v1()`.
 
 use serde_json::Value;
 use serve_command::{Command, LineError, ParseError, SteerKind};
