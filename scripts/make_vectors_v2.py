@@ -320,6 +320,8 @@ def candidates():
         ([["data:image/png;base64," + b64(PNG)]], "a nested array"),
         (["data:image/png;base64," + b64(PNG), 1], "a good URL then a number"),
         ([{"url": "x"}], "an array with an object"),
+        (["data:image/png;base64,bad", 7], "a bad URL then a number: the list is read first"),
+        (["http://x", None], "a non-data URL then null"),
     ]:
         add({"command": "prompt", "text": "x", "images": v}, f"images is {why}")
     add({"command": "prompt", "text": 7, "images": []}, "legacy: non-string text with images")
