@@ -30,6 +30,7 @@ from v2lines import (  # noqa: E402
     IMAGES,
     JPEG,
     MEDIA_TYPES,
+    ORACLE_DIR,
     ORACLE_LATEST,
     PNG,
     WEBP,
@@ -352,6 +353,11 @@ def candidates():
         add({"command": "prompt", "text": "x", "images": [url]}, f"data URL: {why}")
     for why, data in base64_near_misses(PNG):
         add({"command": "prompt", "text": "x", "images": ["data:image/png;base64," + data]}, f"data URL base64: {why}")
+    for k in ("jpeg", "gif87a"):  # padded with "==" and "=": the padding rules
+        raw, mt = IMAGES[k]
+        for why, data in base64_near_misses(raw):
+            if "padd" in why or "trailing bits" in why:
+                add({"command": "prompt", "text": "x", "images": [f"data:{mt};base64,{data}"]}, f"data URL base64 ({k}): {why}")
     add(
         {"command": "prompt", "text": "x", "images": ["data:image/jpeg;base64," + b64(JPEG).replace("/", "_")]},
         "data URL base64: URL-safe alphabet",
@@ -482,6 +488,14 @@ def candidates():
     add('{"command":"prompt","content":"a\tb"}', "raw tab in a string")
     add("{'command':'cancel'}", "single quotes")
     add('{"command":"prompt","content":[{"type":"image","media_type":"image/png","data":' + b64(PNG) + "}]}", "unquoted base64")
+    # The oracle's own upstream-derived test lines, where not already above.
+    seen = {l for l, _ in c}
+    for name in ("test_lines.txt", "brief_lines.txt"):
+        path = ORACLE_DIR / "latest" / name
+        for i, l in enumerate(path.read_text(encoding="utf-8").split("\n")[:-1], 1):
+            if l not in seen:
+                seen.add(l)
+                c.append((l, f"oracle's latest/{name} line {i}"))
     return c
 
 
