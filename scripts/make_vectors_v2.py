@@ -540,6 +540,9 @@ def big():
         ("6990509 chars of '!' (length fails first)", "!" * (limit + 1)),
         ("6990507 ASCII + one astral char = 6990509 UTF-16 units, 6990508 code points", "A" * (limit - 1) + "\U0001F600"),
         ("3495255 x U+00E9 = 3495255 UTF-16 units, 6990510 UTF-8 bytes", "\u00e9" * (limit // 2 + 1)),
+        ("6990508 x 'A': canonical, 5242881 zero bytes (size before sniffing)", "A" * limit),
+        ("6990507 x 'A' + '!': not base64 (base64 before decoded size)", "A" * (limit - 1) + "!"),
+        ("6990506 x 'A' + '==': 5242879 zero bytes, unsupported", "A" * (limit - 2) + "=="),
         ("5 MiB JPEG declared image/png", b64(JPEG + b"\x00" * (5 * 1024 * 1024 - len(JPEG)))),
     ]
     lines = []
