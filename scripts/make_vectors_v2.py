@@ -23,6 +23,7 @@ import json
 import sys
 from pathlib import Path
 
+sys.dont_write_bytecode = True  # no scripts/__pycache__ entries for v2lines
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from v2lines import (  # noqa: E402
     GIF87,
