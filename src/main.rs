@@ -234,13 +234,9 @@ fn decode(args: Decode) -> io::Result<ExitCode> {
 /// The wire name of a command, for the summary.
 fn name(command: &Command) -> &'static str {
     match command {
-        Command::Prompt { .. } => "prompt",
-        Command::Steer { .. } => "steer",
-        Command::Compact => "compact",
-        Command::Cancel => "cancel",
         Command::GoalSet { .. } => "goal set",
         Command::GoalClear => "goal clear",
-        Command::ApprovalDecision { .. } => "approval",
+        other => other.name(),
     }
 }
 
