@@ -208,31 +208,249 @@ fn decode_refuses_long_lines_and_goes_on() {
 }
 
 #[test]
-fn decode_summary_counts_commands_and_errors() {
-    let input = "{\"command\":\"cancel\"}\n{\"command\":\"cancel\"}\n{\"command\":\"nap\"}\n{\n{\"command\":\"goal\",\"action\":\"clear\"}\n";
-    let out = run(&["decode", "--summary"], input.as_bytes());
+fn decode_summary_prints_totals_then_counts() {
+    let input = concat!(
+        "{\"command\":\"cancel\"}\n",
+        "{\"command\":\"cancel\"}\n",
+        "\n",
+        "{\"command\":\"nap\"}\n",
+        "{\n",
+        "{\"command\":\"prompt\",\"text\":\"0123456789012345678901234567890123456789\"}\n",
+        " \r\n",
+        "{\"command\":\"goal\",\"action\":\"clear\"}\n",
+        "\t",
+    );
+    let out = run(
+        &["decode", "--summary", "--max-line-len", "50"],
+        input.as_bytes(),
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
         concat!(
+            "9 lines: 3 commands, 3 refused (1 not JSON, 1 too long), 3 blank\n",
             "         2  cancel\n",
+            "         1  error: command stream: line longer than 50 bytes\n",
             "         1  error: command stream: unexpected end of line\n",
             "         1  error: unknown command: nap\n",
             "         1  goal clear\n",
         )
     );
+    let table: &[(&str, &str)] = &[
+        ("", "0 lines: 0 commands, 0 refused (0 not JSON, 0 too long), 0 blank\n"),
+        ("\n", "1 lines: 0 commands, 0 refused (0 not JSON, 0 too long), 1 blank\n"),
+        (
+            "{\"command\":\"compact\"}",
+            "1 lines: 1 commands, 0 refused (0 not JSON, 0 too long), 0 blank\n         1  compact\n",
+        ),
+    ];
+    for &(input, summary) in table {
+        let out = run(&["decode", "--summary"], input.as_bytes());
+        assert_eq!(out.status.code(), Some(0), "{input:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), summary, "{input:?}");
+    }
 }
 
 #[test]
-fn decode_io_errors_exit_2() {
-    let out = run(&["decode", "/nonexistent/session.jsonl"], b"");
+fn decode_line_numbers_count_every_physical_line() {
+    let input = concat!(
+        "\n",
+        "{\"command\":\"cancel\"}\n",
+        " \t\n",
+        "{\"command\":\"prompt\",\"text\":\"0123456789012345678901234567890123456789\"}\n",
+        "[]\r\n",
+        "\n",
+        "{\"command\":\"compact\"}",
+    );
+    let expected = concat!(
+        "2\t{\"command\":\"cancel\"}\n",
+        "4\t{\"event\":\"command_error\",\"error\":\"command stream: line 4 is longer than 50 bytes\"}\n",
+        "5\t{\"event\":\"command_error\",\"error\":\"expected a {\\\"command\\\": ...} object\"}\n",
+        "7\t{\"command\":\"compact\"}\n",
+    );
+    assert_eq!(
+        stdout_of(
+            &["decode", "--line-numbers", "--max-line-len", "50"],
+            input.as_bytes(),
+            1
+        ),
+        expected
+    );
+}
+
+#[test]
+fn decode_reads_stdin_from_dash() {
+    let input = b"{\"command\":\"cancel\"}\n";
+    assert_eq!(
+        stdout_of(&["decode", "-"], input, 0),
+        "{\"command\":\"cancel\"}\n"
+    );
+}
+
+#[test]
+fn decode_file_errors_name_the_file_and_exit_2() {
+    let table: &[(&[&str], &str)] = &[
+        (
+            &["decode", "/nonexistent/session.jsonl"],
+            "serve-command: /nonexistent/session.jsonl: No such file or directory\n",
+        ),
+        (
+            &["decode", "nope.jsonl"],
+            "serve-command: nope.jsonl: No such file or directory\n",
+        ),
+        (&["decode", "/"], "serve-command: /: Is a directory\n"),
+    ];
+    for &(args, stderr) in table {
+        let out = run(args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), stderr, "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // Stdin a directory: named as stdin.
+    let out = Command::new(BIN)
+        .arg("decode")
+        .stdin(std::fs::File::open("/").unwrap())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
-        "serve-command: /nonexistent/session.jsonl: No such file or directory (os error 2)\n"
+        "serve-command: stdin: Is a directory\n"
     );
     let out = run(&["decode", "--max-line-len", "lots"], b"");
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Runs the binary with `args`, `stdin`, and stdout a pipe whose reader has
+/// already gone; returns the exit status and stderr.
+#[track_caller]
+// `std::io::pipe` is newer than the library's MSRV, but the `cli` feature
+// needs Rust 1.88 anyway (proptest).
+#[allow(clippy::incompatible_msrv)]
+fn run_with_closed_stdout(args: &[&str], stdin: &[u8]) -> (Option<i32>, String) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let stdin = stdin.to_vec();
+    // The child may stop reading at its first failed write.
+    let feeder = std::thread::spawn(move || drop(input.write_all(&stdin)));
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    (out.status.code(), String::from_utf8(out.stderr).unwrap())
+}
+
+/// `/dev/full` for writing: every write fails with ENOSPC.
+fn dev_full() -> std::fs::File {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap()
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_with_exit_0() {
+    let lines = "{\"command\":\"nap\"}\n".repeat(100_000);
+    let table: &[(&[&str], &[u8])] = &[
+        (&["decode"], lines.as_bytes()),
+        (&["decode", "--summary", "--line-numbers"], lines.as_bytes()),
+        (&["encode", "cancel"], b""),
+        (&["encode", "prompt", "-"], b"fix it\n"),
+        (&["dict"], b""),
+        (&["--help"], b""),
+    ];
+    for &(args, stdin) in table {
+        assert_eq!(
+            run_with_closed_stdout(args, stdin),
+            (Some(0), String::new()),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn decode_into_head_prints_one_line_and_nothing_on_stderr() {
+    // The check, literally, with decode's own exit status.
+    let script = format!(
+        "{{ yes '{{\"command\":\"cancel\"}}' | head -200000 | '{BIN}' decode; echo \"decode: $?\" >&2; }} | head -1"
+    );
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "{\"command\":\"cancel\"}\n"
+    );
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), "decode: 0\n");
+}
+
+#[test]
+fn a_failing_stdout_is_exit_2_with_one_message() {
+    let table: &[(&[&str], &[u8])] = &[
+        (&["decode"], b"{\"command\":\"cancel\"}\n"),
+        (&["encode", "cancel"], b""),
+        (&["dict"], b""),
+        (&["--help"], b""),
+        (&["--version"], b""),
+    ];
+    for &(args, stdin) in table {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(dev_full())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            "serve-command: stdout: No space left on device\n",
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn a_failing_stderr_never_panics() {
+    // (args, stdin, exit status, stdout)
+    let table: &[(&[&str], &[u8], i32, &str)] = &[
+        // The summary is lost: exit 2, though there is nowhere to say why.
+        (
+            &["decode", "--summary"],
+            b"{\"command\":\"cancel\"}\n",
+            2,
+            "{\"command\":\"cancel\"}\n",
+        ),
+        (&["decode", "/nonexistent"], b"", 2, ""),
+        (&["decode", "--bogus"], b"", 2, ""),
+        (&["encode", "prompt", "-"], b"\xff", 2, ""),
+        (
+            &["decode"],
+            b"{\"command\":\"nap\"}\n",
+            1,
+            "{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}\n",
+        ),
+    ];
+    for &(args, stdin, status, stdout) in table {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(dev_full())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(status), "{args:?}");
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), stdout, "{args:?}");
+    }
 }
 
 #[test]
@@ -260,6 +478,10 @@ fn every_subcommand_has_help_with_an_example() {
     let decode_help = stdout_of(&["decode", "--help"], b"", 0);
     assert!(
         decode_help.contains("Unlike the reference engine, which stops reading at a line that is not JSON, this goes on"),
+        "{decode_help}"
+    );
+    assert!(
+        decode_help.contains("A blank line (only spaces, tabs and CRs) prints nothing"),
         "{decode_help}"
     );
     assert_eq!(
@@ -392,14 +614,85 @@ fn corpus_writes_lines_and_their_outcomes() {
 }
 
 #[test]
+fn corpus_refuses_a_folder_with_files_unless_forced() {
+    let dir = std::env::temp_dir().join(format!("serve-command-force-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let path = dir.to_str().unwrap();
+    let files = |sub: &str| {
+        let mut names: Vec<String> = std::fs::read_dir(dir.join(sub))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(stdout_of(&["corpus", path, "--count", "5"], b"", 0), "");
+    let five = std::fs::read_to_string(dir.join("expected.jsonl")).unwrap();
+    // Again without --force: refused, nothing touched.
+    let out = run(&["corpus", path, "--count", "3"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "serve-command: {path}: already holds files (--force empties {path}/corpus and replaces expected.jsonl)\n"
+        )
+    );
+    assert_eq!(files("corpus").len(), 5);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("expected.jsonl")).unwrap(),
+        five
+    );
+    // A folder holding any file counts, even without a corpus in it.
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "mine").unwrap();
+    assert_eq!(
+        run(&["corpus", other.to_str().unwrap()], b"").status.code(),
+        Some(2)
+    );
+    // With --force: the 3 lines the same seed gives, and no stale files.
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    let args = ["corpus", path, "--count", "3", "--force"];
+    assert_eq!(stdout_of(&args, b"", 0), "");
+    assert_eq!(
+        files("corpus"),
+        ["line-000000", "line-000001", "line-000002"]
+    );
+    let three = std::fs::read_to_string(dir.join("expected.jsonl")).unwrap();
+    assert_eq!(
+        three,
+        five.lines()
+            .take(3)
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    // An empty folder is fine without --force.
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let args = ["corpus", empty.to_str().unwrap(), "--count", "1"];
+    assert_eq!(stdout_of(&args, b"", 0), "");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn dict_prints_the_fuzzing_dictionary() {
     let dict = stdout_of(&["dict"], b"", 0);
-    assert_eq!(
-        dict,
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/command.dict")).unwrap()
-    );
     assert!(
         dict.contains("qkey_submission_id=\"\\\"submission_id\\\":\"\n"),
         "{dict}"
     );
+    // The fuzz targets' copy is not in the published package (fuzz/ is not
+    // shipped): compared only where it exists, in the repository.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/command.dict");
+    match std::fs::read_to_string(path) {
+        Ok(file) => assert_eq!(dict, file),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!("skipped the comparison with {path}: absent (a packaged crate)")
+        }
+        Err(e) => panic!("{path}: {e}"),
+    }
 }

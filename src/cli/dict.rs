@@ -1,5 +1,6 @@
 //! `dict`: the fuzzing dictionary.
 
+use crate::output::{self, stdout_error};
 use clap::Args;
 use std::io::{self, Write};
 
@@ -11,6 +12,9 @@ pub struct Dict {}
 /// The fuzzing dictionary, shared with `fuzz/`.
 const DICT: &str = include_str!("../../fuzz/command.dict");
 
-pub fn run(Dict {}: Dict) -> io::Result<()> {
-    io::stdout().write_all(DICT.as_bytes())
+pub fn run(Dict {}: Dict) -> output::Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(DICT.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(stdout_error)
 }

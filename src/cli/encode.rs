@@ -1,5 +1,6 @@
 //! `encode`: one command, as the line a controller writes.
 
+use crate::output::{self, io_error, stdout_error, Failure};
 use clap::{Args, Subcommand, ValueEnum};
 use serve_command::{Command, SteerKind};
 use std::io::{self, Read, Write};
@@ -91,7 +92,7 @@ pub enum Kind {
     Command,
 }
 
-pub fn run(cmd: Encode) -> io::Result<()> {
+pub fn run(cmd: Encode) -> output::Result<()> {
     let command = match cmd {
         Encode::Prompt {
             text,
@@ -120,24 +121,29 @@ pub fn run(cmd: Encode) -> io::Result<()> {
         },
     };
     let mut out = io::stdout().lock();
-    command.write_line(&mut out)?;
-    out.flush()
+    command
+        .write_line(&mut out)
+        .and_then(|()| out.flush())
+        .map_err(stdout_error)
 }
 
 /// A TEXT argument; `-` reads stdin verbatim, less one trailing LF.
-fn text_arg(text: String) -> io::Result<String> {
+fn text_arg(text: String) -> output::Result<String> {
     if text != "-" {
         return Ok(text);
     }
     let mut bytes = Vec::new();
-    io::stdin().lock().read_to_end(&mut bytes)?;
+    io::stdin()
+        .lock()
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error("stdin", &e))?;
     if bytes.last() == Some(&b'\n') {
         bytes.pop();
     }
     String::from_utf8(bytes).map_err(|e| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("stdin is not UTF-8 (byte {})", e.utf8_error().valid_up_to()),
-        )
+        Failure::Error(format!(
+            "stdin is not UTF-8 (byte {})",
+            e.utf8_error().valid_up_to()
+        ))
     })
 }

@@ -6,9 +6,10 @@ mod corpus;
 mod decode;
 mod dict;
 mod encode;
+mod output;
 
 use clap::{Parser, Subcommand};
-use std::io;
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 /// Read and write the command lines of the serve protocol.
@@ -35,14 +36,30 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
-    let result: io::Result<ExitCode> = match Cli::parse().command {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return output::exit(usage(&e)),
+    };
+    output::exit(match cli.command {
         Cmd::Decode(args) => decode::run(args),
         Cmd::Encode(cmd) => encode::run(cmd).map(|()| ExitCode::SUCCESS),
         Cmd::Corpus(args) => corpus::run(args).map(|()| ExitCode::SUCCESS),
         Cmd::Dict(args) => dict::run(args).map(|()| ExitCode::SUCCESS),
-    };
-    result.unwrap_or_else(|e| {
-        eprintln!("serve-command: {e}");
-        ExitCode::from(2)
     })
+}
+
+/// `--help`, `--version` (on stdout, exit 0) or a usage error (on stderr,
+/// exit 2), printed by clap but with its write errors handled here:
+/// `clap::Error::exit` would ignore them.
+fn usage(e: &clap::Error) -> output::Result<ExitCode> {
+    let code = ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+    let printed = e.print();
+    if e.use_stderr() {
+        printed.map_err(|io| output::io_error("stderr", &io))?;
+    } else {
+        printed
+            .and_then(|()| io::stdout().flush())
+            .map_err(output::stdout_error)?;
+    }
+    Ok(code)
 }
