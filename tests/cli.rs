@@ -208,6 +208,92 @@ fn decode_refuses_long_lines_and_goes_on() {
 }
 
 #[test]
+fn decode_format_verdict_answers_every_line_as_the_oracle_does() {
+    let input = concat!(
+        "{\"command\" : \"cancel\", \"extra\": [1]}\n",
+        "\n",
+        " \t\r\n",
+        "{\"command\":\"approval\",\"id\":\"a\"}\n",
+        "not json\n",
+        "{\"command\":\"a\\nb\\rc\\\\n\"}\n",
+        "{\"command\":\"prompt\",\"text\":\"0123456789012345678901234567890123456789\"}\n",
+        "{\"command\":\"steer\",\"text\":\"x\"}\r\n",
+        "\t",
+    );
+    let expected = concat!(
+        "OK {\"command\":\"cancel\"}\n",
+        "NOTJSON\n",
+        "NOTJSON\n",
+        "ERR expected a boolean \"allow\" field\n",
+        "NOTJSON\n",
+        // LF and CR escaped; a backslash stays as it is, as the oracle writes.
+        "ERR unknown command: a\\nb\\rc\\n\n",
+        "TOOLONG\n",
+        "OK {\"command\":\"steer\",\"kind\":\"prompt\",\"text\":\"x\"}\n",
+        "NOTJSON\n",
+    );
+    let args = ["decode", "--format", "verdict", "--max-line-len", "50"];
+    // Exit 0: a refusal is a verdict.
+    assert_eq!(stdout_of(&args, input.as_bytes(), 0), expected);
+    let numbered: String = expected
+        .lines()
+        .enumerate()
+        .map(|(n, l)| format!("{}\t{l}\n", n + 1))
+        .collect();
+    let args = [&args[..], &["--line-numbers"]].concat();
+    assert_eq!(stdout_of(&args, input.as_bytes(), 0), numbered);
+    assert_eq!(stdout_of(&["decode", "--format", "verdict"], b"", 0), "");
+}
+
+#[test]
+fn decode_answers_each_line_before_reading_the_next() {
+    // A driver that writes a line and waits for its answer, as one drives
+    // the reference oracle; blank lines included.
+    for format in ["events", "verdict"] {
+        let mut child = Command::new(BIN)
+            .args(["decode", "--format", format])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                tx.send(line.unwrap()).unwrap();
+            }
+        });
+        let exchanges: &[(&str, &str, &str)] = &[
+            (
+                "{\"command\":\"cancel\"}\n",
+                "{\"command\":\"cancel\"}",
+                "OK {\"command\":\"cancel\"}",
+            ),
+            (" \n", "", "NOTJSON"),
+            (
+                "{\"command\":\"nap\"}\n",
+                "{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}",
+                "ERR unknown command: nap",
+            ),
+        ];
+        for &(line, event, verdict) in exchanges {
+            stdin.write_all(line.as_bytes()).unwrap();
+            stdin.flush().unwrap();
+            let answer = if format == "events" { event } else { verdict };
+            if answer.is_empty() {
+                continue; // A blank line has no event.
+            }
+            let got = rx.recv_timeout(std::time::Duration::from_secs(10));
+            assert_eq!(got.as_deref(), Ok(answer), "{format}: {line:?}");
+        }
+        drop(stdin);
+        assert!(child.wait().unwrap().code().is_some());
+    }
+}
+
+#[test]
 fn decode_summary_prints_totals_then_counts() {
     let input = concat!(
         "{\"command\":\"cancel\"}\n",
