@@ -555,6 +555,7 @@ fn every_subcommand_has_help_with_an_example() {
         &["encode", "approval"],
         &["corpus"],
         &["dict"],
+        &["conform"],
     ];
     for &sub in subcommands {
         let args: Vec<&str> = sub.iter().copied().chain(["--help"]).collect();
@@ -781,4 +782,305 @@ fn dict_prints_the_fuzzing_dictionary() {
         }
         Err(e) => panic!("{path}: {e}"),
     }
+}
+
+/// A fresh folder for one test's files.
+fn scratch(test: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("serve-command-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes an executable shell script `name` into `dir`; returns its path.
+fn script(dir: &std::path::Path, name: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn conform_passes_the_crate_itself_on_its_vectors() {
+    let out = run(
+        &["conform", "--", BIN, "decode", "--format", "verdict"],
+        b"",
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), "");
+    // Every vector runs but those whose line holds a LF, which are named.
+    let vectors = include_str!("vectors/commands.jsonl");
+    let total = vectors.lines().filter(|l| !l.trim().is_empty()).count();
+    let lines: Vec<&str> = stdout.lines().collect();
+    let (last, skipped) = lines.split_last().unwrap();
+    assert!(
+        skipped.iter().all(|l| l.starts_with("skipped vector ")
+            && l.ends_with(": its line holds a LF, which the line protocol cannot carry")),
+        "{stdout}"
+    );
+    let run = total - skipped.len();
+    assert_eq!(*last, format!("{run}/{run} vectors agree"));
+    assert!(run >= 300, "{stdout}");
+}
+
+#[test]
+fn conform_runs_a_corpus_file() {
+    let dir = scratch("conform-corpus");
+    let path = dir.to_str().unwrap();
+    assert_eq!(
+        stdout_of(&["corpus", path, "--count", "200", "--seed", "3"], b"", 0),
+        ""
+    );
+    let vectors = dir.join("expected.jsonl");
+    let args = [
+        "conform",
+        "--vectors",
+        vectors.to_str().unwrap(),
+        "--",
+        BIN,
+        "decode",
+        "--format",
+        "verdict",
+    ];
+    assert_eq!(stdout_of(&args, b"", 0), "200/200 vectors agree\n");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Vectors for the tests below: each kind of expectation, a raw-bytes line,
+/// one without `why`, and one that cannot be sent.
+const SMALL_VECTORS: &str = r#"{"line": "{\"command\":\"cancel\"}", "ok": "{\"command\":\"cancel\"}", "why": "cancel"}
+{"line": "{\"command\":\"a\\nb\"}", "error": "unknown command: a\nb", "why": "a LF in the name"}
+
+{"line_base64": "77u/eyJjb21tYW5kIjoiY2FuY2VsIn0=", "not_json": true, "why": "a BOM"}
+{"line": "{\"command\":\n\"cancel\"}", "ok": "{\"command\":\"cancel\"}", "why": "a LF between tokens"}
+{"line": "[]", "error": "expected a {\"command\": ...} object"}
+"#;
+
+/// The right answers to SMALL_VECTORS, as a shell `printf` format.
+const SMALL_ANSWERS: &str = r#"OK {"command":"cancel"}\nERR unknown command: a\\nb\nNOTJSON\nERR expected a {"command": ...} object\n"#;
+
+#[test]
+fn conform_reports_each_disagreement_and_each_misbehaviour() {
+    let dir = scratch("conform");
+    let vectors = dir.join("vectors.jsonl");
+    std::fs::write(&vectors, SMALL_VECTORS).unwrap();
+    let skipped = "skipped vector 5 (a LF between tokens): its line holds a LF, which the line protocol cannot carry\n";
+    let right = format!("cat >/dev/null; printf '{SMALL_ANSWERS}'");
+    // (script name, body, stdout, stderr with {} for the script's path, status)
+    let table: &[(&str, String, String, &str, i32)] = &[
+        ("crate", format!("exec '{BIN}' decode --format verdict"), format!("{skipped}4/4 vectors agree\n"), "", 0),
+        ("right", right.clone(), format!("{skipped}4/4 vectors agree\n"), "", 0),
+        (
+            "one-wrong",
+            "cat >/dev/null; printf 'OK {\"command\":\"cancel\"}\\nERR unknown command: a\\\\nb\\nNOTJSON\\nNOTJSON\\n'".into(),
+            format!(
+                "{skipped}vector 6\n  line:     \"[]\"\n  expected: ERR expected a {{\"command\": ...}} object\n  got:      NOTJSON\n3/4 vectors agree\n"
+            ),
+            "",
+            1,
+        ),
+        (
+            "crlf",
+            format!("'{BIN}' decode --format verdict | sed 's/$/\\r/'"),
+            format!(
+                "{skipped}vector 1: cancel\n  line:     \"{{\\\"command\\\":\\\"cancel\\\"}}\"\n  expected: OK {{\"command\":\"cancel\"}}\n  got:      OK {{\"command\":\"cancel\"}}\\r\n\
+                 vector 2: a LF in the name\n  line:     \"{{\\\"command\\\":\\\"a\\\\nb\\\"}}\"\n  expected: ERR unknown command: a\\nb\n  got:      ERR unknown command: a\\nb\\r\n\
+                 vector 4: a BOM\n  line:     base64 77u/eyJjb21tYW5kIjoiY2FuY2VsIn0=\n  expected: NOTJSON\n  got:      NOTJSON\\r\n\
+                 vector 6\n  line:     \"[]\"\n  expected: ERR expected a {{\"command\": ...}} object\n  got:      ERR expected a {{\"command\": ...}} object\\r\n\
+                 0/4 vectors agree\n"
+            ),
+            "",
+            1,
+        ),
+        (
+            "dies",
+            "head -c 23 >/dev/null; echo 'OK {\"command\":\"cancel\"}'; exit 3".into(),
+            String::new(),
+            "serve-command: {} exited with status 3 (after 1 of 4 lines)\n",
+            2,
+        ),
+        (
+            "killed",
+            "kill -9 $$".into(),
+            String::new(),
+            "serve-command: {} was killed by signal 9 (after 0 of 4 lines)\n",
+            2,
+        ),
+        (
+            "too-few",
+            "cat >/dev/null; printf 'OK {\"command\":\"cancel\"}\\nNOTJSON\\nNOTJSON\\n'".into(),
+            String::new(),
+            "serve-command: {} answered 3 lines for 4\n",
+            2,
+        ),
+        (
+            "too-many",
+            format!("{right}; echo NOTJSON"),
+            String::new(),
+            "serve-command: {} answered 5 lines for 4\n",
+            2,
+        ),
+        (
+            "silent",
+            "cat >/dev/null".into(),
+            String::new(),
+            "serve-command: {} answered 0 lines for 4\n",
+            2,
+        ),
+    ];
+    for (name, body, stdout, stderr, status) in table {
+        let path = script(&dir, name, body);
+        let args = [
+            "conform",
+            "--vectors",
+            vectors.to_str().unwrap(),
+            "--",
+            &path,
+        ];
+        let out = run(&args, b"");
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), *stdout, "{name}");
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            stderr.replace("{}", &path),
+            "{name}"
+        );
+        assert_eq!(out.status.code(), Some(*status), "{name}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn conform_kills_a_program_that_hangs() {
+    let dir = scratch("conform-hang");
+    // `exec`: the killed process is the one holding the pipes.
+    let table = [
+        ("reads-nothing", "exec sleep 60".to_owned()),
+        ("reads-all", "cat >/dev/null; exec sleep 60".to_owned()),
+        (
+            "answers-then-waits",
+            format!("'{BIN}' decode --format verdict; exec sleep 60"),
+        ),
+    ];
+    for (name, body) in table {
+        let path = script(&dir, name, &body);
+        let start = std::time::Instant::now();
+        let out = run(&["conform", "--timeout", "0.5", "--", &path], b"");
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "{name}"
+        );
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), "", "{name}");
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            format!("serve-command: {path} did not finish within 500ms; killed it\n"),
+            "{name}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn conform_usage_and_vectors_errors_exit_2() {
+    let dir = scratch("conform-usage");
+    let bad = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let table: Vec<(Vec<String>, String)> = vec![
+        (
+            vec!["--".into(), "/nonexistent/impl".into()],
+            "serve-command: /nonexistent/impl: No such file or directory\n".into(),
+        ),
+        (
+            vec![
+                "--vectors".into(),
+                "/nonexistent/v.jsonl".into(),
+                "--".into(),
+                "true".into(),
+            ],
+            "serve-command: /nonexistent/v.jsonl: No such file or directory\n".into(),
+        ),
+    ];
+    let files: &[(&str, &str, &str)] = &[
+        (
+            "not-json",
+            "{\"line\": \"x\", \"ok\": \"y\"}\nnope\n",
+            "line 2: not JSON: expected ident at line 1 column 2",
+        ),
+        ("not-object", "[1]\n", "line 1: not a JSON object"),
+        (
+            "two-lines",
+            "{\"line\":\"x\",\"line_base64\":\"eA==\",\"not_json\":true}\n",
+            "line 1: needs exactly one of \"line\" and \"line_base64\"",
+        ),
+        (
+            "no-line",
+            "{\"not_json\":true}\n",
+            "line 1: needs exactly one of \"line\" and \"line_base64\"",
+        ),
+        (
+            "line-number",
+            "{\"line\":1,\"not_json\":true}\n",
+            "line 1: \"line\" is not a string",
+        ),
+        (
+            "bad-base64",
+            "{\"line_base64\":\"eA=\",\"not_json\":true}\n",
+            "line 1: \"line_base64\" is not base64: length 3 is not a multiple of 4",
+        ),
+        (
+            "two-outcomes",
+            "{\"line\":\"x\",\"ok\":\"x\",\"error\":\"y\"}\n",
+            "line 1: needs exactly one of \"ok\", \"error\" and \"not_json\"",
+        ),
+        (
+            "no-outcome",
+            "{\"line\":\"x\"}\n",
+            "line 1: needs exactly one of \"ok\", \"error\" and \"not_json\"",
+        ),
+        (
+            "not-json-false",
+            "{\"line\":\"x\",\"not_json\":false}\n",
+            "line 1: \"not_json\" is not true",
+        ),
+        (
+            "why-number",
+            "{\"line\":\"x\",\"not_json\":true,\"why\":1}\n",
+            "line 1: \"why\" is not a string",
+        ),
+    ];
+    let mut table = table;
+    for &(name, text, message) in files {
+        let path = bad(name, text);
+        table.push((
+            vec!["--vectors".into(), path.clone(), "--".into(), "true".into()],
+            format!("serve-command: {path}: {message}\n"),
+        ));
+    }
+    for (args, stderr) in &table {
+        let args: Vec<&str> = ["conform"]
+            .into_iter()
+            .chain(args.iter().map(String::as_str))
+            .collect();
+        let out = run(&args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), *stderr, "{args:?}");
+        assert_eq!(out.stdout, b"", "{args:?}");
+    }
+    // Usage errors: no program, no `--`, a bad timeout.
+    for args in [
+        &["conform"][..],
+        &["conform", "true"],
+        &["conform", "--timeout", "0", "--", "true"],
+        &["conform", "--timeout", "soon", "--", "true"],
+    ] {
+        let out = run(args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(!out.stderr.is_empty(), "{args:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

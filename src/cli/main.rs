@@ -2,6 +2,7 @@
 //! protocol's command lines, from a shell.
 #![forbid(unsafe_code)]
 
+mod conform;
 mod corpus;
 mod decode;
 mod dict;
@@ -19,7 +20,8 @@ use std::process::ExitCode;
     version,
     after_help = "Examples:
   serve-command encode prompt \"fix it\" | serve-command decode
-  serve-command decode session.jsonl --summary"
+  serve-command decode session.jsonl --summary
+  serve-command conform -- ./my_impl"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -31,6 +33,7 @@ enum Cmd {
     Decode(decode::Decode),
     #[command(subcommand)]
     Encode(encode::Encode),
+    Conform(conform::Conform),
     Corpus(corpus::Corpus),
     Dict(dict::Dict),
 }
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
     output::exit(match cli.command {
         Cmd::Decode(args) => decode::run(args),
         Cmd::Encode(cmd) => encode::run(cmd).map(|()| ExitCode::SUCCESS),
+        Cmd::Conform(args) => conform::run(args),
         Cmd::Corpus(args) => corpus::run(args).map(|()| ExitCode::SUCCESS),
         Cmd::Dict(args) => dict::run(args).map(|()| ExitCode::SUCCESS),
     })
