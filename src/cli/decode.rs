@@ -212,7 +212,7 @@ impl<W: Write> BufRead for Input<W> {
 
     fn consume(&mut self, n: usize) {
         // The reader consumes up to and including a LF, never past it.
-        self.line_ended = n > 0 && self.inner.buffer()[n - 1] == b'\n';
+        self.line_ended = n > 0 && self.inner.buffer().get(n - 1) == Some(&b'\n');
         self.inner.consume(n);
     }
 }
