@@ -316,16 +316,10 @@ impl Tally {
 
 /// The wire name of a command, for the summary; goal's two actions apart.
 fn name(command: &Command) -> &'static str {
-    #[allow(unreachable_patterns)] // `Command` is to become `#[non_exhaustive]`.
     match command {
-        Command::Prompt { .. } => "prompt",
-        Command::Steer { .. } => "steer",
-        Command::Compact => "compact",
-        Command::Cancel => "cancel",
         Command::GoalSet { .. } => "goal set",
         Command::GoalClear => "goal clear",
-        Command::ApprovalDecision { .. } => "approval",
-        _ => "other command",
+        other => other.name(),
     }
 }
 
