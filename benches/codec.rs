@@ -680,7 +680,7 @@ fn owned_strs(cmd: &Command) -> Vec<&str> {
             .collect(),
         Command::Steer { text, .. } | Command::GoalSet { text, .. } => vec![text],
         Command::ApprovalDecision { id, .. } => vec![id],
-        Command::Compact | Command::Cancel | Command::GoalClear => vec![],
+        _ => vec![],
     }
 }
 

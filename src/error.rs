@@ -1,48 +1,15 @@
-//! The errors a line can earn: the reference's wire strings, and the places
-//! where a line is not JSON at all.
+//! The errors every revision shares: where a line is not JSON at all
+//! ([`SyntaxError`]), why one line is not a command ([`LineError`]), and why
+//! a stream refused a line or stopped ([`ReadError`]). Each revision brings
+//! its own `ParseError`, the wire strings of its rules.
+//!
+//! Each error either displays its cause or returns it from `source()`, never
+//! both: every one here displays its cause, so a chain printer shows each
+//! message once.
 
-use std::fmt;
-
-/// A JSON line that is not a command this protocol can read.
-///
-/// `Display` is exactly the string the reference's `Command::parse` returns.
-/// Those strings are wire contract, not diagnostics: an engine sends them
-/// back in a `command_error` event and controllers read them.
-#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ParseError {
-    /// `prompt` or `steer` without a string `text`.
-    #[error("expected a string \"text\" field")]
-    ExpectedText,
-    /// `prompt` whose `submission_id` is present but not a string (`null`
-    /// included: absent means untagged, `null` means nothing).
-    #[error("expected a string \"submission_id\" field")]
-    ExpectedSubmissionId,
-    /// `steer` whose `kind` is present but not a string (`null` included).
-    #[error("expected a string \"kind\" field")]
-    ExpectedKind,
-    /// `steer` whose `kind` is a string other than `"prompt"` or `"command"`
-    /// (case-sensitive). Holds the kind verbatim.
-    #[error("unknown steer kind: {0}")]
-    UnknownSteerKind(String),
-    /// `goal` that is neither `{"action":"set","text":<string>}` nor
-    /// `{"action":"clear"}`.
-    #[error("expected {{\"action\": \"set\", \"text\": ...}} or {{\"action\": \"clear\"}}")]
-    ExpectedGoal,
-    /// `approval` without a string `id`.
-    #[error("expected a string \"id\" field")]
-    ExpectedId,
-    /// `approval` with a string `id` but no boolean `allow`.
-    #[error("expected a boolean \"allow\" field")]
-    ExpectedAllow,
-    /// A string `command` that names no command. Holds the name verbatim,
-    /// even when it is empty or contains a newline.
-    #[error("unknown command: {0}")]
-    UnknownCommand(String),
-    /// The JSON is not an object, or has no string `command` field.
-    #[error("expected a {{\"command\": ...}} object")]
-    ExpectedCommand,
-}
+use crate::wire::escape;
+use crate::ParseError;
+use std::{error, fmt, io};
 
 /// Why a line is not JSON (as the reference's JSON parser sees it), and where.
 ///
@@ -62,11 +29,13 @@ impl SyntaxError {
     }
 
     /// Byte offset into the line (zero-based) where the problem was found.
+    #[must_use]
     pub fn offset(&self) -> usize {
         self.offset
     }
 
     /// What is wrong, without the position: `"expected ',' or '}'"`, say.
+    #[must_use]
     pub fn reason(&self) -> &'static str {
         self.what
     }
@@ -85,30 +54,206 @@ impl fmt::Debug for SyntaxError {
     }
 }
 
-impl std::error::Error for SyntaxError {}
+impl error::Error for SyntaxError {}
 
-/// Why one raw line did not decode into a [`Command`](crate::Command).
-#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq, Hash)]
-pub enum LineError {
+/// Why one raw line did not decode into a command.
+///
+/// `E` is the revision's `ParseError`: [`ParseError`] for the seed's
+/// revision (the default), `v2::ParseError` for the later one. `Display` is
+/// the inner error's, unchanged: this type only says which kind it is.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum LineError<E = ParseError> {
     /// The line is not JSON. The reference engine answers this with
     /// `command stream: <detail>` and stops reading.
-    #[error("{0}")]
-    Syntax(#[from] SyntaxError),
-    /// The line is JSON, but not a command this protocol can read. Displays
+    Syntax(SyntaxError),
+    /// The line is JSON, but not a command this revision can read. Displays
     /// the wire string unchanged.
-    #[error("{0}")]
-    Command(#[from] ParseError),
+    Command(E),
 }
 
-impl LineError {
+impl<E> LineError<E> {
+    /// Whether the engine reports this as `command stream: ...`, the errors
+    /// at which the reference engine stops reading: true for a line that is
+    /// not JSON, false for one that is JSON but not a command.
+    #[must_use]
+    pub fn is_stream_error(&self) -> bool {
+        matches!(self, LineError::Syntax(_))
+    }
+}
+
+impl<E: fmt::Display> LineError<E> {
     /// The engine's reply to this line, as one line ending in `"\n"`:
     /// `{"event":"command_error","error":<message>}`, where `<message>` is the
-    /// [`ParseError`] string, or `command stream: <detail>` for a line that is
-    /// not JSON. Ready to be written to the engine's stdout as it is.
+    /// parse error's wire string, or `command stream: <detail>` for a line
+    /// that is not JSON. Ready to be written to the engine's stdout as it is.
+    #[must_use]
     pub fn event_line(&self) -> String {
         match self {
-            LineError::Syntax(e) => crate::encode::event_line(&format!("command stream: {e}")),
-            LineError::Command(e) => crate::encode::event_line(&e.to_string()),
+            LineError::Syntax(e) => escape::event_line(&format!("command stream: {e}")),
+            LineError::Command(e) => escape::event_line(&e.to_string()),
         }
     }
 }
+
+impl<E> From<SyntaxError> for LineError<E> {
+    fn from(e: SyntaxError) -> Self {
+        LineError::Syntax(e)
+    }
+}
+
+impl From<ParseError> for LineError {
+    fn from(e: ParseError) -> Self {
+        LineError::Command(e)
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for LineError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LineError::Syntax(e) => e.fmt(f),
+            LineError::Command(e) => e.fmt(f),
+        }
+    }
+}
+
+impl<E: error::Error> error::Error for LineError<E> {
+    // Transparent: the inner error is displayed, so its source is ours.
+    fn source(&self) -> Option<&(dyn error::Error + 'static)> {
+        match self {
+            LineError::Syntax(e) => e.source(),
+            LineError::Command(e) => e.source(),
+        }
+    }
+}
+
+/// Why a [`CommandReader`](crate::CommandReader) (or `CommandCodec`) refused
+/// a line, or stopped.
+///
+/// Line numbers are 1-based and count every physical line, blank ones
+/// included, as an editor would.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ReadError<E = ParseError> {
+    /// The line is not a command. The stream goes on with the next line.
+    ///
+    /// Displays as `line <line>: <error>`.
+    Line {
+        /// The line's number.
+        line: u64,
+        /// Why it is not a command.
+        error: LineError<E>,
+    },
+    /// The line is longer than `max` bytes (its LF excluded; a CR before it
+    /// counts). It was skipped without being buffered; the stream goes on
+    /// with the next line.
+    ///
+    /// Displays as `line <line> is longer than <max> bytes`.
+    TooLong {
+        /// The line's number.
+        line: u64,
+        /// The limit it broke.
+        max: usize,
+    },
+    /// Reading the underlying stream failed. A [`CommandReader`] ends after
+    /// this item; a line it had begun is lost.
+    ///
+    /// Displays as `read failed: <the I/O error>`.
+    ///
+    /// [`CommandReader`]: crate::CommandReader
+    Io(io::Error),
+}
+
+impl<E> ReadError<E> {
+    /// Whether the engine reports this as `command stream: ...`, the errors
+    /// at which the reference engine stops reading: a line that is not JSON,
+    /// a line over the limit, a failed read. False for a line that is JSON
+    /// but not a command, after which the engine reads on.
+    ///
+    /// ```
+    /// use serve_command::{CommandReader, ReadError};
+    /// let mut reader = CommandReader::new(&b"{\"command\":\"nap\"}\nnot json\n"[..]);
+    /// assert!(!reader.next().unwrap().unwrap_err().is_stream_error());
+    /// assert!(reader.next().unwrap().unwrap_err().is_stream_error());
+    /// ```
+    #[must_use]
+    pub fn is_stream_error(&self) -> bool {
+        match self {
+            ReadError::Line { error, .. } => error.is_stream_error(),
+            ReadError::TooLong { .. } | ReadError::Io(_) => true,
+        }
+    }
+}
+
+impl<E: fmt::Display> ReadError<E> {
+    /// The engine's reply, as one line ending in `"\n"`, ready to be written
+    /// to stdout: `{"event":"command_error","error":<message>}`.
+    ///
+    /// `<message>` is [`LineError::event_line`]'s: the parse error's wire
+    /// string for a line that is JSON but not a command, `command stream:
+    /// <syntax error>` for one that is not JSON. For the other variants it
+    /// is `command stream: ` followed by the error's `Display`:
+    /// `command stream: line 3 is longer than 65536 bytes`,
+    /// `command stream: read failed: <the I/O error>`.
+    ///
+    /// ```
+    /// use serve_command::ReadError;
+    /// let e: ReadError = ReadError::TooLong { line: 3, max: 65536 };
+    /// assert_eq!(
+    ///     e.event_line(),
+    ///     "{\"event\":\"command_error\",\"error\":\"command stream: line 3 is longer than 65536 bytes\"}\n",
+    /// );
+    /// ```
+    #[must_use]
+    pub fn event_line(&self) -> String {
+        match self {
+            // The line number stays out: the reference's message has none.
+            ReadError::Line { error, .. } => error.event_line(),
+            ReadError::TooLong { .. } | ReadError::Io(_) => {
+                escape::event_line(&format!("command stream: {self}"))
+            }
+        }
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for ReadError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Line { line, error } => write!(f, "line {line}: {error}"),
+            ReadError::TooLong { line, max } => write!(f, "line {line} is longer than {max} bytes"),
+            ReadError::Io(e) => write!(f, "read failed: {e}"),
+        }
+    }
+}
+
+impl<E: error::Error> error::Error for ReadError<E> {
+    // Each variant displays its cause, so the chain goes on from the cause's
+    // own source.
+    fn source(&self) -> Option<&(dyn error::Error + 'static)> {
+        match self {
+            ReadError::Line { error, .. } => error.source(),
+            ReadError::TooLong { .. } => None,
+            ReadError::Io(e) => e.source(),
+        }
+    }
+}
+
+/// A `command_error` message that names no revision's `ParseError`: a
+/// `command stream: ...` message, another revision's string, or text that
+/// is not the protocol's.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UnknownMessage(());
+
+impl UnknownMessage {
+    #[cold]
+    pub(crate) fn new() -> Self {
+        UnknownMessage(())
+    }
+}
+
+impl fmt::Display for UnknownMessage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("not one of the protocol's command error messages")
+    }
+}
+
+impl error::Error for UnknownMessage {}

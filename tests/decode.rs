@@ -94,7 +94,10 @@ fn syntax_errors_say_what_and_where() {
             "{:?}",
             String::from_utf8_lossy(line)
         );
-        assert_eq!(LineError::Syntax(e.clone()).to_string(), expected);
+        assert_eq!(
+            LineError::<ParseError>::Syntax(e.clone()).to_string(),
+            expected
+        );
         assert!(expected.ends_with(&format!(" at byte {}", e.offset())));
         assert!(expected.starts_with(e.reason()));
     }

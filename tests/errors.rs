@@ -1,7 +1,9 @@
 //! Every wire error string, and which one wins when a line has several
 //! faults. These strings are what controllers read.
 
-use serve_command::{Command, LineError, ParseError};
+use serve_command::{Command, CommandReader, LineError, ParseError, ReadError, SteerKind};
+use std::error::Error;
+use std::{fmt, io};
 
 #[track_caller]
 fn refused(line: &str, expected: ParseError, message: &str) {
@@ -221,5 +223,223 @@ fn what_other_commands_carry_is_ignored() {
     ];
     for (line, command) in table {
         assert_eq!(Command::from_slice(line.as_bytes()), Ok(command), "{line}");
+    }
+}
+
+/// The messages of `error` and its `source()` chain, outermost first.
+fn chain(error: &dyn Error) -> Vec<String> {
+    let mut messages = vec![error.to_string()];
+    let mut next = error.source();
+    while let Some(e) = next {
+        messages.push(e.to_string());
+        next = e.source();
+    }
+    messages
+}
+
+/// No message in the chain repeats another's, nor is contained in the one
+/// before it and also returned as its source.
+#[track_caller]
+fn reads_once(error: &dyn Error, expected: &[&str]) {
+    let messages = chain(error);
+    assert_eq!(messages, expected);
+    for pair in messages.windows(2) {
+        assert!(
+            !pair[0].contains(&pair[1]),
+            "{:?} displays its source {:?} too",
+            pair[0],
+            pair[1]
+        );
+    }
+}
+
+/// An I/O failure with a cause of its own, as a wrapped transport error has.
+#[derive(Debug)]
+struct Transport;
+
+impl fmt::Display for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("connection reset")
+    }
+}
+
+impl Error for Transport {}
+
+#[derive(Debug)]
+struct Tunnel(Transport);
+
+impl fmt::Display for Tunnel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("tunnel closed")
+    }
+}
+
+impl Error for Tunnel {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+#[test]
+fn every_error_reads_once_down_its_source_chain() {
+    let syntax = Command::from_slice(b"{\"command\"").unwrap_err();
+    let nap = Command::from_slice(br#"{"command":"nap"}"#).unwrap_err();
+    reads_once(&syntax, &["unexpected end of line at byte 10"]);
+    reads_once(&nap, &["unknown command: nap"]);
+    reads_once(
+        &ReadError::Line {
+            line: 1,
+            error: nap.clone(),
+        },
+        &["line 1: unknown command: nap"],
+    );
+    reads_once(
+        &ReadError::Line {
+            line: 4,
+            error: syntax,
+        },
+        &["line 4: unexpected end of line at byte 10"],
+    );
+    reads_once(
+        &ReadError::<ParseError>::TooLong { line: 2, max: 10 },
+        &["line 2 is longer than 10 bytes"],
+    );
+    reads_once(
+        &ReadError::<ParseError>::Io(io::Error::other("boom")),
+        &["read failed: boom"],
+    );
+    // A cause below the I/O error is still reachable, once.
+    reads_once(
+        &ReadError::<ParseError>::Io(io::Error::other(Tunnel(Transport))),
+        &["read failed: tunnel closed", "connection reset"],
+    );
+}
+
+/// Every variant, with payloads a controller can meet: empty, with a
+/// newline, non-ASCII, and looking like another message.
+fn every_parse_error() -> Vec<ParseError> {
+    use ParseError::*;
+    let mut all = vec![
+        ExpectedText,
+        ExpectedSubmissionId,
+        ExpectedKind,
+        ExpectedGoal,
+        ExpectedId,
+        ExpectedAllow,
+        ExpectedCommand,
+    ];
+    for payload in [
+        "",
+        "nap",
+        "two\nlines",
+        "日本語 😀",
+        "expected a string \"text\" field",
+        "unknown command: x",
+        " ",
+    ] {
+        all.push(UnknownCommand(payload.into()));
+        all.push(UnknownSteerKind(payload.into()));
+    }
+    all
+}
+
+#[test]
+fn every_wire_string_parses_back_into_its_error() {
+    for error in every_parse_error() {
+        assert_eq!(error.to_string().parse::<ParseError>(), Ok(error.clone()));
+        // As a controller meets it: inside an engine's event line.
+        let event: serde_json::Value =
+            serde_json::from_str(&LineError::Command(error.clone()).event_line()).unwrap();
+        let message = event["error"].as_str().unwrap();
+        assert_eq!(message.parse::<ParseError>(), Ok(error));
+    }
+    assert_eq!(
+        "unknown command: nap".parse(),
+        Ok(ParseError::UnknownCommand("nap".into()))
+    );
+}
+
+#[test]
+fn other_messages_are_not_parse_errors() {
+    for message in [
+        "",
+        "command stream: unterminated string at byte 3",
+        "command stream: line 3 is longer than 10 bytes",
+        "expected a string \"text\" field ",
+        "Expected a string \"text\" field",
+        "unknown command:nap",
+        "invalid background job command",
+    ] {
+        let err = message.parse::<ParseError>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "not one of the protocol's command error messages"
+        );
+    }
+}
+
+#[test]
+fn stream_errors_are_the_ones_the_engine_stops_at() {
+    let input =
+        b"{\"command\":\"nap\"}\n{\"command\":\"prompt\"}\nnope\n{\"command\":\"cancel\"}\n\
+                  {\"command\":\"prompt\",\"text\":\"0123456789\"}\n";
+    let got: Vec<(String, bool)> = CommandReader::with_max_line_len(&input[..], 30)
+        .filter_map(Result::err)
+        .map(|e| (e.to_string(), e.is_stream_error()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("line 1: unknown command: nap".to_owned(), false),
+            ("line 2: expected a string \"text\" field".to_owned(), false),
+            ("line 3: expected a JSON value at byte 0".to_owned(), true),
+            ("line 5 is longer than 30 bytes".to_owned(), true),
+        ]
+    );
+    assert!(ReadError::<ParseError>::Io(io::Error::other("x")).is_stream_error());
+    let syntax = Command::from_slice(b"[").unwrap_err();
+    assert!(syntax.is_stream_error());
+    assert!(!LineError::Command(ParseError::ExpectedId).is_stream_error());
+}
+
+#[test]
+fn every_command_has_its_wire_name() {
+    let table = [
+        (
+            Command::Prompt {
+                text: "t".into(),
+                submission_id: None,
+            },
+            "prompt",
+        ),
+        (
+            Command::Steer {
+                kind: SteerKind::Command,
+                text: "/diff".into(),
+            },
+            "steer",
+        ),
+        (Command::Compact, "compact"),
+        (Command::Cancel, "cancel"),
+        (
+            Command::GoalSet {
+                text: "g".into(),
+                auto: true,
+            },
+            "goal",
+        ),
+        (Command::GoalClear, "goal"),
+        (
+            Command::ApprovalDecision {
+                id: "a".into(),
+                allow: false,
+            },
+            "approval",
+        ),
+    ];
+    for (command, name) in table {
+        assert_eq!(command.name(), name);
+        // The name is the line's `"command"` value.
+        assert_eq!(command.to_json()["command"], name);
     }
 }

@@ -371,9 +371,6 @@ fn display_and_event_lines() {
 fn read_error_is_a_thread_safe_error() {
     fn is_error<E: std::error::Error + Send + Sync + 'static>() {}
     is_error::<ReadError>();
-    let io = ReadError::Io(io::Error::other("x"));
-    let source = std::error::Error::source(&io).unwrap();
-    assert_eq!(source.to_string(), "x");
 }
 
 /// `len` bytes of `a`, then `tail`, made as they are read.

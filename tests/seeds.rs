@@ -148,6 +148,7 @@ fn arbitrary_bytes(cmd: &Command) -> Vec<u8> {
             let kind = match kind {
                 SteerKind::Prompt => 0,
                 SteerKind::Command => 1,
+                other => panic!("no arbitrary layout for {other:?}"),
             };
             vec![variant(1), Read::Front(tag(kind, 2)), Read::Rest(text)]
         }
@@ -156,6 +157,7 @@ fn arbitrary_bytes(cmd: &Command) -> Vec<u8> {
         Command::GoalSet { text, auto } => vec![variant(4), Read::Str(text), flag(*auto)],
         Command::GoalClear => vec![variant(5)],
         Command::ApprovalDecision { id, allow } => vec![variant(6), Read::Str(id), flag(*allow)],
+        other => panic!("no arbitrary layout for {other:?}"),
     })
 }
 

@@ -17,6 +17,7 @@ pub fn to_model(c: &Command) -> ModelCommand {
             kind: match kind {
                 SteerKind::Prompt => "prompt",
                 SteerKind::Command => "command",
+                other => panic!("a steer kind the model does not know: {other:?}"),
             },
             text,
         },
@@ -25,5 +26,8 @@ pub fn to_model(c: &Command) -> ModelCommand {
         Command::GoalSet { text, auto } => ModelCommand::GoalSet { text, auto },
         Command::GoalClear => ModelCommand::GoalClear,
         Command::ApprovalDecision { id, allow } => ModelCommand::ApprovalDecision { id, allow },
+        // `Command` is non-exhaustive: a command the model does not know yet
+        // must fail the comparison, not pass it.
+        other => panic!("a command the model does not know: {other:?}"),
     }
 }

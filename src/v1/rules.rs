@@ -1,4 +1,4 @@
-//! The wire's decoding rules, written once.
+//! The seed revision's decoding rules, written once.
 //!
 //! Every decoding path (`Command::parse` over a `serde_json::Value`,
 //! `Command::from_slice` over raw bytes, `Deserialize`) first reduces its
@@ -6,58 +6,8 @@
 //! a string, `true`, `false`, or anything else. Then [`decide`] applies the
 //! reference's match arms to those fields. No other file knows the arms.
 
-use crate::{Command, ParseError, SteerKind};
-
-/// A string as a decoding path holds it, turned into a `String` only when a
-/// command or an error takes ownership of it.
-pub(crate) trait WireStr {
-    /// Whether the (unescaped) string equals `lit`.
-    fn is(&self, lit: &str) -> bool;
-    /// The (unescaped) string, owned.
-    fn into_string(self) -> String;
-}
-
-impl WireStr for &str {
-    #[inline]
-    fn is(&self, lit: &str) -> bool {
-        *self == lit
-    }
-    #[inline]
-    fn into_string(self) -> String {
-        self.to_owned()
-    }
-}
-
-impl WireStr for String {
-    #[inline]
-    fn is(&self, lit: &str) -> bool {
-        self == lit
-    }
-    #[inline]
-    fn into_string(self) -> String {
-        self
-    }
-}
-
-/// What one known key holds. Only the distinctions the rules draw are kept.
-pub(crate) enum Slot<S> {
-    Absent,
-    Str(S),
-    True,
-    False,
-    /// Present, but a number, `null`, an array or an object.
-    Other,
-}
-
-impl<S> Slot<S> {
-    #[inline]
-    fn string(self) -> Option<S> {
-        match self {
-            Slot::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-}
+use crate::v1::{Command, ParseError, SteerKind};
+use crate::wire::fields::{FieldSet, Slot, WireStr};
 
 /// The protocol's keys, as found in one object. A duplicate key overwrites
 /// (the last one wins, as in the reference's JSON parser).
@@ -84,12 +34,6 @@ impl<S> Fields<S> {
             id: Slot::Absent,
             allow: Slot::Absent,
         }
-    }
-
-    /// The slot for a known key, or `None` for a key the rules never read.
-    #[inline]
-    pub fn slot(&mut self, key: &[u8]) -> Option<&mut Slot<S>> {
-        Key::from_bytes(key).map(|key| self.slot_of(key))
     }
 
     #[inline]
@@ -137,9 +81,14 @@ impl Key {
     }
 }
 
-/// Longest known key, in bytes: an escaped key that unescapes to more
-/// cannot be one of ours.
-pub(crate) const MAX_KEY_LEN: usize = "submission_id".len();
+impl<S> FieldSet<S> for Fields<S> {
+    const MAX_KEY_LEN: usize = "submission_id".len();
+
+    #[inline]
+    fn slot(&mut self, key: &[u8]) -> Option<&mut Slot<S>> {
+        Key::from_bytes(key).map(|key| self.slot_of(key))
+    }
+}
 
 /// A JSON value that is not an object: no fields, so no command.
 #[inline]

@@ -1,10 +1,8 @@
-//! Writing the wire line: compact JSON, the reference's key order and string
-//! escaping, one `\n` at the end.
-//!
-//! The key order lives in [`Command::entries`]; this file only spells JSON.
+//! Spelling JSON as the reference writes it, for every revision's encoder and
+//! for the engine's `command_error` events: string escaping, and the sinks
+//! the bytes go to (a `String`, a length count, a stack buffer before a
+//! writer). The shape of each revision's line lives with its command type.
 
-use crate::command::Val;
-use crate::Command;
 use std::convert::Infallible;
 use std::io;
 
@@ -34,7 +32,7 @@ impl Sink for String {
 }
 
 /// Counts the bytes it is given, so `to_line` can allocate exactly once.
-struct Len(usize);
+pub(crate) struct Len(pub(crate) usize);
 
 impl Sink for Len {
     type Error = Infallible;
@@ -183,36 +181,6 @@ fn escape_bytes(byte: u8) -> &'static [u8] {
     &entry[..usize::from(entry[7])]
 }
 
-/// Writes `cmd` as its wire line, LF included.
-pub(crate) fn write_command<K: Sink>(cmd: &Command, k: &mut K) -> Result<(), K::Error> {
-    let mut first = true;
-    // Inlined at each entry, so that every key and bracket is a copy of a
-    // length known at compile time (no call); only strings are scanned.
-    cmd.entries(
-        #[inline(always)]
-        |key, val| {
-            k.put(if first { "{\"" } else { ",\"" })?;
-            first = false;
-            k.put(key)?;
-            k.put("\":")?;
-            match val {
-                Val::Str(s) => write_str(k, s),
-                Val::Bool(b) => k.put(if b { "true" } else { "false" }),
-            }
-        },
-    )?;
-    k.put("}\n")
-}
-
-/// The wire line in a `String` allocated once, at its exact length.
-pub(crate) fn to_line(cmd: &Command) -> String {
-    let mut len = Len(0);
-    let Ok(()) = write_command(cmd, &mut len);
-    let mut line = String::with_capacity(len.0);
-    let Ok(()) = write_command(cmd, &mut line);
-    line
-}
-
 /// `{"event":"command_error","error":<message>}` and a LF.
 pub(crate) fn event_line(message: &str) -> String {
     let mut line = String::with_capacity(message.len() + 40);
@@ -231,7 +199,7 @@ pub(crate) fn event_line(message: &str) -> String {
 /// general case is one out-of-line copy, which keeps the encoder small.
 #[inline(always)]
 pub(crate) fn write_str<K: Sink>(k: &mut K, s: &str) -> Result<(), K::Error> {
-    if s.len() <= 16 && crate::decode::next_special(s.as_bytes(), 0) == s.len() {
+    if s.len() <= 16 && crate::wire::find::next_special(s.as_bytes(), 0) == s.len() {
         k.put("\"")?;
         k.put(s)?;
         return k.put("\"");
@@ -246,7 +214,7 @@ fn write_escaped<K: Sink>(k: &mut K, s: &str) -> Result<(), K::Error> {
     k.put("\"")?;
     let mut run = 0;
     loop {
-        let i = crate::decode::next_special(bytes, run);
+        let i = crate::wire::find::next_special(bytes, run);
         // `i` is at an ASCII byte (or the end), so the run ends on a char
         // boundary.
         k.put(&s[run..i])?;

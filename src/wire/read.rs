@@ -1,82 +1,14 @@
 //! Reading commands from a byte stream, as an engine reads its stdin.
 
-use crate::framing::Framer;
-use crate::{Command, LineError};
+use crate::wire::framing::{Framer, Item};
+use crate::{Command, ReadError, Revision};
+use std::fmt;
 use std::io::{self, BufRead};
+use std::marker::PhantomData;
 
 /// The longest line, in bytes and without its LF, that [`CommandReader::new`]
 /// reads: 64 MiB. Longer lines are refused with [`ReadError::TooLong`].
 pub const DEFAULT_MAX_LINE_LEN: usize = 64 * 1024 * 1024;
-
-/// Why a [`CommandReader`] (or `CommandCodec`) refused a line, or stopped.
-///
-/// Line numbers are 1-based and count every physical line, blank ones
-/// included, as an editor would.
-#[derive(thiserror::Error, Debug)]
-#[non_exhaustive]
-pub enum ReadError {
-    /// The line is not a command. The stream goes on with the next line.
-    ///
-    /// Displays as `line <line>: <error>`.
-    #[error("line {line}: {error}")]
-    Line {
-        /// The line's number.
-        line: u64,
-        /// Why it is not a command.
-        #[source]
-        error: LineError,
-    },
-    /// The line is longer than `max` bytes (its LF excluded; a CR before it
-    /// counts). It was skipped without being buffered; the stream goes on
-    /// with the next line.
-    ///
-    /// Displays as `line <line> is longer than <max> bytes`.
-    #[error("line {line} is longer than {max} bytes")]
-    TooLong {
-        /// The line's number.
-        line: u64,
-        /// The limit it broke.
-        max: usize,
-    },
-    /// Reading the underlying stream failed. A [`CommandReader`] ends after
-    /// this item; a line it had begun is lost.
-    ///
-    /// Displays as `read failed: <the I/O error>`.
-    #[error("read failed: {0}")]
-    Io(#[source] io::Error),
-}
-
-impl ReadError {
-    /// The engine's reply, as one line ending in `"\n"`, ready to be written
-    /// to stdout: `{"event":"command_error","error":<message>}`.
-    ///
-    /// `<message>` is [`LineError::event_line`]'s: the [`ParseError`] string
-    /// for a line that is JSON but not a command, `command stream: <syntax
-    /// error>` for one that is not JSON. For the other variants it is
-    /// `command stream: ` followed by the error's `Display`:
-    /// `command stream: line 3 is longer than 65536 bytes`,
-    /// `command stream: read failed: <the I/O error>`.
-    ///
-    /// ```
-    /// use serve_command::ReadError;
-    /// let e = ReadError::TooLong { line: 3, max: 65536 };
-    /// assert_eq!(
-    ///     e.event_line(),
-    ///     "{\"event\":\"command_error\",\"error\":\"command stream: line 3 is longer than 65536 bytes\"}\n",
-    /// );
-    /// ```
-    ///
-    /// [`ParseError`]: crate::ParseError
-    pub fn event_line(&self) -> String {
-        match self {
-            // The line number stays out: the reference's message has none.
-            ReadError::Line { error, .. } => error.event_line(),
-            ReadError::TooLong { .. } | ReadError::Io(_) => {
-                crate::encode::event_line(&format!("command stream: {self}"))
-            }
-        }
-    }
-}
 
 /// Reads commands from a [`BufRead`], one per line, as the reference engine
 /// reads its stdin, but with a limit on line length.
@@ -96,6 +28,9 @@ impl ReadError {
 /// Memory stays within the limit plus the `BufRead`'s own buffer, whatever
 /// the input, and the items do not depend on how the input is chunked.
 ///
+/// `C` is the revision whose commands it reads: [`Command`] by default, any
+/// [`Revision`] through [`CommandReader::for_revision`].
+///
 /// ```
 /// use serve_command::{Command, CommandReader, ReadError};
 /// let input = b"{\"command\":\"cancel\"}\n\n not json\n{\"command\":\"compact\"}";
@@ -108,27 +43,45 @@ impl ReadError {
 /// assert!(reader.next().is_none());
 /// # Ok::<(), ReadError>(())
 /// ```
-#[derive(Debug)]
-pub struct CommandReader<R> {
+pub struct CommandReader<R, C = Command> {
     inner: R,
     framer: Framer,
     /// An I/O error was handed out: the iterator is over.
     failed: bool,
+    revision: PhantomData<fn() -> C>,
 }
 
+// The seed's revision keeps the constructors' short names: with a second
+// set for the generic case, `CommandReader::new(stdin)` would not know
+// which revision it meant.
 impl<R: BufRead> CommandReader<R> {
-    /// A reader with the limit [`DEFAULT_MAX_LINE_LEN`].
+    /// A reader of the seed's revision with the limit
+    /// [`DEFAULT_MAX_LINE_LEN`].
+    #[must_use]
     pub fn new(inner: R) -> Self {
-        Self::with_max_line_len(inner, DEFAULT_MAX_LINE_LEN)
+        Self::for_revision(inner, DEFAULT_MAX_LINE_LEN)
     }
 
-    /// A reader that refuses lines longer than `max` bytes, LF excluded.
-    /// With `max` 0 every line that is not empty is refused.
+    /// A reader of the seed's revision that refuses lines longer than `max`
+    /// bytes, LF excluded. With `max` 0 every line that is not empty is
+    /// refused.
+    #[must_use]
     pub fn with_max_line_len(inner: R, max: usize) -> Self {
+        Self::for_revision(inner, max)
+    }
+}
+
+impl<R: BufRead, C: Revision> CommandReader<R, C> {
+    /// A reader of revision `C` that refuses lines longer than `max` bytes,
+    /// LF excluded: `CommandReader::<_, v2::Command>::for_revision(stdin,
+    /// DEFAULT_MAX_LINE_LEN)`.
+    #[must_use]
+    pub fn for_revision(inner: R, max: usize) -> Self {
         CommandReader {
             inner,
             framer: Framer::new(max),
             failed: false,
+            revision: PhantomData,
         }
     }
 
@@ -151,8 +104,8 @@ impl<R: BufRead> CommandReader<R> {
     }
 }
 
-impl<R: BufRead> Iterator for CommandReader<R> {
-    type Item = Result<Command, ReadError>;
+impl<R: BufRead, C: Revision> Iterator for CommandReader<R, C> {
+    type Item = Item<C>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed {
@@ -177,5 +130,15 @@ impl<R: BufRead> Iterator for CommandReader<R> {
                 return item;
             }
         }
+    }
+}
+
+impl<R: fmt::Debug, C> fmt::Debug for CommandReader<R, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CommandReader")
+            .field("inner", &self.inner)
+            .field("framer", &self.framer)
+            .field("failed", &self.failed)
+            .finish()
     }
 }

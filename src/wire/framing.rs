@@ -1,17 +1,17 @@
 //! Splitting a byte stream into command lines: the one state machine behind
-//! both [`CommandReader`](crate::CommandReader) and `CommandCodec`.
+//! both [`CommandReader`](crate::CommandReader) and `CommandCodec`, for
+//! every revision (the revision only decodes the finished line).
 //!
 //! It is fed byte slices in whatever pieces they arrive and gives back one
 //! item per line that needs one: blank lines are skipped, an over-long line
 //! is reported once and then discarded without being buffered. Every chunking
 //! of the same bytes yields the same items, with the same line numbers.
 
-use crate::read::ReadError;
-use crate::Command;
+use crate::{ReadError, Revision};
 use std::fmt;
 
 /// What one line turns into.
-pub(crate) type Item = Result<Command, ReadError>;
+pub(crate) type Item<C> = Result<C, ReadError<<C as Revision>::ParseError>>;
 
 /// Line-buffer capacity kept from one line to the next. A bigger buffer is
 /// released after its line, so one huge prompt does not pin its memory for
@@ -52,7 +52,7 @@ impl Framer {
     /// Takes a prefix of `chunk` (all of it, or up to and including a LF;
     /// never nothing unless `chunk` is empty) and returns its length, with
     /// the item that prefix completed, if any.
-    pub(crate) fn feed(&mut self, chunk: &[u8]) -> (usize, Option<Item>) {
+    pub(crate) fn feed<C: Revision>(&mut self, chunk: &[u8]) -> (usize, Option<Item<C>>) {
         let lf = memchr::memchr(b'\n', chunk);
         if self.discarding {
             return match lf {
@@ -82,7 +82,7 @@ impl Framer {
     }
 
     /// End of input: the unterminated last line, if there is one.
-    pub(crate) fn finish(&mut self) -> Option<Item> {
+    pub(crate) fn finish<C: Revision>(&mut self) -> Option<Item<C>> {
         if self.discarding {
             // Already counted and reported.
             self.discarding = false;
@@ -95,7 +95,7 @@ impl Framer {
     }
 
     /// The current line ends with `tail` (its LF, if any, excluded).
-    fn end_line(&mut self, tail: &[u8]) -> Option<Item> {
+    fn end_line<C: Revision>(&mut self, tail: &[u8]) -> Option<Item<C>> {
         self.line += 1;
         let item = if self.partial.len().saturating_add(tail.len()) > self.max {
             Some(Err(self.too_long()))
@@ -110,7 +110,7 @@ impl Framer {
         item
     }
 
-    fn too_long(&self) -> ReadError {
+    fn too_long<E>(&self) -> ReadError<E> {
         ReadError::TooLong {
             line: self.line,
             max: self.max,
@@ -151,11 +151,11 @@ impl fmt::Debug for Framer {
 
 /// One complete line, LF excluded: nothing if it is blank (as the reference
 /// skips it), else the command or why it is not one.
-fn decode(line: &[u8], number: u64) -> Option<Item> {
+fn decode<C: Revision>(line: &[u8], number: u64) -> Option<Item<C>> {
     if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
         return None;
     }
-    Some(Command::from_slice(line).map_err(|error| ReadError::Line {
+    Some(C::decode_line(line).map_err(|error| ReadError::Line {
         line: number,
         error,
     }))
@@ -164,12 +164,13 @@ fn decode(line: &[u8], number: u64) -> Option<Item> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Command;
 
     /// Feeds `chunk` whole, checking the buffer bound after every step.
     #[track_caller]
     fn feed_all(f: &mut Framer, mut chunk: &[u8], items: &mut Vec<String>) {
         while !chunk.is_empty() {
-            let (n, item) = f.feed(chunk);
+            let (n, item) = f.feed::<Command>(chunk);
             assert!(n > 0 && n <= chunk.len());
             chunk = &chunk[n..];
             assert!(

@@ -1,6 +1,9 @@
 //! The command type, and the shape of its wire line.
 
-use crate::{LineError, ParseError};
+use crate::revision::{sealed::Sealed, Revision};
+use crate::v1::{decode, encode, value, ParseError};
+use crate::wire::escape::StackBuf;
+use crate::LineError;
 use std::io;
 
 /// How a mid-turn steer reaches the model. The wire spells these
@@ -8,8 +11,11 @@ use std::io;
 ///
 /// There is deliberately no `Notice`: the engine synthesizes notices for
 /// itself, and no controller may send one.
+///
+/// `#[non_exhaustive]`: the reference has grown kinds before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[non_exhaustive]
 pub enum SteerKind {
     /// `"prompt"`: the text reaches the model as a user message. What a
     /// `steer` without a `kind` means.
@@ -20,6 +26,7 @@ pub enum SteerKind {
 
 impl SteerKind {
     /// The wire spelling: `"prompt"` or `"command"`.
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             SteerKind::Prompt => "prompt",
@@ -32,10 +39,17 @@ impl SteerKind {
 ///
 /// Decode with [`Command::from_slice`] (a raw line), [`Command::parse`] (a
 /// `serde_json::Value`), `str::parse`, or `Deserialize`; they agree on every
-/// input. Encode with [`Command::to_line`], [`Command::write_line`],
-/// [`Command::to_json`] or `Serialize`; they agree byte for byte.
+/// input. Encode with [`Command::to_line`], [`Command::write_line`] or
+/// `Serialize` (with `serde_json`); they write the same bytes.
+/// [`Command::to_json`] gives the same object as a `serde_json::Value`.
+///
+/// `#[non_exhaustive]`: the reference has grown commands before (`goal`,
+/// `approval`), and a new one in a minor release must not break an engine's
+/// `match`. Give it a wildcard arm that answers the way an unknown command
+/// deserves.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[non_exhaustive]
 pub enum Command {
     /// `{"command":"prompt","text":T}`, or `...,"submission_id":S}` when
     /// tagged. The tag lets the controller reconcile a delivery by exact id;
@@ -89,6 +103,26 @@ pub(crate) enum Val<'a> {
 }
 
 impl Command {
+    /// The command's wire name, the value of its `"command"` key: `"prompt"`,
+    /// `"steer"`, `"compact"`, `"cancel"`, `"goal"` (for both goal
+    /// variants) or `"approval"`.
+    ///
+    /// ```
+    /// use serve_command::Command;
+    /// assert_eq!(Command::GoalClear.name(), "goal");
+    /// ```
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Prompt { .. } => "prompt",
+            Command::Steer { .. } => "steer",
+            Command::Compact => "compact",
+            Command::Cancel => "cancel",
+            Command::GoalSet { .. } | Command::GoalClear => "goal",
+            Command::ApprovalDecision { .. } => "approval",
+        }
+    }
+
     /// The wire line's entries, in the reference's order. Every encoder
     /// (bytes, `Value`, `Serialize`) walks this, so the shape of a line is
     /// written down once.
@@ -103,7 +137,7 @@ impl Command {
                 text,
                 submission_id,
             } => {
-                entry("command", Str("prompt"))?;
+                entry("command", Str(self.name()))?;
                 entry("text", Str(text))?;
                 // Written only when tagged: the untagged line stays what every
                 // controller has always written.
@@ -112,14 +146,13 @@ impl Command {
                 }
             }
             Command::Steer { kind, text } => {
-                entry("command", Str("steer"))?;
+                entry("command", Str(self.name()))?;
                 entry("kind", Str(kind.as_str()))?;
                 entry("text", Str(text))?;
             }
-            Command::Compact => entry("command", Str("compact"))?,
-            Command::Cancel => entry("command", Str("cancel"))?,
+            Command::Compact | Command::Cancel => entry("command", Str(self.name()))?,
             Command::GoalSet { text, auto } => {
-                entry("command", Str("goal"))?;
+                entry("command", Str(self.name()))?;
                 entry("action", Str("set"))?;
                 entry("text", Str(text))?;
                 // Written only when armed: absent is what `false` has always
@@ -129,11 +162,11 @@ impl Command {
                 }
             }
             Command::GoalClear => {
-                entry("command", Str("goal"))?;
+                entry("command", Str(self.name()))?;
                 entry("action", Str("clear"))?;
             }
             Command::ApprovalDecision { id, allow } => {
-                entry("command", Str("approval"))?;
+                entry("command", Str(self.name()))?;
                 entry("id", Str(id))?;
                 entry("allow", Bool(*allow))?;
             }
@@ -153,14 +186,35 @@ impl Command {
     /// let v = serde_json::json!({"command": "approval", "id": "a1"});
     /// assert_eq!(Command::parse(&v), Err(ParseError::ExpectedAllow));
     /// ```
+    #[must_use = "a command, or why the value is not one"]
     pub fn parse(value: &serde_json::Value) -> Result<Command, ParseError> {
-        crate::value::parse(value)
+        value::parse(value)
     }
 
-    /// The command as a JSON object, the same object [`Command::to_line`]
-    /// writes (the reference's `to_json`).
+    /// The command as a JSON object with the keys and values of
+    /// [`Command::to_line`] (the reference's `to_json`).
+    ///
+    /// A `serde_json::Value` object does not keep its keys in order unless
+    /// `serde_json`'s `preserve_order` feature is on: printed, it has the
+    /// keys sorted (`{"action":"set","auto":true,"command":"goal",...}`).
+    /// For the canonical line, use [`Command::to_line`],
+    /// [`Command::write_line`], or `serde_json::to_string(&command)`
+    /// (`Serialize` writes the wire's key order).
+    ///
+    /// ```
+    /// use serve_command::Command;
+    /// let cmd = Command::GoalSet { text: "ship".into(), auto: true };
+    /// assert_eq!(cmd.to_json()["auto"], true);
+    /// assert_eq!(
+    ///     serde_json::to_string(&cmd.to_json())?,
+    ///     r#"{"action":"set","auto":true,"command":"goal","text":"ship"}"#,
+    /// );
+    /// assert_eq!(serde_json::to_string(&cmd)? + "\n", cmd.to_line());
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    #[must_use]
     pub fn to_json(&self) -> serde_json::Value {
-        crate::value::to_json(self)
+        value::to_json(self)
     }
 
     /// Decodes one raw line, with or without its trailing `"\n"`.
@@ -176,8 +230,9 @@ impl Command {
     /// assert_eq!(cmd, Command::GoalClear);
     /// # Ok::<(), serve_command::LineError>(())
     /// ```
+    #[must_use = "a command, or why the line is not one"]
     pub fn from_slice(line: &[u8]) -> Result<Command, LineError> {
-        crate::decode::from_slice(line)
+        decode::from_slice(line)
     }
 
     /// The wire line: compact JSON in the reference's key order, ending in
@@ -189,17 +244,34 @@ impl Command {
     /// let cmd = Command::Prompt { text: "fix it".into(), submission_id: None };
     /// assert_eq!(cmd.to_line(), "{\"command\":\"prompt\",\"text\":\"fix it\"}\n");
     /// ```
+    #[must_use]
     pub fn to_line(&self) -> String {
-        crate::encode::to_line(self)
+        encode::to_line(self)
     }
 
     /// Writes the same bytes as [`Command::to_line`] to `out`, without
     /// allocating. A line of up to 512 bytes reaches `out` in a single
     /// `write_all`; longer ones in a few.
     pub fn write_line<W: io::Write>(&self, out: W) -> io::Result<()> {
-        let mut sink = crate::encode::StackBuf::new(out);
-        crate::encode::write_command(self, &mut sink)?;
+        let mut sink = StackBuf::new(out);
+        encode::write_command(self, &mut sink)?;
         sink.finish()
+    }
+}
+
+impl Sealed for Command {}
+
+impl Revision for Command {
+    type ParseError = ParseError;
+
+    #[inline]
+    fn decode_line(line: &[u8]) -> Result<Command, LineError> {
+        decode::from_slice(line)
+    }
+
+    #[inline]
+    fn encode_line<W: io::Write>(&self, out: W) -> io::Result<()> {
+        self.write_line(out)
     }
 }
 

@@ -1,12 +1,13 @@
-//! `Command::from_slice`: one raw line to a command, without building a
-//! `serde_json::Value`.
+//! The line scanner behind every revision's `from_slice`: one raw line to a
+//! revision's fields, without building a `serde_json::Value`.
 //!
 //! A scanner specialised to one JSON object per line. It validates the whole
 //! line as the reference's JSON parser would, but keeps only what the rules
-//! read: for each known key, whether it holds a string (as a span of the
-//! line, unescaped only if a command takes it), `true`, `false`, or anything
-//! else. Everything else is skipped without being built, iteratively, so no
-//! depth of nesting can overflow the stack. The rules are in `rules.rs`.
+//! read: for each key the revision knows ([`FieldSet`]), whether it holds a
+//! string (as a span of the line, unescaped only if a command takes it),
+//! `true`, `false`, or anything else. Everything else is skipped without
+//! being built, iteratively, so no depth of nesting can overflow the stack.
+//! The rules are each revision's own (`v1/rules.rs`).
 //!
 //! UTF-8 is checked only where it can occur: inside strings (any other byte
 //! above 0x7f is a syntax error), and only in the strings that hold a byte
@@ -16,8 +17,10 @@
 //! byte, whatever else is wrong with it.
 
 use crate::error::SyntaxError;
-use crate::rules::{self, Fields, Key, Slot, WireStr, MAX_KEY_LEN};
-use crate::{Command, LineError};
+use crate::wire::fields::{FieldSet, Slot, WireStr};
+use crate::wire::find::{
+    below_space, eq_bytes, mask, next_backslash, next_stop, Special, Stops, HIGH,
+};
 
 /// Deepest nesting of arrays and objects the reference's parser accepts,
 /// counting the command object itself as level 1.
@@ -29,19 +32,22 @@ struct Stop;
 
 type Result<T> = std::result::Result<T, Stop>;
 
-pub(crate) fn from_slice(line: &[u8]) -> std::result::Result<Command, LineError> {
+/// Validates `line` and fills `fields` from its top-level object. `Ok(false)`
+/// when the line is JSON but not an object (no fields, so no command).
+///
+/// `fields` is filled in place and never moved, so the caller's `decide`
+/// takes it straight from the stack.
+#[inline(always)]
+pub(crate) fn scan<'a, F: FieldSet<RawStr<'a>>>(
+    line: &'a [u8],
+    fields: &mut F,
+) -> std::result::Result<bool, SyntaxError> {
     let mut p = Parser {
         b: line,
         i: 0,
         error: ("", 0),
     };
-    // Filled in place: the fields are never moved until `decide` takes them.
-    let mut fields = Fields::new();
-    match p.line(&mut fields) {
-        Ok(true) => Ok(rules::decide(fields)?),
-        Ok(false) => Err(rules::not_an_object().into()),
-        Err(Stop) => Err(p.error().into()),
-    }
+    p.line(fields).map_err(|Stop| p.error())
 }
 
 /// A string's raw contents as they stand in the line, between the quotes.
@@ -308,184 +314,6 @@ fn hex4(b: &[u8], at: usize) -> Option<u32> {
     Some(n)
 }
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGH: u64 = 0x8080_8080_8080_8080;
-
-/// Which bytes a scan stops at.
-trait Stops {
-    /// Whether the scan stops at `c`.
-    fn is(c: u8) -> bool;
-    /// The high bit of every byte of `w` that [`Stops::is`] flags, and
-    /// perhaps of some bytes above the lowest one flagged (a borrow can carry
-    /// upward, never downward): the lowest flagged byte is always a stop.
-    fn bits(w: u64) -> u64;
-}
-
-/// The bytes a JSON string cannot hold raw, and that the encoder escapes:
-/// `"`, `\` and the controls below U+0020.
-struct Special;
-
-impl Stops for Special {
-    #[inline(always)]
-    fn is(c: u8) -> bool {
-        (c == b'"') | (c == b'\\') | (c < 0x20)
-    }
-    #[inline(always)]
-    fn bits(w: u64) -> u64 {
-        let quote = w ^ (ONES * u64::from(b'"'));
-        let backslash = w ^ (ONES * u64::from(b'\\'));
-        let found = (quote.wrapping_sub(ONES) & !quote)
-            | (backslash.wrapping_sub(ONES) & !backslash)
-            | (w.wrapping_sub(ONES * 0x20) & !w);
-        found & HIGH
-    }
-}
-
-/// A backslash: where a validated string's next escape starts.
-struct Backslash;
-
-impl Stops for Backslash {
-    #[inline(always)]
-    fn is(c: u8) -> bool {
-        c == b'\\'
-    }
-    #[inline(always)]
-    fn bits(w: u64) -> u64 {
-        let backslash = w ^ (ONES * u64::from(b'\\'));
-        backslash.wrapping_sub(ONES) & !backslash & HIGH
-    }
-}
-
-/// Exactly the high bit of every byte of `w` equal to `c` (no borrow
-/// between bytes, unlike [`Stops::bits`]: every bit is used).
-#[inline(always)]
-fn eq_bytes(w: u64, c: u8) -> u64 {
-    let t = w ^ (ONES * u64::from(c));
-    !(((t & !HIGH) + !HIGH) | t) & HIGH
-}
-
-/// Exactly the high bit of every byte of `w` below 0x20.
-#[inline(always)]
-fn below_space(w: u64) -> u64 {
-    !(((w & !HIGH) + ONES * 0x60) | w) & HIGH
-}
-
-/// One bit per byte of a 64-byte `block`, in order, set where `bytes`
-/// (exact high bits of a word's bytes) flags the byte.
-#[inline(always)]
-fn mask(block: &[u8], bytes: impl Fn(u64) -> u64) -> u64 {
-    let mut m = 0;
-    for k in 0..8 {
-        // Gathers the 8 high bits into the top byte: each lands on its
-        // own bit, so no two partial products carry into each other.
-        let gathered = bytes(word(&block[8 * k..])).wrapping_mul(0x0002_0408_1020_4081) >> 56;
-        m |= gathered << (8 * k);
-    }
-    m
-}
-
-#[inline(always)]
-fn word(chunk: &[u8]) -> u64 {
-    let mut bytes = [0; 8];
-    bytes.copy_from_slice(&chunk[..8]);
-    u64::from_le_bytes(bytes)
-}
-
-/// Index of the first byte at or after `i` where `S` stops, or `b.len()`;
-/// ORs every byte before it (and perhaps a few after it, up to the end of
-/// its word) into `seen`, so a caller can tell whether a run may have held a
-/// byte above 0x7f.
-///
-/// Most stops are near (a key, a short value, dense escapes), so the first
-/// sixteen bytes are read a word at a time (SWAR); past them, a long run of
-/// plain text is skipped 64 bytes at a time by a loop the compiler turns
-/// into SIMD compares, and the stop inside the last block is found by SWAR
-/// again.
-#[inline(always)]
-fn next_stop<S: Stops>(b: &[u8], mut i: usize, seen: &mut u64) -> usize {
-    for _ in 0..2 {
-        let Some(chunk) = b.get(i..i + 8) else {
-            return next_stop_tail::<S>(b, i, seen);
-        };
-        let w = word(chunk);
-        let found = S::bits(w);
-        *seen |= w;
-        if found != 0 {
-            return i + (found.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    next_stop_far::<S>(b, i, seen)
-}
-
-/// [`next_stop`] past its first sixteen bytes.
-#[inline(never)]
-fn next_stop_far<S: Stops>(b: &[u8], mut i: usize, seen: &mut u64) -> usize {
-    while let Some(block) = b.get(i..i + 64) {
-        let mut any = false;
-        let mut or = 0;
-        for &c in block {
-            any |= S::is(c);
-            or |= c;
-        }
-        if any {
-            break;
-        }
-        *seen |= u64::from(or);
-        i += 64;
-    }
-    while let Some(chunk) = b.get(i..i + 8) {
-        let w = word(chunk);
-        let found = S::bits(w);
-        *seen |= w;
-        if found != 0 {
-            return i + (found.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    next_stop_tail::<S>(b, i, seen)
-}
-
-/// [`next_stop`] over the last few (fewer than 8) bytes of `b`: one word,
-/// padded with a byte no scan stops at, put together in registers (no loop,
-/// no store to reload). Every string the encoder writes ends here.
-#[inline(always)]
-fn next_stop_tail<S: Stops>(b: &[u8], i: usize, seen: &mut u64) -> usize {
-    let rest = b.get(i..).unwrap_or_default();
-    debug_assert!(rest.len() < 8);
-    let n = rest.len().min(7);
-    let byte = |k: usize| u64::from(rest[k]);
-    let mut w = (ONES * u64::from(b'a')) << (8 * n);
-    if n >= 4 {
-        // Two overlapping 4-byte loads cover all `n` bytes.
-        let lo = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
-        let hi = u32::from_le_bytes([rest[n - 4], rest[n - 3], rest[n - 2], rest[n - 1]]);
-        w |= u64::from(lo) | u64::from(hi) << (8 * (n - 4));
-    } else if n > 0 {
-        w |= byte(0) | byte(n / 2) << (8 * (n / 2)) | byte(n - 1) << (8 * (n - 1));
-    }
-    *seen |= w;
-    let found = S::bits(w);
-    if found != 0 {
-        i + (found.trailing_zeros() / 8) as usize
-    } else {
-        i + n
-    }
-}
-
-/// Index of the first byte at or after `i` that a JSON string cannot hold
-/// raw (`"`, `\`, a control below U+0020), or `b.len()`. The encoder's scan.
-#[inline]
-pub(crate) fn next_special(b: &[u8], i: usize) -> usize {
-    next_stop::<Special>(b, i, &mut 0)
-}
-
-/// Index of the first backslash at or after `i`, or `b.len()`.
-#[inline(always)]
-fn next_backslash(b: &[u8], i: usize) -> usize {
-    next_stop::<Backslash>(b, i, &mut 0)
-}
-
 struct Parser<'a> {
     b: &'a [u8],
     i: usize,
@@ -547,7 +375,7 @@ impl<'a> Parser<'a> {
 
     /// The whole line, filling `fields` if it is an object; whether it is.
     #[inline(always)]
-    fn line(&mut self, fields: &mut Fields<RawStr<'a>>) -> Result<bool> {
+    fn line<F: FieldSet<RawStr<'a>>>(&mut self, fields: &mut F) -> Result<bool> {
         self.skip_ws();
         let object = self.peek() == Some(b'{');
         if object {
@@ -565,7 +393,7 @@ impl<'a> Parser<'a> {
 
     /// The top-level object, keeping the fields the rules read.
     #[inline(always)]
-    fn command_object(&mut self, fields: &mut Fields<RawStr<'a>>) -> Result<()> {
+    fn command_object<F: FieldSet<RawStr<'a>>>(&mut self, fields: &mut F) -> Result<()> {
         self.i += 1; // '{'
         self.skip_ws();
         if self.peek() == Some(b'}') {
@@ -592,8 +420,8 @@ impl<'a> Parser<'a> {
                     Slot::Other
                 }
             };
-            if let Some(key) = key_of(key) {
-                *fields.slot_of(key) = value;
+            if let Some(slot) = slot_of(fields, key) {
+                *slot = value;
             }
             self.skip_ws();
             match self.peek() {
@@ -883,34 +711,37 @@ const CONTROL: &str = "control character in a string (escape it)";
 const DENSE: u32 = 4;
 const LONE_SURROGATE: &str = "lone UTF-16 surrogate escape (cannot be held by a Rust String)";
 
-/// The known key a key names, comparing keys after unescaping.
+/// The slot of the known key `key` names, comparing keys after unescaping.
 #[inline(always)]
-fn key_of(key: RawStr<'_>) -> Option<Key> {
+fn slot_of<'f, 'a, F: FieldSet<RawStr<'a>>>(
+    fields: &'f mut F,
+    key: RawStr<'_>,
+) -> Option<&'f mut Slot<RawStr<'a>>> {
     if !key.escaped {
-        return Key::from_bytes(key.raw.bytes());
+        return fields.slot(key.raw.bytes());
     }
-    escaped_key(key.raw.text())
+    let mut buf = [0u8; KEY_BUF];
+    let len = escaped_key(key.raw.text(), &mut buf[..F::MAX_KEY_LEN.min(KEY_BUF)])?;
+    fields.slot(&buf[..len])
 }
 
-/// An escaped key is rare: unescape it onto the stack, and give up as soon
-/// as it is too long to be one of ours.
+/// Room for the longest known key of any revision, unescaped.
+const KEY_BUF: usize = 32;
+
+/// An escaped key is rare: unescape it into `buf`, and give up as soon as
+/// it is too long to be one of ours. The unescaped length, if it fits.
 #[cold]
-fn escaped_key(raw: &str) -> Option<Key> {
-    let mut buf = [0u8; MAX_KEY_LEN];
+fn escaped_key(raw: &str, buf: &mut [u8]) -> Option<usize> {
     let mut len = 0;
     let mut fits = true;
     unescape(raw, |piece| {
         let end = len + piece.len();
-        fits = end <= MAX_KEY_LEN;
+        fits = end <= buf.len();
         if fits {
             buf[len..end].copy_from_slice(piece.as_bytes());
             len = end;
         }
         fits
     });
-    if fits {
-        Key::from_bytes(&buf[..len])
-    } else {
-        None
-    }
+    fits.then_some(len)
 }

@@ -1,9 +1,10 @@
 //! `Serialize` and `Deserialize`, over the same wire shape and rules as the
 //! byte path.
 
-use crate::command::Val;
-use crate::rules::{self, Fields, Key, Slot, WireStr};
-use crate::Command;
+use crate::v1::command::Val;
+use crate::v1::rules::{self, Fields, Key};
+use crate::v1::Command;
+use crate::wire::fields::Slot;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::borrow::Cow;
@@ -34,17 +35,6 @@ impl<'de> Deserialize<'de> for Command {
     /// string (`serde_json` appends the position).
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_any(CommandVisitor)
-    }
-}
-
-impl WireStr for Cow<'_, str> {
-    #[inline]
-    fn is(&self, lit: &str) -> bool {
-        self == lit
-    }
-    #[inline]
-    fn into_string(self) -> String {
-        self.into_owned()
     }
 }
 

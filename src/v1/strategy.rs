@@ -19,7 +19,7 @@
 //! });
 //! ```
 
-use crate::command::Val;
+use crate::v1::command::Val;
 use crate::{Command, LineError, SteerKind};
 use proptest::collection::vec;
 use proptest::option;

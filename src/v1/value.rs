@@ -1,8 +1,9 @@
 //! The `serde_json::Value` path: the reference's `parse` and `to_json`.
 
-use crate::command::Val;
-use crate::rules::{self, Fields, Slot};
-use crate::{Command, ParseError};
+use crate::v1::command::Val;
+use crate::v1::rules::{self, Fields};
+use crate::v1::{Command, ParseError};
+use crate::wire::fields::{FieldSet, Slot};
 use serde_json::{Map, Value};
 use std::convert::Infallible;
 

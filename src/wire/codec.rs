@@ -1,11 +1,13 @@
 //! The tokio codec: [`CommandReader`](crate::CommandReader)'s framing for
 //! `FramedRead`, and the wire line for `FramedWrite`.
 
-use crate::framing::Framer;
-use crate::read::{ReadError, DEFAULT_MAX_LINE_LEN};
-use crate::Command;
+use crate::wire::framing::{Framer, Item};
+use crate::wire::read::DEFAULT_MAX_LINE_LEN;
+use crate::{Command, Revision};
 use bytes::{Buf, BufMut, BytesMut};
+use std::fmt;
 use std::io;
+use std::marker::PhantomData;
 use tokio_util::codec::{Decoder, Encoder};
 
 /// A [`tokio_util::codec`] codec for command lines. Needs the `tokio` cargo
@@ -16,7 +18,7 @@ use tokio_util::codec::{Decoder, Encoder};
 /// numbers, the last line read without its LF), and a bad line is an item,
 /// `Err(ReadError)`, never a decoder error: a decoder error would end a
 /// `FramedRead` for good. The decoder itself never fails and never yields
-/// [`ReadError::Io`]; the transport's own errors come out of the stream as
+/// [`ReadError::Io`](crate::ReadError::Io); the transport's own errors come out of the stream as
 /// they are.
 ///
 /// The decoder consumes its input buffer as it goes, so memory stays within
@@ -24,6 +26,9 @@ use tokio_util::codec::{Decoder, Encoder};
 ///
 /// Encoding writes [`Command::to_line`]'s bytes, from a `Command` or a
 /// `&Command`.
+///
+/// `C` is the revision: [`Command`] by default, any [`Revision`] through
+/// [`CommandCodec::for_revision`].
 ///
 /// ```
 /// use bytes::BytesMut;
@@ -43,21 +48,36 @@ use tokio_util::codec::{Decoder, Encoder};
 /// assert_eq!(codec.decode_eof(&mut buf)?.unwrap()?, Command::Compact);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug, Clone)]
-pub struct CommandCodec {
+pub struct CommandCodec<C = Command> {
     framer: Framer,
+    revision: PhantomData<fn() -> C>,
 }
 
+// As for `CommandReader`: the short names are the seed revision's.
 impl CommandCodec {
-    /// A codec with the limit [`DEFAULT_MAX_LINE_LEN`].
+    /// A codec of the seed's revision with the limit
+    /// [`DEFAULT_MAX_LINE_LEN`].
+    #[must_use]
     pub fn new() -> Self {
-        Self::with_max_line_len(DEFAULT_MAX_LINE_LEN)
+        Self::for_revision(DEFAULT_MAX_LINE_LEN)
     }
 
-    /// A codec that refuses lines longer than `max` bytes, LF excluded.
+    /// A codec of the seed's revision that refuses lines longer than `max`
+    /// bytes, LF excluded.
+    #[must_use]
     pub fn with_max_line_len(max: usize) -> Self {
+        Self::for_revision(max)
+    }
+}
+
+impl<C: Revision> CommandCodec<C> {
+    /// A codec of revision `C` that refuses lines longer than `max` bytes,
+    /// LF excluded.
+    #[must_use]
+    pub fn for_revision(max: usize) -> Self {
         CommandCodec {
             framer: Framer::new(max),
+            revision: PhantomData,
         }
     }
 
@@ -80,8 +100,25 @@ impl Default for CommandCodec {
     }
 }
 
-impl Decoder for CommandCodec {
-    type Item = Result<Command, ReadError>;
+impl<C> Clone for CommandCodec<C> {
+    fn clone(&self) -> Self {
+        CommandCodec {
+            framer: self.framer.clone(),
+            revision: PhantomData,
+        }
+    }
+}
+
+impl<C> fmt::Debug for CommandCodec<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CommandCodec")
+            .field("framer", &self.framer)
+            .finish()
+    }
+}
+
+impl<C: Revision> Decoder for CommandCodec<C> {
+    type Item = Item<C>;
     type Error = io::Error;
 
     fn decode(&mut self, src: &mut BytesMut) -> io::Result<Option<Self::Item>> {
@@ -105,18 +142,18 @@ impl Decoder for CommandCodec {
     }
 }
 
-impl Encoder<&Command> for CommandCodec {
+impl<C: Revision> Encoder<&C> for CommandCodec<C> {
     type Error = io::Error;
 
-    fn encode(&mut self, cmd: &Command, dst: &mut BytesMut) -> io::Result<()> {
-        cmd.write_line(dst.writer())
+    fn encode(&mut self, cmd: &C, dst: &mut BytesMut) -> io::Result<()> {
+        cmd.encode_line(dst.writer())
     }
 }
 
-impl Encoder<Command> for CommandCodec {
+impl<C: Revision> Encoder<C> for CommandCodec<C> {
     type Error = io::Error;
 
-    fn encode(&mut self, cmd: Command, dst: &mut BytesMut) -> io::Result<()> {
-        Encoder::<&Command>::encode(self, &cmd, dst)
+    fn encode(&mut self, cmd: C, dst: &mut BytesMut) -> io::Result<()> {
+        Encoder::<&C>::encode(self, &cmd, dst)
     }
 }

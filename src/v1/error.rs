@@ -1,0 +1,81 @@
+//! The seed revision's wire strings: why a JSON line is not a command.
+
+use crate::error::UnknownMessage;
+use std::str::FromStr;
+
+/// A JSON line that is not a command this protocol can read.
+///
+/// `Display` is exactly the string the reference's `Command::parse` returns.
+/// Those strings are wire contract, not diagnostics: an engine sends them
+/// back in a `command_error` event and controllers read them.
+#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ParseError {
+    /// `prompt` or `steer` without a string `text`.
+    #[error("expected a string \"text\" field")]
+    ExpectedText,
+    /// `prompt` whose `submission_id` is present but not a string (`null`
+    /// included: absent means untagged, `null` means nothing).
+    #[error("expected a string \"submission_id\" field")]
+    ExpectedSubmissionId,
+    /// `steer` whose `kind` is present but not a string (`null` included).
+    #[error("expected a string \"kind\" field")]
+    ExpectedKind,
+    /// `steer` whose `kind` is a string other than `"prompt"` or `"command"`
+    /// (case-sensitive). Holds the kind verbatim.
+    #[error("unknown steer kind: {0}")]
+    UnknownSteerKind(String),
+    /// `goal` that is neither `{"action":"set","text":<string>}` nor
+    /// `{"action":"clear"}`.
+    #[error("expected {{\"action\": \"set\", \"text\": ...}} or {{\"action\": \"clear\"}}")]
+    ExpectedGoal,
+    /// `approval` without a string `id`.
+    #[error("expected a string \"id\" field")]
+    ExpectedId,
+    /// `approval` with a string `id` but no boolean `allow`.
+    #[error("expected a boolean \"allow\" field")]
+    ExpectedAllow,
+    /// A string `command` that names no command. Holds the name verbatim,
+    /// even when it is empty or contains a newline.
+    #[error("unknown command: {0}")]
+    UnknownCommand(String),
+    /// The JSON is not an object, or has no string `command` field.
+    #[error("expected a {{\"command\": ...}} object")]
+    ExpectedCommand,
+}
+
+impl FromStr for ParseError {
+    type Err = UnknownMessage;
+
+    /// The error a wire string names, for a controller reading
+    /// `command_error` events: each of the nine messages (with any payload
+    /// after `unknown command: ` or `unknown steer kind: `, verbatim) gives
+    /// its variant back; anything else is an [`UnknownMessage`].
+    ///
+    /// ```
+    /// use serve_command::ParseError;
+    /// assert_eq!("unknown command: nap".parse(), Ok(ParseError::UnknownCommand("nap".into())));
+    /// assert_eq!("expected a string \"id\" field".parse(), Ok(ParseError::ExpectedId));
+    /// assert!("command stream: unterminated string at byte 3".parse::<ParseError>().is_err());
+    /// ```
+    fn from_str(message: &str) -> Result<ParseError, UnknownMessage> {
+        if let Some(name) = message.strip_prefix("unknown command: ") {
+            return Ok(ParseError::UnknownCommand(name.to_owned()));
+        }
+        if let Some(kind) = message.strip_prefix("unknown steer kind: ") {
+            return Ok(ParseError::UnknownSteerKind(kind.to_owned()));
+        }
+        [
+            ParseError::ExpectedText,
+            ParseError::ExpectedSubmissionId,
+            ParseError::ExpectedKind,
+            ParseError::ExpectedGoal,
+            ParseError::ExpectedId,
+            ParseError::ExpectedAllow,
+            ParseError::ExpectedCommand,
+        ]
+        .into_iter()
+        .find(|e| e.to_string() == message)
+        .ok_or_else(UnknownMessage::new)
+    }
+}

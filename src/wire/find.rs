@@ -1,0 +1,181 @@
+//! Finding the next byte of a kind in a string: the one search behind the
+//! scanner (where a string ends, where its next escape is) and the encoder
+//! (what needs escaping). A leaf: it imports nothing from the crate.
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+pub(crate) const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Which bytes a scan stops at.
+pub(crate) trait Stops {
+    /// Whether the scan stops at `c`.
+    fn is(c: u8) -> bool;
+    /// The high bit of every byte of `w` that [`Stops::is`] flags, and
+    /// perhaps of some bytes above the lowest one flagged (a borrow can carry
+    /// upward, never downward): the lowest flagged byte is always a stop.
+    fn bits(w: u64) -> u64;
+}
+
+/// The bytes a JSON string cannot hold raw, and that the encoder escapes:
+/// `"`, `\` and the controls below U+0020.
+pub(crate) struct Special;
+
+impl Stops for Special {
+    #[inline(always)]
+    fn is(c: u8) -> bool {
+        (c == b'"') | (c == b'\\') | (c < 0x20)
+    }
+    #[inline(always)]
+    fn bits(w: u64) -> u64 {
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        let found = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (w.wrapping_sub(ONES * 0x20) & !w);
+        found & HIGH
+    }
+}
+
+/// A backslash: where a validated string's next escape starts.
+pub(crate) struct Backslash;
+
+impl Stops for Backslash {
+    #[inline(always)]
+    fn is(c: u8) -> bool {
+        c == b'\\'
+    }
+    #[inline(always)]
+    fn bits(w: u64) -> u64 {
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        backslash.wrapping_sub(ONES) & !backslash & HIGH
+    }
+}
+
+/// Exactly the high bit of every byte of `w` equal to `c` (no borrow
+/// between bytes, unlike [`Stops::bits`]: every bit is used).
+#[inline(always)]
+pub(crate) fn eq_bytes(w: u64, c: u8) -> u64 {
+    let t = w ^ (ONES * u64::from(c));
+    !(((t & !HIGH) + !HIGH) | t) & HIGH
+}
+
+/// Exactly the high bit of every byte of `w` below 0x20.
+#[inline(always)]
+pub(crate) fn below_space(w: u64) -> u64 {
+    !(((w & !HIGH) + ONES * 0x60) | w) & HIGH
+}
+
+/// One bit per byte of a 64-byte `block`, in order, set where `bytes`
+/// (exact high bits of a word's bytes) flags the byte.
+#[inline(always)]
+pub(crate) fn mask(block: &[u8], bytes: impl Fn(u64) -> u64) -> u64 {
+    let mut m = 0;
+    for k in 0..8 {
+        // Gathers the 8 high bits into the top byte: each lands on its
+        // own bit, so no two partial products carry into each other.
+        let gathered = bytes(word(&block[8 * k..])).wrapping_mul(0x0002_0408_1020_4081) >> 56;
+        m |= gathered << (8 * k);
+    }
+    m
+}
+
+#[inline(always)]
+fn word(chunk: &[u8]) -> u64 {
+    let mut bytes = [0; 8];
+    bytes.copy_from_slice(&chunk[..8]);
+    u64::from_le_bytes(bytes)
+}
+
+/// Index of the first byte at or after `i` where `S` stops, or `b.len()`;
+/// ORs every byte before it (and perhaps a few after it, up to the end of
+/// its word) into `seen`, so a caller can tell whether a run may have held a
+/// byte above 0x7f.
+///
+/// Most stops are near (a key, a short value, dense escapes), so the first
+/// sixteen bytes are read a word at a time (SWAR); past them, a long run of
+/// plain text is skipped 64 bytes at a time by a loop the compiler turns
+/// into SIMD compares, and the stop inside the last block is found by SWAR
+/// again.
+#[inline(always)]
+pub(crate) fn next_stop<S: Stops>(b: &[u8], mut i: usize, seen: &mut u64) -> usize {
+    for _ in 0..2 {
+        let Some(chunk) = b.get(i..i + 8) else {
+            return next_stop_tail::<S>(b, i, seen);
+        };
+        let w = word(chunk);
+        let found = S::bits(w);
+        *seen |= w;
+        if found != 0 {
+            return i + (found.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    next_stop_far::<S>(b, i, seen)
+}
+
+/// [`next_stop`] past its first sixteen bytes.
+#[inline(never)]
+fn next_stop_far<S: Stops>(b: &[u8], mut i: usize, seen: &mut u64) -> usize {
+    while let Some(block) = b.get(i..i + 64) {
+        let mut any = false;
+        let mut or = 0;
+        for &c in block {
+            any |= S::is(c);
+            or |= c;
+        }
+        if any {
+            break;
+        }
+        *seen |= u64::from(or);
+        i += 64;
+    }
+    while let Some(chunk) = b.get(i..i + 8) {
+        let w = word(chunk);
+        let found = S::bits(w);
+        *seen |= w;
+        if found != 0 {
+            return i + (found.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    next_stop_tail::<S>(b, i, seen)
+}
+
+/// [`next_stop`] over the last few (fewer than 8) bytes of `b`: one word,
+/// padded with a byte no scan stops at, put together in registers (no loop,
+/// no store to reload). Every string the encoder writes ends here.
+#[inline(always)]
+fn next_stop_tail<S: Stops>(b: &[u8], i: usize, seen: &mut u64) -> usize {
+    let rest = b.get(i..).unwrap_or_default();
+    debug_assert!(rest.len() < 8);
+    let n = rest.len().min(7);
+    let byte = |k: usize| u64::from(rest[k]);
+    let mut w = (ONES * u64::from(b'a')) << (8 * n);
+    if n >= 4 {
+        // Two overlapping 4-byte loads cover all `n` bytes.
+        let lo = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
+        let hi = u32::from_le_bytes([rest[n - 4], rest[n - 3], rest[n - 2], rest[n - 1]]);
+        w |= u64::from(lo) | u64::from(hi) << (8 * (n - 4));
+    } else if n > 0 {
+        w |= byte(0) | byte(n / 2) << (8 * (n / 2)) | byte(n - 1) << (8 * (n - 1));
+    }
+    *seen |= w;
+    let found = S::bits(w);
+    if found != 0 {
+        i + (found.trailing_zeros() / 8) as usize
+    } else {
+        i + n
+    }
+}
+
+/// Index of the first byte at or after `i` that a JSON string cannot hold
+/// raw (`"`, `\`, a control below U+0020), or `b.len()`. The encoder's scan.
+#[inline]
+pub(crate) fn next_special(b: &[u8], i: usize) -> usize {
+    next_stop::<Special>(b, i, &mut 0)
+}
+
+/// Index of the first backslash at or after `i`, or `b.len()`.
+#[inline(always)]
+pub(crate) fn next_backslash(b: &[u8], i: usize) -> usize {
+    next_stop::<Backslash>(b, i, &mut 0)
+}
