@@ -50,32 +50,29 @@ impl Stops for Backslash {
     }
 }
 
-/// Exactly the high bit of every byte of `w` equal to `c` (no borrow
-/// between bytes, unlike [`Stops::bits`]: every bit is used).
+/// One bit per byte of a 64-byte `block`, in order, set where `flag`
+/// holds. `flag` is tested on every byte into an array of 0x80 or 0, a loop
+/// the compiler turns into SIMD compares held in registers; each 8 bytes of
+/// it are then gathered into 8 bits by one multiplication: each high bit
+/// lands on its own bit of the top byte, so no two partial products carry
+/// into each other.
+///
+/// Also returns every byte of the block ORed together (in the same loop),
+/// for a scan that must know whether the block held a byte above 0x7f.
 #[inline(always)]
-pub(crate) fn eq_bytes(w: u64, c: u8) -> u64 {
-    let t = w ^ (ONES * u64::from(c));
-    !(((t & !HIGH) + !HIGH) | t) & HIGH
-}
-
-/// Exactly the high bit of every byte of `w` below 0x20.
-#[inline(always)]
-pub(crate) fn below_space(w: u64) -> u64 {
-    !(((w & !HIGH) + ONES * 0x60) | w) & HIGH
-}
-
-/// One bit per byte of a 64-byte `block`, in order, set where `bytes`
-/// (exact high bits of a word's bytes) flags the byte.
-#[inline(always)]
-pub(crate) fn mask(block: &[u8], bytes: impl Fn(u64) -> u64) -> u64 {
+pub(crate) fn mask<S: Stops>(block: &[u8; 64]) -> (u64, u8) {
+    let mut flags = [0u8; 64];
+    let mut or = 0;
+    for (f, &c) in flags.iter_mut().zip(block) {
+        *f = u8::from(S::is(c)) << 7;
+        or |= c;
+    }
     let mut m = 0;
     for k in 0..8 {
-        // Gathers the 8 high bits into the top byte: each lands on its
-        // own bit, so no two partial products carry into each other.
-        let gathered = bytes(word(&block[8 * k..])).wrapping_mul(0x0002_0408_1020_4081) >> 56;
+        let gathered = word(&flags[8 * k..]).wrapping_mul(0x0002_0408_1020_4081) >> 56;
         m |= gathered << (8 * k);
     }
-    m
+    (m, or)
 }
 
 #[inline(always)]

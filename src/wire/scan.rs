@@ -18,9 +18,7 @@
 
 use crate::error::SyntaxError;
 use crate::wire::fields::{FieldSet, Slot, WireStr};
-use crate::wire::find::{
-    below_space, eq_bytes, mask, next_backslash, next_stop, Special, Stops, HIGH,
-};
+use crate::wire::find::{mask, next_backslash, next_stop, Backslash, Special, Stops, HIGH};
 
 /// Deepest nesting of arrays and objects the reference's parser accepts,
 /// counting the command object itself as level 1.
@@ -109,12 +107,141 @@ impl WireStr for RawStr<'_> {
                 Err(e) => unreachable_invalid(e.as_bytes()),
             };
         }
-        let text = self.raw.text();
-        if !self.escaped {
-            return text.to_owned();
+        match (self.raw, self.escaped) {
+            (Raw::Utf8(text), false) => text.to_owned(),
+            (Raw::Utf8(text), true) => unescape_into(Str {
+                out: String::with_capacity(text.len()),
+                src: text,
+            }),
+            (Raw::Ascii(raw), _) => {
+                // Built as bytes, with no boundary to keep; the final check is
+                // std's ASCII fast path (unless a `\u` escape put non-ASCII
+                // in, which it then checks).
+                let out = unescape_into(Bytes {
+                    out: Vec::with_capacity(raw.len()),
+                    src: raw,
+                });
+                match String::from_utf8(out) {
+                    Ok(s) => s,
+                    Err(e) => unreachable_invalid(e.as_bytes()),
+                }
+            }
         }
-        unescape_to_string(text)
     }
+}
+
+/// Where an unescaped string is built, and the raw string it comes from.
+/// Unescaping never lengthens a string, so the output, allocated at the raw
+/// string's length, is allocated once and never grows.
+trait Unescaped {
+    type Out;
+    fn src(&self) -> &[u8];
+    /// Appends the raw `src[run..end]`, where `end` is at a backslash or the
+    /// end. A short run is copied as a fixed 16 or 32 bytes and the copy cut
+    /// back: a move of known size instead of a `memcpy` call whose size
+    /// changes every time. The output never needs more room for it: it is
+    /// never longer than `src[..run]`.
+    fn run(&mut self, run: usize, end: usize);
+    /// Appends an ASCII byte.
+    fn ascii(&mut self, c: u8);
+    /// Appends any character.
+    fn char(&mut self, c: char);
+    fn done(self) -> Self::Out;
+}
+
+/// Text holding non-ASCII: validated once, pushed as `&str` slices.
+struct Str<'a> {
+    out: String,
+    src: &'a str,
+}
+
+impl Unescaped for Str<'_> {
+    type Out = String;
+    #[inline(always)]
+    fn src(&self) -> &[u8] {
+        self.src.as_bytes()
+    }
+    #[inline(always)]
+    fn run(&mut self, run: usize, end: usize) {
+        let n = end - run;
+        if n <= 16 {
+            // (`get`, not indexing and a boundary check: the compiler then
+            // sees the 16 and moves the bytes inline.)
+            if let Some(block) = self.src.get(run..run + 16) {
+                let keep = self.out.len() + n;
+                self.out.push_str(block);
+                self.out.truncate(keep);
+                return;
+            }
+        }
+        push_long(&mut self.out, &self.src[run..end]);
+    }
+    #[inline(always)]
+    fn ascii(&mut self, c: u8) {
+        // The mask tells the compiler the push is one byte.
+        self.out.push(char::from(c & 0x7f));
+    }
+    #[inline(never)]
+    fn char(&mut self, c: char) {
+        self.out.push(c);
+    }
+    fn done(self) -> String {
+        self.out
+    }
+}
+
+/// Kept out of line, so the compiler does not merge it with the 16-byte
+/// copy into one `memcpy` call of either size.
+#[inline(never)]
+fn push_long(out: &mut String, run: &str) {
+    out.push_str(run);
+}
+
+/// ASCII text: bytes, with no character boundary to keep.
+struct Bytes<'a> {
+    out: Vec<u8>,
+    src: &'a [u8],
+}
+
+impl Unescaped for Bytes<'_> {
+    type Out = Vec<u8>;
+    #[inline(always)]
+    fn src(&self) -> &[u8] {
+        self.src
+    }
+    #[inline(always)]
+    fn run(&mut self, run: usize, end: usize) {
+        let n = end - run;
+        // Code's runs between escapes are often longer than 16 bytes; a
+        // 32-byte move costs the same two instructions more.
+        if n <= 32 {
+            if let Some(block) = self.src.get(run..run + 32) {
+                let keep = self.out.len() + n;
+                self.out.extend_from_slice(block);
+                self.out.truncate(keep);
+                return;
+            }
+        }
+        extend_long(&mut self.out, &self.src[run..end]);
+    }
+    #[inline(always)]
+    fn ascii(&mut self, c: u8) {
+        self.out.push(c);
+    }
+    #[inline(never)]
+    fn char(&mut self, c: char) {
+        self.out
+            .extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+    }
+    fn done(self) -> Vec<u8> {
+        self.out
+    }
+}
+
+/// As [`push_long`].
+#[inline(never)]
+fn extend_long(out: &mut Vec<u8>, run: &[u8]) {
+    out.extend_from_slice(run);
 }
 
 /// The unescaped string of a validated raw string.
@@ -124,23 +251,25 @@ impl WireStr for RawStr<'_> {
 /// with some, a mask holding a bit per backslash is walked with no branch on
 /// the distance between escapes (which, in code or mixed text, varies from
 /// escape to escape and defeats the predictor).
-fn unescape_to_string(text: &str) -> String {
-    let b = text.as_bytes();
-    // Unescaping never lengthens a string: one allocation, no regrowth.
-    let mut out = String::with_capacity(b.len());
-    // `b[run..i]` holds no backslash and is not copied yet.
+fn unescape_into<U: Unescaped>(mut u: U) -> U::Out {
+    // `src[run..i]` holds no backslash and is not copied yet.
     let mut run = 0;
     let mut i = 0;
-    while let Some(block) = b.get(i..i + 64) {
-        if !block.iter().fold(false, |any, &c| any | (c == b'\\')) {
+    // The last block held at most one backslash: a long run may be under
+    // way, skipped faster by a test for any backslash than by a mask.
+    let mut sparse = true;
+    while let Some(block) = u.src().get(i..i + 64) {
+        let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
+        if sparse && !block.iter().fold(false, |any, &c| any | Backslash::is(c)) {
             i += 64;
             continue;
         }
-        let mut m = mask(block, |w| eq_bytes(w, b'\\'));
+        let (mut m, _) = mask::<Backslash>(block);
+        sparse = m & m.wrapping_sub(1) == 0;
         while m != 0 {
             let at = i + m.trailing_zeros() as usize;
-            push_run(&mut out, text, run, at);
-            run = push_escaped(&mut out, b, at);
+            u.run(run, at);
+            run = push_escaped(&mut u, at);
             let past = run - i;
             if past >= 64 {
                 break;
@@ -149,75 +278,42 @@ fn unescape_to_string(text: &str) -> String {
         }
         i = (i + 64).max(run);
     }
-    unescape_tail(&mut out, text, run, i);
-    out
+    unescape_tail(&mut u, run, i);
+    u.done()
 }
 
-/// [`unescape_to_string`] over the last few bytes: `text[run..i]` holds no
-/// backslash.
+/// [`unescape_into`] over the last few bytes: `src[run..i]` holds no backslash.
 #[inline(never)]
-fn unescape_tail(out: &mut String, text: &str, mut run: usize, mut i: usize) {
-    let b = text.as_bytes();
+fn unescape_tail<U: Unescaped>(u: &mut U, mut run: usize, mut i: usize) {
     loop {
-        let at = next_backslash(b, i);
-        out.push_str(&text[run..at]);
-        if at == b.len() {
+        let at = next_backslash(u.src(), i);
+        u.run(run, at);
+        if at == u.src().len() {
             return;
         }
-        run = push_escaped(out, b, at);
+        run = push_escaped(u, at);
         i = run;
     }
 }
 
-/// Appends the character of the validated escape at `b[at]` (a backslash);
-/// returns the index past the escape.
+/// Appends the character of the validated escape at `src[at]` (a
+/// backslash); returns the index past the escape.
 #[inline(always)]
-fn push_escaped(out: &mut String, b: &[u8], at: usize) -> usize {
+fn push_escaped<U: Unescaped>(u: &mut U, at: usize) -> usize {
+    let b = u.src();
     match SHORT_ESCAPE[usize::from(b.get(at + 1).copied().unwrap_or(0))] {
-        0 => push_unicode(out, b, at),
-        // Every entry is ASCII; the mask tells the compiler so, and the
-        // push is one byte.
+        0 => {
+            // A `\u` escape: rarer, and its character may take several
+            // bytes (a copy kept apart from the runs').
+            let (c, len) = unicode_char(b, at);
+            u.char(c);
+            at + len
+        }
         c => {
-            out.push(char::from(c & 0x7f));
+            u.ascii(c);
             at + 2
         }
     }
-}
-
-/// Out of line: a `\\u` escape, rarer, whose character may take several
-/// bytes (a copy the compiler must not merge with [`push_run`]'s).
-#[inline(never)]
-fn push_unicode(out: &mut String, b: &[u8], at: usize) -> usize {
-    let (c, len) = unicode_char(b, at);
-    out.push(c);
-    at + len
-}
-
-/// Appends `text[run..end]` (`end` at a backslash or the end: a boundary).
-/// A short run is copied as 16 bytes and the copy cut back: a move of known
-/// size instead of a `memcpy` call whose size changes every time. `out`
-/// never needs more room for it: it is never longer than `text[..run]`.
-#[inline(always)]
-fn push_run(out: &mut String, text: &str, run: usize, end: usize) {
-    let n = end - run;
-    if n <= 16 {
-        // (`get`, not indexing and a boundary check: the compiler then sees
-        // the 16 and moves the bytes inline.)
-        if let Some(block) = text.get(run..run + 16) {
-            let keep = out.len() + n;
-            out.push_str(block);
-            out.truncate(keep);
-            return;
-        }
-    }
-    push_long(out, &text[run..end]);
-}
-
-/// Kept out of line, so the compiler does not merge it with the 16-byte
-/// copy above into one `memcpy` call of either size.
-#[inline(never)]
-fn push_long(out: &mut String, run: &str) {
-    out.push_str(run);
 }
 
 /// Never called: the scan saw only ASCII. No path panics.
@@ -306,13 +402,31 @@ fn unicode_char(raw: &[u8], i: usize) -> (char, usize) {
 /// The four hex digits at `b[at..at + 4]` as a number.
 #[inline]
 fn hex4(b: &[u8], at: usize) -> Option<u32> {
-    let digits = b.get(at..at + 4)?;
-    let mut n = 0;
-    for &d in digits {
-        n = n * 16 + (d as char).to_digit(16)?;
-    }
-    Some(n)
+    let d = b.get(at..at + 4)?;
+    // Four loads and no branch until the end: a bad digit's 0x1_0000 stays
+    // at or above bit 16 whatever its shift.
+    let n = HEX[usize::from(d[0])] << 12
+        | HEX[usize::from(d[1])] << 8
+        | HEX[usize::from(d[2])] << 4
+        | HEX[usize::from(d[3])];
+    (n < 0x1_0000).then_some(n)
 }
+
+/// Each hex digit's value; 0x1_0000 for every other byte.
+const HEX: [u32; 256] = {
+    let mut t = [0x1_0000; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = match c as u8 {
+            d @ b'0'..=b'9' => (d - b'0') as u32,
+            d @ b'a'..=b'f' => (d - b'a' + 10) as u32,
+            d @ b'A'..=b'F' => (d - b'A' + 10) as u32,
+            _ => 0x1_0000,
+        };
+        c += 1;
+    }
+    t
+};
 
 struct Parser<'a> {
     b: &'a [u8],
@@ -514,20 +628,30 @@ impl<'a> Parser<'a> {
     /// remain, for the caller's scan to go on from.
     #[inline(never)]
     fn dense(&mut self, mut i: usize, seen: &mut u64) -> Result<usize> {
+        // As in `unescape_into`: the last block held at most one stop.
+        let mut sparse = true;
         while let Some(block) = self.b.get(i..i + 64) {
-            let (mut any, mut or) = (false, 0);
-            for &c in block {
-                any |= Special::is(c);
-                or |= c;
+            let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
+            if sparse {
+                let (mut any, mut or) = (false, 0);
+                for &c in block {
+                    any |= Special::is(c);
+                    or |= c;
+                }
+                if !any {
+                    *seen |= u64::from(or);
+                    i += 64;
+                    continue;
+                }
             }
+            let (mut m, or) = mask::<Special>(block);
             *seen |= u64::from(or);
-            if !any {
+            if m == 0 {
+                sparse = true;
                 i += 64;
                 continue;
             }
-            let mut m = mask(block, |w| {
-                eq_bytes(w, b'"') | eq_bytes(w, b'\\') | below_space(w)
-            });
+            sparse = m & m.wrapping_sub(1) == 0;
             loop {
                 let at = i + m.trailing_zeros() as usize;
                 if self.b.get(at) != Some(&b'\\') {
@@ -744,4 +868,155 @@ fn escaped_key(raw: &str, buf: &mut [u8]) -> Option<usize> {
         fits
     });
     fits.then_some(len)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The block-wise paths (`Parser::dense`, `unescape_into`) against
+    //! serde_json and against errors placed at every offset of a 64-byte
+    //! block: a string needs a few escapes and 64 bytes to reach them, which
+    //! few vectors have.
+
+    use crate::{Command, LineError};
+
+    /// xorshift64*, so every run tests the same strings.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n as u64) as usize
+        }
+    }
+
+    /// Raw (escaped) pieces of a JSON string, every kind of escape among
+    /// runs of ASCII and multi-byte characters.
+    const PIECES: &[&str] = &[
+        r#"\""#,
+        r"\\",
+        r"\/",
+        r"\b",
+        r"\f",
+        r"\n",
+        r"\r",
+        r"\t",
+        r"\u00e9",
+        r"\u0001",
+        r"\ud83d\ude00",
+        r"\u65E5",
+        "é",
+        "日本",
+        "😀",
+        "a",
+        "fn main() {",
+        " ",
+        "0123456789abcdef",
+        "0123456789abcdef0123456789abcdef0123456",
+        "ü",
+    ];
+
+    fn text_of(line: &str) -> String {
+        match Command::from_slice(line.as_bytes()) {
+            Ok(Command::Prompt { text, .. }) => text,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn dense_strings_decode_as_serde_json_decodes_them() {
+        let mut rng = Rng(0x5eed_0010);
+        for _ in 0..3000 {
+            let mut raw = String::new();
+            for _ in 0..rng.below(80) {
+                raw.push_str(PIECES[rng.below(PIECES.len())]);
+            }
+            let want: String = serde_json::from_str(&format!("\"{raw}\"")).unwrap();
+            let line = format!(r#"{{"command":"prompt","text":"{raw}"}}"#);
+            assert_eq!(text_of(&line), want, "{line}");
+            // Skipped in a field no command reads, and as a key.
+            let line = format!(r#"{{"x":"{raw}","{raw}":1,"command":"cancel"}}"#);
+            assert_eq!(
+                Command::from_slice(line.as_bytes()),
+                Ok(Command::Cancel),
+                "{line}"
+            );
+        }
+    }
+
+    #[track_caller]
+    fn error_at(line: &[u8], what: &str, at: usize) {
+        match Command::from_slice(line) {
+            Err(LineError::Syntax(e)) => assert_eq!(
+                e.to_string(),
+                format!("{what} at byte {at}"),
+                "{}",
+                String::from_utf8_lossy(line)
+            ),
+            other => panic!("{}: {other:?}", String::from_utf8_lossy(line)),
+        }
+    }
+
+    #[test]
+    fn errors_in_dense_strings_are_where_the_byte_wise_scan_puts_them() {
+        const CONTROL: &str = "control character in a string (escape it)";
+        const ESCAPE: &str = "invalid escape";
+        const LONE: &str = "lone UTF-16 surrogate escape (cannot be held by a Rust String)";
+        let head = br#"{"command":"prompt","text":""#;
+        // (what is placed, the error, its offset within what is placed)
+        let faults: &[(&[u8], &str, usize)] = &[
+            (b"\x01", CONTROL, 0),
+            (b"\x1f\\q", CONTROL, 0),
+            (b"\\q\x01", ESCAPE, 0),
+            (b"\\\x01", ESCAPE, 0),
+            (b"\\", ESCAPE, 0),
+            (b"\\u12G4", ESCAPE, 0),
+            (b"\\u12", ESCAPE, 0),
+            (b"\\ud800x", LONE, 0),
+            (b"\\udc00", LONE, 0),
+            (b"\\ud800\\u0041", LONE, 0),
+            (b"\\ud800\\uZZZZ", ESCAPE, 6),
+            (b"\\\\\\\"\\q", ESCAPE, 4),
+        ];
+        // Dense prefixes of every length, so each fault lands on every
+        // offset of a block, and at its end.
+        for prefix_len in 0..140 {
+            let mut prefix = Vec::new();
+            let mut k = 0;
+            while prefix.len() < prefix_len {
+                prefix.extend_from_slice(
+                    [
+                        &b"\\n"[..],
+                        b"\\\"",
+                        b"ab",
+                        b"\\u00e9",
+                        b"\xc3\xa9",
+                        b"\\\\",
+                    ][k % 6],
+                );
+                k += 1;
+            }
+            for &(fault, what, off) in faults {
+                let mut line = head.to_vec();
+                line.extend_from_slice(&prefix);
+                let at = line.len() + off;
+                line.extend_from_slice(fault);
+                line.extend_from_slice(b" and more \\n text to end on \"}");
+                error_at(&line, what, at);
+            }
+            // Unterminated: reported at the opening quote.
+            let mut line = head.to_vec();
+            line.extend_from_slice(&prefix);
+            error_at(&line, "unterminated string", head.len() - 1);
+            line.extend_from_slice(b"\\n\\t\\\"\\\\ and no end");
+            error_at(&line, "unterminated string", head.len() - 1);
+            // Invalid UTF-8 anywhere is reported first, at its byte.
+            let mut line = head.to_vec();
+            line.extend_from_slice(&prefix);
+            let at = line.len();
+            line.extend_from_slice(b"\xff\x01\\q\"}");
+            error_at(&line, "invalid UTF-8", at);
+        }
+    }
 }
