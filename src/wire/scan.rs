@@ -18,7 +18,9 @@
 
 use crate::error::SyntaxError;
 use crate::wire::fields::{FieldSet, Slot, WireStr};
-use crate::wire::find::{mask, next_backslash, next_stop, Backslash, Special, Stops, HIGH};
+use crate::wire::find::{
+    mask, next_backslash, next_stop, string_masks, Backslash, Special, Stops, HIGH,
+};
 
 /// Deepest nesting of arrays and objects the reference's parser accepts,
 /// counting the command object itself as level 1.
@@ -142,8 +144,8 @@ trait Unescaped {
     /// changes every time. The output never needs more room for it: it is
     /// never longer than `src[..run]`.
     fn run(&mut self, run: usize, end: usize);
-    /// Appends an ASCII byte.
-    fn ascii(&mut self, c: u8);
+    /// [`Unescaped::run`], then the ASCII byte `c`.
+    fn run_then(&mut self, run: usize, end: usize, c: u8);
     /// Appends any character.
     fn char(&mut self, c: char);
     fn done(self) -> Self::Out;
@@ -177,7 +179,8 @@ impl Unescaped for Str<'_> {
         push_long(&mut self.out, &self.src[run..end]);
     }
     #[inline(always)]
-    fn ascii(&mut self, c: u8) {
+    fn run_then(&mut self, run: usize, end: usize, c: u8) {
+        self.run(run, end);
         // The mask tells the compiler the push is one byte.
         self.out.push(char::from(c & 0x7f));
     }
@@ -225,7 +228,20 @@ impl Unescaped for Bytes<'_> {
         extend_long(&mut self.out, &self.src[run..end]);
     }
     #[inline(always)]
-    fn ascii(&mut self, c: u8) {
+    fn run_then(&mut self, run: usize, end: usize, c: u8) {
+        let n = end - run;
+        if n < 32 {
+            if let Some(block) = self.src.get(run..run + 32) {
+                // The escape's byte overwrites the copy's: no second
+                // capacity check.
+                let keep = self.out.len() + n;
+                self.out.extend_from_slice(block);
+                self.out[keep] = c;
+                self.out.truncate(keep + 1);
+                return;
+            }
+        }
+        self.run(run, end);
         self.out.push(c);
     }
     #[inline(never)]
@@ -255,8 +271,9 @@ fn unescape_into<U: Unescaped>(mut u: U) -> U::Out {
     // `src[run..i]` holds no backslash and is not copied yet.
     let mut run = 0;
     let mut i = 0;
-    // The last block held at most one backslash: a long run may be under
-    // way, skipped faster by a test for any backslash than by a mask.
+    // The last block held few backslashes (a paragraph break in prose): a
+    // long run may be under way, skipped faster by a test for any
+    // backslash than by a mask.
     let mut sparse = true;
     while let Some(block) = u.src().get(i..i + 64) {
         let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
@@ -265,11 +282,10 @@ fn unescape_into<U: Unescaped>(mut u: U) -> U::Out {
             continue;
         }
         let (mut m, _) = mask::<Backslash>(block);
-        sparse = m & m.wrapping_sub(1) == 0;
+        sparse = m.count_ones() <= SPARSE;
         while m != 0 {
             let at = i + m.trailing_zeros() as usize;
-            u.run(run, at);
-            run = push_escaped(&mut u, at);
+            run = push_escaped(&mut u, run, at);
             let past = run - i;
             if past >= 64 {
                 break;
@@ -287,30 +303,30 @@ fn unescape_into<U: Unescaped>(mut u: U) -> U::Out {
 fn unescape_tail<U: Unescaped>(u: &mut U, mut run: usize, mut i: usize) {
     loop {
         let at = next_backslash(u.src(), i);
-        u.run(run, at);
         if at == u.src().len() {
+            u.run(run, at);
             return;
         }
-        run = push_escaped(u, at);
+        run = push_escaped(u, run, at);
         i = run;
     }
 }
 
-/// Appends the character of the validated escape at `src[at]` (a
-/// backslash); returns the index past the escape.
+/// Appends the run `src[run..at]` and the character of the validated
+/// escape at `src[at]` (a backslash); returns the index past the escape.
 #[inline(always)]
-fn push_escaped<U: Unescaped>(u: &mut U, at: usize) -> usize {
-    let b = u.src();
-    match SHORT_ESCAPE[usize::from(b.get(at + 1).copied().unwrap_or(0))] {
+fn push_escaped<U: Unescaped>(u: &mut U, run: usize, at: usize) -> usize {
+    match SHORT_ESCAPE[usize::from(u.src().get(at + 1).copied().unwrap_or(0))] {
         0 => {
+            u.run(run, at);
             // A `\u` escape: rarer, and its character may take several
             // bytes (a copy kept apart from the runs').
-            let (c, len) = unicode_char(b, at);
+            let (c, len) = unicode_char(u.src(), at);
             u.char(c);
             at + len
         }
         c => {
-            u.ascii(c);
+            u.run_then(run, at, c);
             at + 2
         }
     }
@@ -583,7 +599,10 @@ impl<'a> Parser<'a> {
         let mut seen = 0;
         let mut escapes = 0u32;
         loop {
-            if escapes >= DENSE {
+            // Escapes close together (code, mixed text): a mask per block.
+            // Far apart (a paragraph break in prose): the search below
+            // skips the long runs between them faster.
+            if escapes >= DENSE && i - start < escapes as usize * DENSE_GAP {
                 i = self.dense(i, &mut seen)?;
             }
             i = next_stop::<Special>(self.b, i, &mut seen);
@@ -628,7 +647,9 @@ impl<'a> Parser<'a> {
     /// remain, for the caller's scan to go on from.
     #[inline(never)]
     fn dense(&mut self, mut i: usize, seen: &mut u64) -> Result<usize> {
-        // As in `unescape_into`: the last block held at most one stop.
+        /// The even bit positions.
+        const EVEN: u64 = 0x5555_5555_5555_5555;
+        // As in `unescape_into`: the last block held few stops.
         let mut sparse = true;
         while let Some(block) = self.b.get(i..i + 64) {
             let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
@@ -644,33 +665,46 @@ impl<'a> Parser<'a> {
                     continue;
                 }
             }
-            let (mut m, or) = mask::<Special>(block);
-            *seen |= u64::from(or);
-            if m == 0 {
+            let m = string_masks(block);
+            *seen |= u64::from(m.or);
+            let all = m.backslash | m.stop;
+            if all == 0 {
                 sparse = true;
                 i += 64;
                 continue;
             }
-            sparse = m & m.wrapping_sub(1) == 0;
-            loop {
-                let at = i + m.trailing_zeros() as usize;
-                if self.b.get(at) != Some(&b'\\') {
-                    // A quote or a control character (the mask is never
-                    // empty here: a block with a stop has a bit for it).
-                    return Ok(at);
-                }
-                let end = self.escape(at)?;
-                let past = end - i;
-                if past >= 64 {
-                    i = end;
-                    break;
-                }
-                m &= u64::MAX << past;
-                if m == 0 {
-                    i += 64;
-                    break;
+            sparse = all.count_ones() <= SPARSE;
+            // The bytes an escape's backslash escapes: those after an odd
+            // run of backslashes (simdjson's carry trick; no escape reaches
+            // into a block from the one before, so nothing carries in).
+            let follows = m.backslash << 1;
+            let odd_starts = m.backslash & !EVEN & !follows;
+            let escaped = (EVEN ^ (odd_starts.wrapping_add(m.backslash) << 1)) & follows;
+            // The first quote or control character not escaped ends the
+            // part of the block the string holds.
+            let limit = (m.stop & !escaped).trailing_zeros();
+            let inside = u64::MAX.checked_shl(limit).map_or(u64::MAX, |above| !above);
+            // Escapes of one byte from the short list are valid as they
+            // stand; the others (`\u`, or invalid) are checked one by one,
+            // in order, so the first error is the byte-wise scan's.
+            let mut others = escaped & !m.short & inside;
+            let mut done = i;
+            while others != 0 {
+                let at = i + others.trailing_zeros() as usize - 1;
+                others &= others - 1;
+                // (Not the second `\u` of a surrogate pair already taken.)
+                if at >= done {
+                    done = self.escape(at)?;
                 }
             }
+            if limit < 64 {
+                return Ok(i + limit as usize);
+            }
+            // An escape whose backslash is the block's last byte.
+            if (m.backslash & !escaped) >> 63 != 0 && i + 63 >= done {
+                done = self.escape(i + 63)?;
+            }
+            i = (i + 64).max(done);
         }
         Ok(i)
     }
@@ -833,6 +867,12 @@ const CONTROL: &str = "control character in a string (escape it)";
 /// Escapes a string holds before its scan goes over to [`Parser::dense`]:
 /// enough that a short one (a key, a quoted word) never pays for a mask.
 const DENSE: u32 = 4;
+/// The mean distance between escapes, in bytes, under which a string is
+/// dense.
+const DENSE_GAP: usize = 32;
+/// At most this many stops in a block, and the next block is first tested
+/// for any stop at all before its masks are built.
+const SPARSE: u32 = 3;
 const LONE_SURROGATE: &str = "lone UTF-16 surrogate escape (cannot be held by a Rust String)";
 
 /// The slot of the known key `key` names, comparing keys after unescaping.
