@@ -599,10 +599,12 @@ impl<'a> Parser<'a> {
         let mut seen = 0;
         let mut escapes = 0u32;
         loop {
-            // Escapes close together (code, mixed text): a mask per block.
-            // Far apart (a paragraph break in prose): the search below
-            // skips the long runs between them faster.
-            if escapes >= DENSE && i - start < escapes as usize * DENSE_GAP {
+            // Escapes close together (code, mixed text) in a long string: a
+            // mask per block. Far apart (a paragraph break in prose), or in
+            // a short string (a quoted word): the search below, which skips
+            // long runs faster and stops at a string's end sooner.
+            let len = i - start;
+            if escapes >= DENSE && len >= 64 && len < escapes as usize * DENSE_GAP {
                 i = self.dense(i, &mut seen)?;
             }
             i = next_stop::<Special>(self.b, i, &mut seen);
