@@ -35,6 +35,7 @@
 mod error;
 mod revision;
 mod v1;
+pub mod v2;
 mod wire;
 
 pub use crate::error::{LineError, ReadError, SyntaxError, UnknownMessage};

@@ -7,7 +7,7 @@
 //! reference's match arms to those fields. No other file knows the arms.
 
 use crate::v1::{Command, ParseError, SteerKind};
-use crate::wire::fields::{FieldSet, Slot, WireStr};
+use crate::wire::fields::{Field, FieldSet, NoFields, Slot, WireStr};
 
 /// The protocol's keys, as found in one object. A duplicate key overwrites
 /// (the last one wins, as in the reference's JSON parser).
@@ -81,12 +81,27 @@ impl Key {
     }
 }
 
+impl<S> Fields<S> {
+    /// The slot for a key, or `None` for a key the rules never read.
+    #[inline]
+    pub fn slot(&mut self, key: &[u8]) -> Option<&mut Slot<S>> {
+        Key::from_bytes(key).map(|key| self.slot_of(key))
+    }
+}
+
 impl<S> FieldSet<S> for Fields<S> {
     const MAX_KEY_LEN: usize = "submission_id".len();
+    // Every value is flat: nothing is read inside an array.
+    type Item = NoFields;
 
     #[inline]
-    fn slot(&mut self, key: &[u8]) -> Option<&mut Slot<S>> {
-        Key::from_bytes(key).map(|key| self.slot_of(key))
+    fn item() -> NoFields {
+        NoFields
+    }
+
+    #[inline]
+    fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, NoFields>> {
+        self.slot(key).map(Field::Flat)
     }
 }
 

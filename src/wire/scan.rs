@@ -17,7 +17,7 @@
 //! byte, whatever else is wrong with it.
 
 use crate::error::SyntaxError;
-use crate::wire::fields::{FieldSet, Slot, WireStr};
+use crate::wire::fields::{ArrayField, Field, FieldSet, Item, Slot, WireStr};
 use crate::wire::find::{next_backslash, next_stop, Special, HIGH};
 
 /// Deepest nesting of arrays and objects the reference's parser accepts,
@@ -95,6 +95,17 @@ impl WireStr for RawStr<'_> {
             return self.raw.bytes() == lit.as_bytes();
         }
         escaped_is(self.raw.text(), lit)
+    }
+
+    #[inline]
+    fn as_text(&self) -> std::borrow::Cow<'_, str> {
+        if self.escaped {
+            std::borrow::Cow::Owned(self.into_string())
+        } else {
+            // Straight from the line: a large base64 image is decoded
+            // without a copy.
+            std::borrow::Cow::Borrowed(self.raw.text())
+        }
     }
 
     #[inline]
@@ -311,25 +322,111 @@ impl<'a> Parser<'a> {
         }
         loop {
             let key = self.key()?;
-            let value = match self.peek() {
-                Some(b'"') => {
+            match field_of(fields, key) {
+                Some(Field::Flat(slot)) => *slot = self.value(1)?,
+                Some(Field::Array(array)) => self.array_field(array, F::item)?,
+                None => {
+                    self.value(1)?;
+                }
+            }
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => {
                     self.i += 1;
-                    Slot::Str(self.string()?)
+                    self.skip_ws();
                 }
-                Some(b't') => {
-                    self.literal(b"true")?;
-                    Slot::True
+                Some(b'}') => {
+                    self.i += 1;
+                    return Ok(());
                 }
-                Some(b'f') => {
-                    self.literal(b"false")?;
-                    Slot::False
+                _ => return Err(self.err("expected ',' or '}'")),
+            }
+        }
+    }
+
+    /// One value, reduced to a slot; `depth` is the nesting level of the
+    /// container it sits in.
+    #[inline(always)]
+    fn value(&mut self, depth: usize) -> Result<Slot<RawStr<'a>>> {
+        Ok(match self.peek() {
+            Some(b'"') => {
+                self.i += 1;
+                Slot::Str(self.string()?)
+            }
+            Some(b't') => {
+                self.literal(b"true")?;
+                Slot::True
+            }
+            Some(b'f') => {
+                self.literal(b"false")?;
+                Slot::False
+            }
+            _ => {
+                self.skip_value(depth)?;
+                Slot::Other
+            }
+        })
+    }
+
+    /// The value of a key the rules read inside when it is an array: its
+    /// items (level 2) go to `array` one by one, an object item (level 3) as
+    /// the fields `item` makes. Syntax errors are found and placed exactly as
+    /// [`Parser::skip_value`] would.
+    #[inline(never)]
+    fn array_field<O: FieldSet<RawStr<'a>>>(
+        &mut self,
+        array: &mut dyn ArrayField<RawStr<'a>, O>,
+        item: fn() -> O,
+    ) -> Result<()> {
+        if self.peek() != Some(b'[') {
+            array.set(self.value(1)?);
+            return Ok(());
+        }
+        array.begin();
+        self.i += 1;
+        self.skip_ws();
+        if self.peek() == Some(b']') {
+            self.i += 1;
+            return Ok(());
+        }
+        loop {
+            if !array.wants_more() {
+                self.skip_value(2)?;
+            } else if self.peek() == Some(b'{') {
+                let mut fields = item();
+                self.item_object(&mut fields)?;
+                array.item(Item::Object(fields));
+            } else {
+                let value = self.value(2)?;
+                array.item(Item::Value(value));
+            }
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => {
+                    self.i += 1;
+                    self.skip_ws();
                 }
-                _ => {
-                    self.skip_value(1)?;
-                    Slot::Other
+                Some(b']') => {
+                    self.i += 1;
+                    return Ok(());
                 }
-            };
-            if let Some(slot) = slot_of(fields, key) {
+                _ => return Err(self.err("expected ',' or ']'")),
+            }
+        }
+    }
+
+    /// An object item of an array key (level 3), keeping its flat fields.
+    fn item_object<O: FieldSet<RawStr<'a>>>(&mut self, fields: &mut O) -> Result<()> {
+        self.i += 1; // '{'
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.i += 1;
+            return Ok(());
+        }
+        loop {
+            let key = self.key()?;
+            let value = self.value(3)?;
+            if let Some(Field::Flat(slot)) = field_of(fields, key) {
                 *slot = value;
             }
             self.skip_ws();
@@ -563,18 +660,19 @@ impl<'a> Parser<'a> {
 const BAD_ESCAPE: &str = "invalid escape";
 const LONE_SURROGATE: &str = "lone UTF-16 surrogate escape (cannot be held by a Rust String)";
 
-/// The slot of the known key `key` names, comparing keys after unescaping.
+/// Where the value of the known key `key` names goes, comparing keys after
+/// unescaping.
 #[inline(always)]
-fn slot_of<'f, 'a, F: FieldSet<RawStr<'a>>>(
+fn field_of<'f, 'a, F: FieldSet<RawStr<'a>>>(
     fields: &'f mut F,
     key: RawStr<'_>,
-) -> Option<&'f mut Slot<RawStr<'a>>> {
+) -> Option<Field<'f, RawStr<'a>, F::Item>> {
     if !key.escaped {
-        return fields.slot(key.raw.bytes());
+        return fields.field(key.raw.bytes());
     }
     let mut buf = [0u8; KEY_BUF];
     let len = escaped_key(key.raw.text(), &mut buf[..F::MAX_KEY_LEN.min(KEY_BUF)])?;
-    fields.slot(&buf[..len])
+    fields.field(&buf[..len])
 }
 
 /// Room for the longest known key of any revision, unescaped.

@@ -1,0 +1,476 @@
+//! The later revision's decoding rules, written once.
+//!
+//! Every decoding path (bytes, `serde_json::Value`, `Deserialize`) reduces
+//! its input to [`Fields`]: each flat key to a [`Slot`], and the two keys
+//! read inside, `content` and `images`, item by item through their
+//! [`ArrayField`] impls here (each item classified as it comes, the list
+//! cut at the first item the rules refuse). Then [`decide`] applies the
+//! reference's arms (`latest/upstream/command.mbt`, `content.mbt`). No other
+//! file knows the arms or builds a content error's path.
+
+use crate::v2::{Command, Content, ContentPart, Image, ParseError};
+use crate::wire::fields::{ArrayField, Field, FieldSet, Item, NoFields, Slot, WireStr};
+use crate::SteerKind;
+
+/// The revision's keys, as found in one object (the last duplicate wins).
+pub(crate) struct Fields<S> {
+    pub command: Slot<S>,
+    pub text: Slot<S>,
+    pub submission_id: Slot<S>,
+    pub kind: Slot<S>,
+    pub action: Slot<S>,
+    pub auto: Slot<S>,
+    pub id: Slot<S>,
+    pub allow: Slot<S>,
+    pub request_id: Slot<S>,
+    pub generation: Slot<S>,
+    pub job_id: Slot<S>,
+    pub content: ContentField<S>,
+    pub images: ImagesField<S>,
+}
+
+/// The keys the rules read; every other key is ignored.
+#[derive(Clone, Copy)]
+pub(crate) enum Key {
+    Command,
+    Text,
+    SubmissionId,
+    Kind,
+    Action,
+    Auto,
+    Id,
+    Allow,
+    RequestId,
+    Generation,
+    JobId,
+    Content,
+    Images,
+}
+
+impl Key {
+    #[inline]
+    pub fn from_bytes(key: &[u8]) -> Option<Key> {
+        Some(match key {
+            b"command" => Key::Command,
+            b"text" => Key::Text,
+            b"submission_id" => Key::SubmissionId,
+            b"kind" => Key::Kind,
+            b"action" => Key::Action,
+            b"auto" => Key::Auto,
+            b"id" => Key::Id,
+            b"allow" => Key::Allow,
+            b"request_id" => Key::RequestId,
+            b"generation" => Key::Generation,
+            b"job_id" => Key::JobId,
+            b"content" => Key::Content,
+            b"images" => Key::Images,
+            _ => return None,
+        })
+    }
+}
+
+impl<S: WireStr> Fields<S> {
+    pub fn new() -> Self {
+        Fields {
+            command: Slot::Absent,
+            text: Slot::Absent,
+            submission_id: Slot::Absent,
+            kind: Slot::Absent,
+            action: Slot::Absent,
+            auto: Slot::Absent,
+            id: Slot::Absent,
+            allow: Slot::Absent,
+            request_id: Slot::Absent,
+            generation: Slot::Absent,
+            job_id: Slot::Absent,
+            content: ContentField::Absent,
+            images: ImagesField::Absent,
+        }
+    }
+
+    /// Where a known key's value goes.
+    #[inline]
+    pub fn field_of(&mut self, key: Key) -> Field<'_, S, PartFields<S>> {
+        Field::Flat(match key {
+            Key::Command => &mut self.command,
+            Key::Text => &mut self.text,
+            Key::SubmissionId => &mut self.submission_id,
+            Key::Kind => &mut self.kind,
+            Key::Action => &mut self.action,
+            Key::Auto => &mut self.auto,
+            Key::Id => &mut self.id,
+            Key::Allow => &mut self.allow,
+            Key::RequestId => &mut self.request_id,
+            Key::Generation => &mut self.generation,
+            Key::JobId => &mut self.job_id,
+            Key::Content => return Field::Array(&mut self.content),
+            Key::Images => return Field::Array(&mut self.images),
+        })
+    }
+}
+
+impl<S: WireStr> FieldSet<S> for Fields<S> {
+    const MAX_KEY_LEN: usize = "submission_id".len();
+    type Item = PartFields<S>;
+
+    #[inline]
+    fn item() -> PartFields<S> {
+        PartFields::new()
+    }
+
+    #[inline]
+    fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, PartFields<S>>> {
+        Key::from_bytes(key).map(|key| self.field_of(key))
+    }
+}
+
+/// The keys of a content part object.
+pub(crate) struct PartFields<S> {
+    pub kind: Slot<S>,
+    pub text: Slot<S>,
+    pub media_type: Slot<S>,
+    pub data: Slot<S>,
+}
+
+impl<S> PartFields<S> {
+    pub const fn new() -> Self {
+        PartFields {
+            kind: Slot::Absent,
+            text: Slot::Absent,
+            media_type: Slot::Absent,
+            data: Slot::Absent,
+        }
+    }
+
+    #[inline]
+    pub fn slot(&mut self, key: &[u8]) -> Option<&mut Slot<S>> {
+        Some(match key {
+            b"type" => &mut self.kind,
+            b"text" => &mut self.text,
+            b"media_type" => &mut self.media_type,
+            b"data" => &mut self.data,
+            _ => return None,
+        })
+    }
+}
+
+impl<S> FieldSet<S> for PartFields<S> {
+    const MAX_KEY_LEN: usize = "media_type".len();
+    type Item = NoFields;
+
+    #[inline]
+    fn item() -> NoFields {
+        NoFields
+    }
+
+    #[inline]
+    fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, NoFields>> {
+        self.slot(key).map(Field::Flat)
+    }
+}
+
+/// What `content` holds: its parts are kept up to the first one the rules
+/// refuse, and that one's error.
+pub(crate) enum ContentField<S> {
+    Absent,
+    Str(S),
+    /// Present, not a string nor an array.
+    Other,
+    Parts {
+        parts: Vec<Part<S>>,
+        /// The first refused part: its index is `parts.len()`.
+        refused: Option<PartError>,
+    },
+}
+
+/// A part whose shape is right; an image's data is checked by `decide`.
+pub(crate) enum Part<S> {
+    Text(S),
+    Image { media_type: S, data: S },
+}
+
+/// Why an item of `content` is not a part (before its image is decoded).
+#[derive(Clone, Copy)]
+pub(crate) enum PartError {
+    NotObject,
+    UnknownType,
+    /// The field (`text`, `media_type` or `data`) is absent or not a string.
+    NotString(&'static str),
+}
+
+/// The reference's `ContentPart::from_json`, up to the image's bytes.
+fn part<S: WireStr>(item: Item<S, PartFields<S>>) -> Result<Part<S>, PartError> {
+    let Item::Object(p) = item else {
+        return Err(PartError::NotObject);
+    };
+    match p.kind {
+        Slot::Str(t) if t.is("text") => match p.text {
+            Slot::Str(text) => Ok(Part::Text(text)),
+            _ => Err(PartError::NotString("text")),
+        },
+        Slot::Str(t) if t.is("image") => {
+            // `media_type` is read before `data`.
+            let media_type = p
+                .media_type
+                .string()
+                .ok_or(PartError::NotString("media_type"))?;
+            let data = p.data.string().ok_or(PartError::NotString("data"))?;
+            Ok(Part::Image { media_type, data })
+        }
+        // Absent, not a string, or another string.
+        _ => Err(PartError::UnknownType),
+    }
+}
+
+impl<S: WireStr> ArrayField<S, PartFields<S>> for ContentField<S> {
+    fn set(&mut self, value: Slot<S>) {
+        *self = match value {
+            Slot::Str(s) => ContentField::Str(s),
+            _ => ContentField::Other,
+        };
+    }
+
+    fn begin(&mut self) {
+        *self = ContentField::Parts {
+            parts: Vec::new(),
+            refused: None,
+        };
+    }
+
+    #[inline]
+    fn wants_more(&self) -> bool {
+        matches!(self, ContentField::Parts { refused: None, .. })
+    }
+
+    fn item(&mut self, item: Item<S, PartFields<S>>) {
+        if let ContentField::Parts { parts, refused } = self {
+            match part(item) {
+                Ok(p) => parts.push(p),
+                Err(e) => *refused = Some(e),
+            }
+        }
+    }
+}
+
+/// What the legacy `images` holds: its URLs, or that it is not an array of
+/// strings.
+pub(crate) enum ImagesField<S> {
+    Absent,
+    Urls(Vec<S>),
+    NotUrls,
+}
+
+impl<S, O> ArrayField<S, O> for ImagesField<S> {
+    fn set(&mut self, _: Slot<S>) {
+        *self = ImagesField::NotUrls;
+    }
+
+    fn begin(&mut self) {
+        *self = ImagesField::Urls(Vec::new());
+    }
+
+    #[inline]
+    fn wants_more(&self) -> bool {
+        matches!(self, ImagesField::Urls(_))
+    }
+
+    fn item(&mut self, item: Item<S, O>) {
+        match (item, &mut *self) {
+            (Item::Value(Slot::Str(url)), ImagesField::Urls(urls)) => urls.push(url),
+            _ => *self = ImagesField::NotUrls,
+        }
+    }
+}
+
+/// A JSON value that is not an object: no fields, so no command.
+#[inline]
+pub(crate) fn not_an_object() -> ParseError {
+    ParseError::ExpectedCommand
+}
+
+fn invalid_content(path: String, message: impl Into<String>) -> ParseError {
+    ParseError::InvalidContent {
+        path,
+        message: message.into(),
+    }
+}
+
+impl PartError {
+    /// The reference's `JsonDecodeError` for the part at `index`.
+    fn at(self, index: usize) -> ParseError {
+        match self {
+            PartError::NotObject => {
+                invalid_content(format!("/{index}"), "expected content part object")
+            }
+            PartError::UnknownType => {
+                invalid_content(format!("/{index}/type"), "unknown content part type")
+            }
+            PartError::NotString(field) => invalid_content(
+                format!("/{index}/{field}"),
+                "String::from_json: expected string",
+            ),
+        }
+    }
+}
+
+/// The reference's `parse_command_content`: `content` if present (never
+/// falling back when it is malformed), else the legacy `text` and `images`.
+fn content<S: WireStr>(
+    content: ContentField<S>,
+    text: Slot<S>,
+    images: ImagesField<S>,
+) -> Result<Content, ParseError> {
+    match content {
+        ContentField::Str(text) => Ok(Content::from(text.into_string())),
+        ContentField::Other => Err(invalid_content(
+            String::new(),
+            "expected content string or array",
+        )),
+        ContentField::Parts { parts, refused } => {
+            let mut out = Vec::with_capacity(parts.len());
+            for (index, p) in parts.into_iter().enumerate() {
+                out.push(match p {
+                    Part::Text(text) => ContentPart::Text(text.into_string()),
+                    Part::Image { media_type, data } => ContentPart::Image(
+                        Image::from_base64(&media_type.as_text(), &data.as_text()).map_err(
+                            |e| invalid_content(format!("/{index}"), format!("invalid image: {e}")),
+                        )?,
+                    ),
+                });
+            }
+            match refused {
+                // Every kept part came before it, and was good.
+                Some(e) => Err(e.at(out.len())),
+                None => Ok(Content(out)),
+            }
+        }
+        ContentField::Absent => {
+            let text = text.string().ok_or(ParseError::ExpectedText)?;
+            // The whole list is read as strings before any URL is decoded.
+            let urls = match images {
+                ImagesField::Absent => Vec::new(),
+                ImagesField::Urls(urls) => urls,
+                ImagesField::NotUrls => return Err(ParseError::ExpectedImageUrls),
+            };
+            let mut parts = Vec::with_capacity(1 + urls.len());
+            parts.push(ContentPart::Text(text.into_string()));
+            for url in urls {
+                parts.push(ContentPart::Image(Image::from_data_url(&url.as_text())?));
+            }
+            Ok(Content(parts))
+        }
+    }
+}
+
+/// Absent means untagged; anything but a string is refused.
+fn submission_id<S: WireStr>(slot: Slot<S>) -> Result<Option<String>, ParseError> {
+    match slot {
+        Slot::Absent => Ok(None),
+        Slot::Str(id) => Ok(Some(id.into_string())),
+        _ => Err(ParseError::ExpectedSubmissionId),
+    }
+}
+
+/// The reference's `valid_job_component`. Its length is in UTF-16 units,
+/// which for the ASCII it allows is the byte length.
+pub(crate) fn valid_job_component(value: &str) -> bool {
+    !value.is_empty()
+        && value != "."
+        && value != ".."
+        && value.len() <= 200
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+}
+
+/// A non-empty string `request_id`.
+fn request_id<S: WireStr>(slot: Slot<S>) -> Option<String> {
+    match slot {
+        Slot::Str(id) if !id.is("") => Some(id.into_string()),
+        _ => None,
+    }
+}
+
+/// A valid job component.
+fn component<S: WireStr>(slot: Slot<S>) -> Option<String> {
+    match slot {
+        Slot::Str(s) if valid_job_component(&s.as_text()) => Some(s.into_string()),
+        _ => None,
+    }
+}
+
+/// The reference's `Command::parse`, arm for arm.
+pub(crate) fn decide<S: WireStr>(f: Fields<S>) -> Result<Command, ParseError> {
+    let Some(name) = f.command.string() else {
+        return Err(ParseError::ExpectedCommand);
+    };
+    if name.is("prompt") {
+        // Content first, then the tag.
+        let content = content(f.content, f.text, f.images)?;
+        Ok(Command::Prompt {
+            content,
+            submission_id: submission_id(f.submission_id)?,
+        })
+    } else if name.is("steer") {
+        // Here the tag comes first, then content, then the kind.
+        let submission_id = submission_id(f.submission_id)?;
+        let content = content(f.content, f.text, f.images)?;
+        let kind = match f.kind {
+            Slot::Absent => SteerKind::Prompt,
+            Slot::Str(k) if k.is("prompt") => SteerKind::Prompt,
+            Slot::Str(k) if k.is("command") => SteerKind::Command,
+            Slot::Str(k) => return Err(ParseError::UnknownSteerKind(k.into_string())),
+            _ => return Err(ParseError::ExpectedKind),
+        };
+        Ok(Command::Steer {
+            kind,
+            content,
+            submission_id,
+        })
+    } else if name.is("jobs_snapshot") {
+        let request_id = request_id(f.request_id).ok_or(ParseError::InvalidJobCommand)?;
+        Ok(Command::JobsSnapshot { request_id })
+    } else if name.is("job_stop") {
+        match (
+            request_id(f.request_id),
+            component(f.generation),
+            component(f.job_id),
+        ) {
+            (Some(request_id), Some(generation), Some(job_id)) => Ok(Command::JobStop {
+                request_id,
+                generation,
+                job_id,
+            }),
+            _ => Err(ParseError::InvalidJobCommand),
+        }
+    } else if name.is("compact") {
+        Ok(Command::Compact)
+    } else if name.is("cancel") {
+        Ok(Command::Cancel)
+    } else if name.is("goal") {
+        match f.action {
+            Slot::Str(a) if a.is("set") => match f.text {
+                Slot::Str(text) => Ok(Command::GoalSet {
+                    text: text.into_string(),
+                    auto: matches!(f.auto, Slot::True),
+                }),
+                _ => Err(ParseError::ExpectedGoal),
+            },
+            Slot::Str(a) if a.is("clear") => Ok(Command::GoalClear),
+            _ => Err(ParseError::ExpectedGoal),
+        }
+    } else if name.is("approval") {
+        let id = f.id.string().ok_or(ParseError::ExpectedId)?;
+        let allow = match f.allow {
+            Slot::True => true,
+            Slot::False => false,
+            _ => return Err(ParseError::ExpectedAllow),
+        };
+        Ok(Command::ApprovalDecision {
+            id: id.into_string(),
+            allow,
+        })
+    } else {
+        Err(ParseError::UnknownCommand(name.into_string()))
+    }
+}

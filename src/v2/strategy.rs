@@ -1,0 +1,2 @@
+//! [`proptest`](mod@proptest) strategies for the later revision (feature
+//! `proptest`).
