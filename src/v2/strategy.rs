@@ -102,17 +102,16 @@ pub fn command() -> impl Strategy<Value = Command> {
                 submission_id,
             }
         }),
-        (kind, content(), option::of(wire_string())).prop_map(
-            |(kind, content, submission_id)| Command::Steer {
+        (kind, content(), option::of(wire_string())).prop_map(|(kind, content, submission_id)| {
+            Command::Steer {
                 kind,
                 content,
                 submission_id,
             }
-        ),
+        }),
         Just(Command::Compact),
         Just(Command::Cancel),
-        request_id()
-            .prop_map(|request_id| Command::JobsSnapshot { request_id }),
+        request_id().prop_map(|request_id| Command::JobsSnapshot { request_id }),
         (request_id(), component(), component()).prop_map(|(request_id, generation, job_id)| {
             Command::JobStop {
                 request_id,
@@ -207,12 +206,13 @@ fn key() -> impl Strategy<Value = String> {
 }
 
 /// Any value, with this revision's structures among them.
-fn value() -> impl Strategy<Value = J> {
+fn value() -> BoxedStrategy<J> {
     prop_oneof![
         3 => field_value(),
         1 => content_value(),
         1 => images_value(),
     ]
+    .boxed()
 }
 
 /// Base64 that is not canonical padded base64 of these bytes, or is.
@@ -255,13 +255,17 @@ fn media_type() -> impl Strategy<Value = String> {
 }
 
 /// A data string: mostly good, often bent.
-fn data_value() -> impl Strategy<Value = String> {
-    (image_bytes(), prop_oneof![2 => Just(255u8), 1 => any::<u8>()])
+fn data_value() -> BoxedStrategy<String> {
+    (
+        image_bytes(),
+        prop_oneof![2 => Just(255u8), 1 => any::<u8>()],
+    )
         .prop_map(|(bytes, bend)| data(bytes, bend))
+        .boxed()
 }
 
 /// An image part whose media type usually matches its bytes.
-fn image_part() -> impl Strategy<Value = J> {
+fn image_part() -> BoxedStrategy<J> {
     (
         image_bytes(),
         prop_oneof![3 => Just(255u8), 1 => any::<u8>()],
@@ -280,10 +284,11 @@ fn image_part() -> impl Strategy<Value = J> {
                 ("data".into(), J::Str(data(bytes, bend))),
             ])
         })
+        .boxed()
 }
 
 /// A content part, or a near miss of one.
-fn part_value() -> impl Strategy<Value = J> {
+fn part_value() -> BoxedStrategy<J> {
     let part_key = select(&["type", "text", "media_type", "data", "Type", "kind"][..]);
     let part_field = prop_oneof![
         2 => select(&["text", "image", "Text", "", "images"][..]).prop_map(|s| J::Str(s.into())),
@@ -301,40 +306,45 @@ fn part_value() -> impl Strategy<Value = J> {
         3 => vec((part_key.prop_map(str::to_owned), part_field), 0..5).prop_map(J::Obj),
         1 => field_value(),
     ]
+    .boxed()
 }
 
 /// A `content` value: a string, an array of parts, or neither.
-fn content_value() -> impl Strategy<Value = J> {
+fn content_value() -> BoxedStrategy<J> {
     prop_oneof![
         2 => wire_string().prop_map(J::Str),
         5 => vec(part_value(), 0..4).prop_map(J::Arr),
         1 => field_value(),
     ]
+    .boxed()
 }
 
 /// A data URL, or a near miss of one.
-fn url_value() -> impl Strategy<Value = J> {
-    (data_value(), media_type(), any::<u8>()).prop_map(|(data, mt, bend)| {
-        J::Str(match bend % 8 {
-            0 => format!("data:{mt},{data}"),
-            1 => format!("DATA:{mt};base64,{data}"),
-            2 => format!("{mt};base64,{data}"),
-            3 => format!("data:{mt};base64,{data};base64,"),
-            _ => format!("data:{mt};base64,{data}"),
+fn url_value() -> BoxedStrategy<J> {
+    (data_value(), media_type(), any::<u8>())
+        .prop_map(|(data, mt, bend)| {
+            J::Str(match bend % 8 {
+                0 => format!("data:{mt},{data}"),
+                1 => format!("DATA:{mt};base64,{data}"),
+                2 => format!("{mt};base64,{data}"),
+                3 => format!("data:{mt};base64,{data};base64,"),
+                _ => format!("data:{mt};base64,{data}"),
+            })
         })
-    })
+        .boxed()
 }
 
-fn images_value() -> impl Strategy<Value = J> {
+fn images_value() -> BoxedStrategy<J> {
     prop_oneof![
         5 => vec(prop_oneof![6 => url_value(), 1 => field_value()], 0..3).prop_map(J::Arr),
         1 => field_value(),
     ]
+    .boxed()
 }
 
 /// A `prompt` or `steer` line with content, legacy text and images, or
 /// both, and the fields around them.
-fn message_line() -> impl Strategy<Value = Vec<(String, J)>> {
+fn message_line() -> BoxedStrategy<Vec<(String, J)>> {
     (
         select(&["prompt", "steer"][..]),
         option::of(content_value()),
@@ -361,10 +371,11 @@ fn message_line() -> impl Strategy<Value = Vec<(String, J)>> {
             }
             out
         })
+        .boxed()
 }
 
 /// A job command line, its fields valid or near misses.
-fn job_line() -> impl Strategy<Value = Vec<(String, J)>> {
+fn job_line() -> BoxedStrategy<Vec<(String, J)>> {
     let field = prop_oneof![
         3 => component().prop_map(J::Str),
         2 => select(&["", ".", "..", "...", "a/b", "é", "a b", "../x"][..])
@@ -376,10 +387,7 @@ fn job_line() -> impl Strategy<Value = Vec<(String, J)>> {
     (
         select(&["jobs_snapshot", "job_stop"][..]),
         vec(
-            (
-                select(&["request_id", "generation", "job_id"][..]),
-                field,
-            ),
+            (select(&["request_id", "generation", "job_id"][..]), field),
             0..4,
         ),
     )
@@ -388,6 +396,7 @@ fn job_line() -> impl Strategy<Value = Vec<(String, J)>> {
             out.extend(fields.into_iter().map(|(k, v)| (k.to_owned(), v)));
             out
         })
+        .boxed()
 }
 
 /// The command's wire entries, in the encoder's order.
