@@ -1,6 +1,6 @@
 //! How the v2 decoder allocates: what the command owns (a string content
-//! is its `String` and its one-part `Vec`), one list of parts while they
-//! are checked, an image's decoded bytes; a base64 string past the limit
+//! is its `String` alone: one part is held inline), one list of parts while
+//! they are checked, an image's decoded bytes; a base64 string past the limit
 //! is refused before anything of its size is allocated; and `write_line`
 //! allocates nothing, images included.
 
@@ -71,12 +71,12 @@ fn decoding_allocates_what_the_command_owns() {
             r#"{"command":"job_stop","request_id":"r1","generation":"g","job_id":"j"}"#.to_owned(),
             3,
         ),
-        // The text and its one-part list.
-        (r#"{"command":"prompt","content":"fix the build"}"#.to_owned(), 2),
-        (r#"{"command":"prompt","text":"fix the build"}"#.to_owned(), 2),
+        // One text part is held inline: the text is all.
+        (r#"{"command":"prompt","content":"fix the build"}"#.to_owned(), 1),
+        (r#"{"command":"prompt","text":"fix the build"}"#.to_owned(), 1),
         (
             r#"{"command":"steer","submission_id":"s","content":"look","kind":"command"}"#.to_owned(),
-            3,
+            2,
         ),
         // Parts: the list kept while checking, the content's list, a string
         // per text part.
@@ -85,9 +85,11 @@ fn decoding_allocates_what_the_command_owns() {
                 .to_owned(),
             1 + 1 + 2,
         ),
-        // An image: its decoded bytes too (the media type is static).
+        // An image: the two lists, and its decoded bytes (the media type is
+        // static).
         (format!(r#"{{"command":"prompt","content":[{GIF}]}}"#), 1 + 1 + 1),
-        // A legacy URL: the URL list, the content list, the text, the bytes.
+        // A legacy URL: the URL list, the text, the bytes, the content's
+        // list once a second part joins the text.
         (
             r#"{"command":"prompt","text":"x","images":["data:image/gif;base64,R0lGODlh"]}"#
                 .to_owned(),
@@ -111,7 +113,7 @@ fn image_data_is_decoded_from_the_line() {
         .chain(vec![7u8; 3_000_000])
         .collect();
     let cmd = Command::Prompt {
-        content: Content(vec![ContentPart::Image(Image::from_bytes(bytes).unwrap())]),
+        content: Content::new(vec![ContentPart::Image(Image::from_bytes(bytes).unwrap())]),
         submission_id: None,
     };
     let line = cmd.to_line();
@@ -145,7 +147,7 @@ fn encoding_allocates_nothing_or_once() {
     let image = Image::from_bytes(b"\xff\xd8\xff".repeat(10_000)).unwrap();
     let cmd = Command::Steer {
         kind: serve_command::SteerKind::Command,
-        content: Content(vec![
+        content: Content::new(vec![
             ContentPart::Text("look".into()),
             ContentPart::Image(image),
         ]),

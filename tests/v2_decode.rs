@@ -238,20 +238,20 @@ fn crossing_revisions() {
         (steer("a".into(), Some("s")), Err(NotInV1::SteerTag)),
         (
             Command::Prompt {
-                content: Content(vec![]),
+                content: Content::new(vec![]),
                 submission_id: None,
             },
             Err(NotInV1::Parts(0)),
         ),
         (
             Command::Prompt {
-                content: Content(vec![text("a"), text("b")]),
+                content: Content::new(vec![text("a"), text("b")]),
                 submission_id: None,
             },
             Err(NotInV1::Parts(2)),
         ),
         (
-            steer(Content(vec![text("a"), ContentPart::Image(image)]), None),
+            steer(Content::new(vec![text("a"), ContentPart::Image(image)]), None),
             Err(NotInV1::Image),
         ),
         (
@@ -281,7 +281,7 @@ fn crossing_revisions() {
 #[test]
 fn content_reads_like_the_reference() {
     let image = Image::from_base64("image/png", PNG).unwrap();
-    let c = Content(vec![
+    let c = Content::new(vec![
         ContentPart::Text("a".into()),
         ContentPart::Image(image),
         ContentPart::Text("b".into()),

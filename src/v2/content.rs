@@ -17,27 +17,68 @@ pub enum ContentPart {
 /// when it is exactly one text part, else the array of parts (an empty
 /// array included).
 ///
+/// One part is held inline (no list is allocated for the common message,
+/// a single text); [`Content::parts`] is always a slice.
+///
 /// ```
 /// use serve_command::v2::{Content, ContentPart};
 /// let content = Content::from("look");
 /// assert_eq!(content.parts(), &[ContentPart::Text("look".into())]);
 /// assert_eq!(content.text(), "look");
+/// let two = Content::new(vec![ContentPart::Text("a".into()), ContentPart::Text("b".into())]);
+/// assert_eq!(two.parts().len(), 2);
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct Content(pub Vec<ContentPart>);
+#[derive(Clone)]
+pub struct Content(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    One(ContentPart),
+    /// Never exactly one part.
+    Many(Vec<ContentPart>),
+}
 
 impl Content {
+    /// Content of these parts, in order.
+    #[must_use]
+    pub fn new(mut parts: Vec<ContentPart>) -> Content {
+        if parts.len() == 1 {
+            if let Some(part) = parts.pop() {
+                return Content(Repr::One(part));
+            }
+        }
+        Content(Repr::Many(parts))
+    }
+
     /// The parts, in order.
     #[must_use]
     pub fn parts(&self) -> &[ContentPart] {
-        &self.0
+        match &self.0 {
+            Repr::One(part) => std::slice::from_ref(part),
+            Repr::Many(parts) => parts,
+        }
     }
 
     /// The parts, owned.
     #[must_use]
     pub fn into_parts(self) -> Vec<ContentPart> {
-        self.0
+        match self.0 {
+            Repr::One(part) => vec![part],
+            Repr::Many(parts) => parts,
+        }
+    }
+
+    /// Appends a part.
+    pub fn push(&mut self, part: ContentPart) {
+        let repr = std::mem::replace(&mut self.0, Repr::Many(Vec::new()));
+        self.0 = match repr {
+            Repr::Many(mut parts) if !parts.is_empty() => {
+                parts.push(part);
+                Repr::Many(parts)
+            }
+            Repr::Many(_) => Repr::One(part),
+            Repr::One(first) => Repr::Many(vec![first, part]),
+        };
     }
 
     /// Every text part, concatenated in order without separators; images
@@ -46,13 +87,12 @@ impl Content {
     ///
     /// ```
     /// use serve_command::v2::{Content, ContentPart};
-    /// let c = Content(vec![ContentPart::Text("a".into()), ContentPart::Text("b".into())]);
+    /// let c = Content::new(vec![ContentPart::Text("a".into()), ContentPart::Text("b".into())]);
     /// assert_eq!(c.text(), "ab");
     /// ```
     #[must_use]
     pub fn text(&self) -> String {
-        self.0
-            .iter()
+        self.iter()
             .filter_map(|part| match part {
                 ContentPart::Text(text) => Some(text.as_str()),
                 ContentPart::Image(_) => None,
@@ -63,31 +103,64 @@ impl Content {
     /// Whether every part is text (empty content is).
     #[must_use]
     pub fn is_text_only(&self) -> bool {
-        self.0
-            .iter()
-            .all(|part| matches!(part, ContentPart::Text(_)))
+        self.iter().all(|part| matches!(part, ContentPart::Text(_)))
     }
 
     /// The text when the content is exactly one text part: what the wire
     /// writes as a JSON string, and what the seed revision can carry.
     #[must_use]
     pub fn as_single_text(&self) -> Option<&str> {
-        match self.0.as_slice() {
-            [ContentPart::Text(text)] => Some(text),
+        match &self.0 {
+            Repr::One(ContentPart::Text(text)) => Some(text),
             _ => None,
         }
     }
 
     /// The parts, in order.
     pub fn iter(&self) -> std::slice::Iter<'_, ContentPart> {
-        self.0.iter()
+        self.parts().iter()
+    }
+}
+
+impl Default for Content {
+    /// No part: written `"content":[]`.
+    fn default() -> Content {
+        Content(Repr::Many(Vec::new()))
+    }
+}
+
+// By the parts, whichever way they are held.
+impl PartialEq for Content {
+    fn eq(&self, other: &Content) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for Content {}
+
+impl std::hash::Hash for Content {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.parts().hash(state);
+    }
+}
+
+impl std::fmt::Debug for Content {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Content").field(&self.parts()).finish()
+    }
+}
+
+#[cfg(feature = "arbitrary")]
+impl<'a> arbitrary::Arbitrary<'a> for Content {
+    fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Content> {
+        Ok(Content::new(u.arbitrary()?))
     }
 }
 
 impl From<String> for Content {
     /// One text part.
     fn from(text: String) -> Content {
-        Content(vec![ContentPart::Text(text)])
+        Content(Repr::One(ContentPart::Text(text)))
     }
 }
 
@@ -100,13 +173,13 @@ impl From<&str> for Content {
 
 impl From<Vec<ContentPart>> for Content {
     fn from(parts: Vec<ContentPart>) -> Content {
-        Content(parts)
+        Content::new(parts)
     }
 }
 
 impl FromIterator<ContentPart> for Content {
     fn from_iter<I: IntoIterator<Item = ContentPart>>(parts: I) -> Content {
-        Content(parts.into_iter().collect())
+        Content::new(parts.into_iter().collect())
     }
 }
 
@@ -114,7 +187,7 @@ impl<'a> IntoIterator for &'a Content {
     type Item = &'a ContentPart;
     type IntoIter = std::slice::Iter<'a, ContentPart>;
     fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
+        self.iter()
     }
 }
 
@@ -122,6 +195,6 @@ impl IntoIterator for Content {
     type Item = ContentPart;
     type IntoIter = std::vec::IntoIter<ContentPart>;
     fn into_iter(self) -> Self::IntoIter {
-        self.0.into_iter()
+        self.into_parts().into_iter()
     }
 }

@@ -70,13 +70,16 @@ fn sniff(bytes: &[u8]) -> Option<&'static str> {
     }
 }
 
-/// A string's length as the reference counts it: UTF-16 code units.
-fn utf16_len(s: &str) -> usize {
+/// The length of a string's UTF-8 bytes as the reference counts a string:
+/// UTF-16 code units (one per character, two for a character past U+FFFF).
+fn utf16_len(utf8: &[u8]) -> usize {
     // Never more than the UTF-8 length, so only a long string is counted.
-    if s.len() <= MAX_BASE64_LEN {
-        return s.len();
+    if utf8.len() <= MAX_BASE64_LEN {
+        return utf8.len();
     }
-    s.chars().map(char::len_utf16).sum()
+    utf8.iter()
+        .map(|&b| usize::from(b & 0xc0 != 0x80) + usize::from(b >= 0xf0))
+        .sum()
 }
 
 impl Image {
@@ -101,6 +104,12 @@ impl Image {
     /// The length is checked before anything is decoded, so a long string
     /// costs no allocation.
     pub fn from_base64(media_type: &str, data: &str) -> Result<Image, ImageError> {
+        Image::from_base64_utf8(media_type, data.as_bytes())
+    }
+
+    /// [`Image::from_base64`] over a string's UTF-8 bytes, as the line holds
+    /// them: decoded straight from the line, with no copy or check first.
+    pub(crate) fn from_base64_utf8(media_type: &str, data: &[u8]) -> Result<Image, ImageError> {
         if utf16_len(data) > MAX_BASE64_LEN {
             return Err(ImageError::TooLarge);
         }

@@ -11,6 +11,7 @@
 use crate::v2::{Command, Content, ContentPart, Image, ParseError};
 use crate::wire::fields::{ArrayField, Field, FieldSet, Item, NoFields, Slot, WireStr};
 use crate::SteerKind;
+use std::mem;
 
 /// The revision's keys, as found in one object (the last duplicate wins).
 pub(crate) struct Fields<S> {
@@ -315,6 +316,7 @@ impl PartError {
 
 /// The reference's `parse_command_content`: `content` if present (never
 /// falling back when it is malformed), else the legacy `text` and `images`.
+#[inline(always)]
 fn content<S: WireStr>(
     content: ContentField<S>,
     text: Slot<S>,
@@ -332,7 +334,7 @@ fn content<S: WireStr>(
                 out.push(match p {
                     Part::Text(text) => ContentPart::Text(text.into_string()),
                     Part::Image { media_type, data } => ContentPart::Image(
-                        Image::from_base64(&media_type.as_text(), &data.as_text()).map_err(
+                        Image::from_base64_utf8(&media_type.as_text(), &data.as_utf8()).map_err(
                             |e| invalid_content(format!("/{index}"), format!("invalid image: {e}")),
                         )?,
                     ),
@@ -341,7 +343,7 @@ fn content<S: WireStr>(
             match refused {
                 // Every kept part came before it, and was good.
                 Some(e) => Err(e.at(out.len())),
-                None => Ok(Content(out)),
+                None => Ok(Content::new(out)),
             }
         }
         ContentField::Absent => {
@@ -352,14 +354,19 @@ fn content<S: WireStr>(
                 ImagesField::Urls(urls) => urls,
                 ImagesField::NotUrls => return Err(ParseError::ExpectedImageUrls),
             };
-            let mut parts = Vec::with_capacity(1 + urls.len());
-            parts.push(ContentPart::Text(text.into_string()));
+            let mut content = Content::from(text.into_string());
             for url in urls {
-                parts.push(ContentPart::Image(Image::from_data_url(&url.as_text())?));
+                content.push(ContentPart::Image(Image::from_data_url(&url.as_text())?));
             }
-            Ok(Content(parts))
+            Ok(content)
         }
     }
+}
+
+/// The slot's value, leaving it absent.
+#[inline(always)]
+fn take<S>(slot: &mut Slot<S>) -> Slot<S> {
+    mem::replace(slot, Slot::Absent)
 }
 
 /// Absent means untagged; anything but a string is refused.
@@ -400,22 +407,33 @@ fn component<S: WireStr>(slot: Slot<S>) -> Option<String> {
 }
 
 /// The reference's `Command::parse`, arm for arm.
-pub(crate) fn decide<S: WireStr>(f: Fields<S>) -> Result<Command, ParseError> {
-    let Some(name) = f.command.string() else {
+///
+/// Takes the fields by reference: they are read where the scan left them,
+/// not copied (the struct is a few hundred bytes).
+pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseError> {
+    let Some(name) = take(&mut f.command).string() else {
         return Err(ParseError::ExpectedCommand);
     };
     if name.is("prompt") {
         // Content first, then the tag.
-        let content = content(f.content, f.text, f.images)?;
+        let content = content(
+            mem::replace(&mut f.content, ContentField::Absent),
+            take(&mut take(&mut f.text)),
+            mem::replace(&mut f.images, ImagesField::Absent),
+        )?;
         Ok(Command::Prompt {
             content,
-            submission_id: submission_id(f.submission_id)?,
+            submission_id: submission_id(take(&mut f.submission_id))?,
         })
     } else if name.is("steer") {
         // Here the tag comes first, then content, then the kind.
-        let submission_id = submission_id(f.submission_id)?;
-        let content = content(f.content, f.text, f.images)?;
-        let kind = match f.kind {
+        let submission_id = submission_id(take(&mut f.submission_id))?;
+        let content = content(
+            mem::replace(&mut f.content, ContentField::Absent),
+            take(&mut take(&mut f.text)),
+            mem::replace(&mut f.images, ImagesField::Absent),
+        )?;
+        let kind = match take(&mut f.kind) {
             Slot::Absent => SteerKind::Prompt,
             Slot::Str(k) if k.is("prompt") => SteerKind::Prompt,
             Slot::Str(k) if k.is("command") => SteerKind::Command,
@@ -428,13 +446,13 @@ pub(crate) fn decide<S: WireStr>(f: Fields<S>) -> Result<Command, ParseError> {
             submission_id,
         })
     } else if name.is("jobs_snapshot") {
-        let request_id = request_id(f.request_id).ok_or(ParseError::InvalidJobCommand)?;
+        let request_id = request_id(take(&mut f.request_id)).ok_or(ParseError::InvalidJobCommand)?;
         Ok(Command::JobsSnapshot { request_id })
     } else if name.is("job_stop") {
         match (
-            request_id(f.request_id),
-            component(f.generation),
-            component(f.job_id),
+            request_id(take(&mut f.request_id)),
+            component(take(&mut f.generation)),
+            component(take(&mut f.job_id)),
         ) {
             (Some(request_id), Some(generation), Some(job_id)) => Ok(Command::JobStop {
                 request_id,
@@ -448,11 +466,11 @@ pub(crate) fn decide<S: WireStr>(f: Fields<S>) -> Result<Command, ParseError> {
     } else if name.is("cancel") {
         Ok(Command::Cancel)
     } else if name.is("goal") {
-        match f.action {
-            Slot::Str(a) if a.is("set") => match f.text {
+        match take(&mut f.action) {
+            Slot::Str(a) if a.is("set") => match take(&mut f.text) {
                 Slot::Str(text) => Ok(Command::GoalSet {
                     text: text.into_string(),
-                    auto: matches!(f.auto, Slot::True),
+                    auto: matches!(take(&mut f.auto), Slot::True),
                 }),
                 _ => Err(ParseError::ExpectedGoal),
             },
@@ -460,8 +478,8 @@ pub(crate) fn decide<S: WireStr>(f: Fields<S>) -> Result<Command, ParseError> {
             _ => Err(ParseError::ExpectedGoal),
         }
     } else if name.is("approval") {
-        let id = f.id.string().ok_or(ParseError::ExpectedId)?;
-        let allow = match f.allow {
+        let id = take(&mut f.id).string().ok_or(ParseError::ExpectedId)?;
+        let allow = match take(&mut f.allow) {
             Slot::True => true,
             Slot::False => false,
             _ => return Err(ParseError::ExpectedAllow),

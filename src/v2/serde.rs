@@ -41,7 +41,7 @@ impl Serialize for Content {
         if let Some(text) = self.as_single_text() {
             return serializer.serialize_str(text);
         }
-        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        let mut seq = serializer.serialize_seq(Some(self.parts().len()))?;
         for part in self {
             seq.serialize_element(part)?;
         }
@@ -115,7 +115,7 @@ impl<'de> Visitor<'de> for CommandVisitor {
                 }
             }
         }
-        rules::decide(fields).map_err(de::Error::custom)
+        rules::decide(&mut fields).map_err(de::Error::custom)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Command, A::Error> {

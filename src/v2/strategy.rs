@@ -81,7 +81,7 @@ pub fn content() -> impl Strategy<Value = Content> {
     ];
     prop_oneof![
         2 => wire_string().prop_map(Content::from),
-        2 => vec(part, 0..4).prop_map(Content),
+        2 => vec(part, 0..4).prop_map(Content::new),
     ]
 }
 

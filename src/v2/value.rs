@@ -21,7 +21,7 @@ pub(crate) fn parse(value: &Value) -> Result<Command, ParseError> {
             Field::Array(array) => feed(array, value),
         }
     }
-    rules::decide(fields)
+    rules::decide(&mut fields)
 }
 
 fn slot_of(value: &Value) -> Slot<&str> {

@@ -16,6 +16,15 @@ pub(crate) trait WireStr {
     fn into_string(self) -> String;
     /// The (unescaped) string, borrowed when the path holds it as it is.
     fn as_text(&self) -> std::borrow::Cow<'_, str>;
+    /// The (unescaped) string's UTF-8 bytes, borrowed when the path holds
+    /// it as it is: for bytes-only readers (base64), without the check
+    /// that makes them a `str`.
+    fn as_utf8(&self) -> std::borrow::Cow<'_, [u8]> {
+        match self.as_text() {
+            std::borrow::Cow::Borrowed(s) => std::borrow::Cow::Borrowed(s.as_bytes()),
+            std::borrow::Cow::Owned(s) => std::borrow::Cow::Owned(s.into_bytes()),
+        }
+    }
 }
 
 impl WireStr for &str {

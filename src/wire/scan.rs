@@ -102,9 +102,16 @@ impl WireStr for RawStr<'_> {
         if self.escaped {
             std::borrow::Cow::Owned(self.into_string())
         } else {
-            // Straight from the line: a large base64 image is decoded
-            // without a copy.
             std::borrow::Cow::Borrowed(self.raw.text())
+        }
+    }
+
+    #[inline]
+    fn as_utf8(&self) -> std::borrow::Cow<'_, [u8]> {
+        if self.escaped {
+            std::borrow::Cow::Owned(self.into_string().into_bytes())
+        } else {
+            std::borrow::Cow::Borrowed(self.raw.bytes())
         }
     }
 
@@ -324,6 +331,11 @@ impl<'a> Parser<'a> {
             let key = self.key()?;
             match field_of(fields, key) {
                 Some(Field::Flat(slot)) => *slot = self.value(1)?,
+                // A string is the common case (`"content":"..."`): read
+                // here, so only an array leaves the loop.
+                Some(Field::Array(array)) if self.peek() != Some(b'[') => {
+                    array.set(self.value(1)?);
+                }
                 Some(Field::Array(array)) => self.array_field(array, F::item)?,
                 None => {
                     self.value(1)?;
@@ -368,9 +380,9 @@ impl<'a> Parser<'a> {
         })
     }
 
-    /// The value of a key the rules read inside when it is an array: its
-    /// items (level 2) go to `array` one by one, an object item (level 3) as
-    /// the fields `item` makes. Syntax errors are found and placed exactly as
+    /// The array value of a key the rules read inside: its items (level 2)
+    /// go to `array` one by one, an object item (level 3) as the fields
+    /// `item` makes. Syntax errors are found and placed exactly as
     /// [`Parser::skip_value`] would.
     #[inline(never)]
     fn array_field<O: FieldSet<RawStr<'a>>>(
@@ -378,10 +390,6 @@ impl<'a> Parser<'a> {
         array: &mut dyn ArrayField<RawStr<'a>, O>,
         item: fn() -> O,
     ) -> Result<()> {
-        if self.peek() != Some(b'[') {
-            array.set(self.value(1)?);
-            return Ok(());
-        }
         array.begin();
         self.i += 1;
         self.skip_ws();
