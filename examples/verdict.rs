@@ -21,7 +21,7 @@ fn verdict<E: Display>(out: &mut impl Write, r: Result<String, LineError<E>>) ->
         }
         Err(LineError::Command(e)) => {
             let message = e.to_string().replace('\n', "\\n").replace('\r', "\\r");
-            write!(out, "ERR {message}\n")
+            writeln!(out, "ERR {message}")
         }
         Err(LineError::Syntax(_)) => out.write_all(b"NOTJSON\n"),
     }

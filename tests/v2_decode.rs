@@ -251,7 +251,10 @@ fn crossing_revisions() {
             Err(NotInV1::Parts(2)),
         ),
         (
-            steer(Content::new(vec![text("a"), ContentPart::Image(image)]), None),
+            steer(
+                Content::new(vec![text("a"), ContentPart::Image(image)]),
+                None,
+            ),
             Err(NotInV1::Image),
         ),
         (

@@ -12,7 +12,7 @@ pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
 /// The longest base64 string [`Image::from_base64`] decodes, in UTF-16 code
 /// units as the reference counts a string's length: anything longer is
 /// [`ImageError::TooLarge`] before a byte is decoded.
-pub const MAX_BASE64_LEN: usize = (MAX_IMAGE_BYTES + 2) / 3 * 4;
+pub const MAX_BASE64_LEN: usize = MAX_IMAGE_BYTES.div_ceil(3) * 4;
 
 /// Image bytes whose format is PNG, JPEG, GIF or WebP (by their first
 /// bytes; no pixel is decoded), at most [`MAX_IMAGE_BYTES`], with the media

@@ -119,7 +119,9 @@ impl<S: WireStr> FieldSet<S> for Fields<S> {
         PartFields::new()
     }
 
-    #[inline]
+    // Inlined into the scan loop: the field's kind is a jump, not a
+    // returned enum.
+    #[inline(always)]
     fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, PartFields<S>>> {
         Key::from_bytes(key).map(|key| self.field_of(key))
     }
@@ -446,7 +448,8 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
             submission_id,
         })
     } else if name.is("jobs_snapshot") {
-        let request_id = request_id(take(&mut f.request_id)).ok_or(ParseError::InvalidJobCommand)?;
+        let request_id =
+            request_id(take(&mut f.request_id)).ok_or(ParseError::InvalidJobCommand)?;
         Ok(Command::JobsSnapshot { request_id })
     } else if name.is("job_stop") {
         match (

@@ -199,8 +199,9 @@ struct SlotVisitor<'a, 'de> {
 }
 
 impl<'de> SlotVisitor<'_, 'de> {
-    fn set(self, slot: Slot<Cow<'de, str>>) {
+    fn set<E>(self, slot: Slot<Cow<'de, str>>) -> Result<(), E> {
         self.array.set(slot);
+        Ok(())
     }
 }
 
@@ -211,41 +212,41 @@ impl<'de> Visitor<'de> for SlotVisitor<'_, 'de> {
         f.write_str("any JSON value")
     }
     fn visit_borrowed_str<E>(self, s: &'de str) -> Result<(), E> {
-        Ok(self.set(Slot::Str(Cow::Borrowed(s))))
+        self.set(Slot::Str(Cow::Borrowed(s)))
     }
     fn visit_str<E>(self, s: &str) -> Result<(), E> {
-        Ok(self.set(Slot::Str(Cow::Owned(s.to_owned()))))
+        self.set(Slot::Str(Cow::Owned(s.to_owned())))
     }
     fn visit_string<E>(self, s: String) -> Result<(), E> {
-        Ok(self.set(Slot::Str(Cow::Owned(s))))
+        self.set(Slot::Str(Cow::Owned(s)))
     }
     fn visit_bool<E>(self, b: bool) -> Result<(), E> {
-        Ok(self.set(if b { Slot::True } else { Slot::False }))
+        self.set(if b { Slot::True } else { Slot::False })
     }
     fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(self.set(Slot::Other))
+        self.set(Slot::Other)
     }
     fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(self.set(Slot::Other))
+        self.set(Slot::Other)
     }
     fn visit_i128<E>(self, _: i128) -> Result<(), E> {
-        Ok(self.set(Slot::Other))
+        self.set(Slot::Other)
     }
     fn visit_u128<E>(self, _: u128) -> Result<(), E> {
-        Ok(self.set(Slot::Other))
+        self.set(Slot::Other)
     }
     fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(self.set(Slot::Other))
+        self.set(Slot::Other)
     }
     fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(self.set(Slot::Other))
+        self.set(Slot::Other)
     }
     fn visit_none<E>(self) -> Result<(), E> {
-        Ok(self.set(Slot::Other))
+        self.set(Slot::Other)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(self.set(Slot::Other))
+        self.set(Slot::Other)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let array = self.array;
