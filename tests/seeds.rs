@@ -1,5 +1,6 @@
 //! The fuzz targets' committed seed corpus, `fuzz/seeds/<target>/`, is what
-//! `tests/vectors/commands.jsonl` makes: this test fails when they differ.
+//! `tests/vectors/commands.jsonl` (and `commands-v2.jsonl` for the v2
+//! target) makes: this test fails when they differ.
 //! After changing the vectors, rewrite the seeds with
 //! `SERVE_COMMAND_WRITE_SEEDS=1 cargo test --test seeds`.
 
@@ -11,6 +12,18 @@ use std::path::Path;
 /// The vectors' lines, in file order.
 fn vector_lines() -> Vec<Vec<u8>> {
     include_str!("vectors/commands.jsonl")
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("vector is JSON");
+            v["line"].as_str().expect("line").as_bytes().to_vec()
+        })
+        .collect()
+}
+
+/// The v2 vectors' lines (`tests/vectors/commands-v2.jsonl`), the seeds of
+/// `decode_line_v2`.
+fn v2_vector_lines() -> Vec<Vec<u8>> {
+    include_str!("vectors/commands-v2.jsonl")
         .lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).expect("vector is JSON");
@@ -187,6 +200,7 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<u8>>> {
     let lines = vector_lines();
     BTreeMap::from([
         ("decode_line", named(lines.clone())),
+        ("decode_line_v2", named(v2_vector_lines())),
         (
             "roundtrip",
             named(
