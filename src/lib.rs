@@ -26,6 +26,12 @@
 //! assert_eq!(err.event_line(), "{\"event\":\"command_error\",\"error\":\"unknown steer kind: notice\"}\n");
 //! # Ok::<(), LineError>(())
 //! ```
+//!
+//! The crate root is the seed's revision of the wire (`command.mbt`). The
+//! later revision, with content parts, images, tagged steers and job
+//! commands, is [`v2`]: its own `Command` and `ParseError`, the same
+//! [`CommandReader`] and `CommandCodec` (with `v2::Command` as their
+//! revision parameter), and conversions between the two command types.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
