@@ -26,8 +26,13 @@ pub(crate) struct Fields<S> {
     pub request_id: Slot<S>,
     pub generation: Slot<S>,
     pub job_id: Slot<S>,
-    pub content: ContentField<S>,
-    pub images: ImagesField<S>,
+    /// `content` when it is not an array; absent when it is one (then
+    /// `parts` holds it) or when the key is.
+    pub content: Slot<S>,
+    pub parts: PartList<S>,
+    /// `images` when it is not an array, as `content`.
+    pub images: Slot<S>,
+    pub urls: UrlList<S>,
 }
 
 /// The keys the rules read; every other key is ignored.
@@ -84,8 +89,10 @@ impl<S: WireStr> Fields<S> {
             request_id: Slot::Absent,
             generation: Slot::Absent,
             job_id: Slot::Absent,
-            content: ContentField::Absent,
-            images: ImagesField::Absent,
+            content: Slot::Absent,
+            parts: PartList(None),
+            images: Slot::Absent,
+            urls: UrlList::NotGiven,
         }
     }
 
@@ -104,8 +111,18 @@ impl<S: WireStr> Fields<S> {
             Key::RequestId => &mut self.request_id,
             Key::Generation => &mut self.generation,
             Key::JobId => &mut self.job_id,
-            Key::Content => return Field::Array(&mut self.content),
-            Key::Images => return Field::Array(&mut self.images),
+            Key::Content => {
+                return Field::Array {
+                    value: &mut self.content,
+                    items: &mut self.parts,
+                }
+            }
+            Key::Images => {
+                return Field::Array {
+                    value: &mut self.images,
+                    items: &mut self.urls,
+                }
+            }
         })
     }
 }
@@ -172,19 +189,9 @@ impl<S> FieldSet<S> for PartFields<S> {
     }
 }
 
-/// What `content` holds: its parts are kept up to the first one the rules
-/// refuse, and that one's error.
-pub(crate) enum ContentField<S> {
-    Absent,
-    Str(S),
-    /// Present, not a string nor an array.
-    Other,
-    Parts {
-        parts: Vec<Part<S>>,
-        /// The first refused part: its index is `parts.len()`.
-        refused: Option<PartError>,
-    },
-}
+/// An array `content`'s parts, kept up to the first one the rules refuse,
+/// and that one's error; `None` when no array was given.
+pub(crate) struct PartList<S>(Option<(Vec<Part<S>>, Option<PartError>)>);
 
 /// A part whose shape is right; an image's data is checked by `decide`.
 pub(crate) enum Part<S> {
@@ -225,62 +232,48 @@ fn part<S: WireStr>(item: Item<S, PartFields<S>>) -> Result<Part<S>, PartError> 
     }
 }
 
-impl<S: WireStr> ArrayField<S, PartFields<S>> for ContentField<S> {
-    fn set(&mut self, value: Slot<S>) {
-        *self = match value {
-            Slot::Str(s) => ContentField::Str(s),
-            _ => ContentField::Other,
-        };
-    }
-
+impl<S: WireStr> ArrayField<S, PartFields<S>> for PartList<S> {
     fn begin(&mut self) {
-        *self = ContentField::Parts {
-            parts: Vec::new(),
-            refused: None,
-        };
+        self.0 = Some((Vec::new(), None));
     }
 
     #[inline]
     fn wants_more(&self) -> bool {
-        matches!(self, ContentField::Parts { refused: None, .. })
+        matches!(self.0, Some((_, None)))
     }
 
     fn item(&mut self, item: Item<S, PartFields<S>>) {
-        if let ContentField::Parts { parts, refused } = self {
+        if let Some((parts, refused)) = &mut self.0 {
             match part(item) {
                 Ok(p) => parts.push(p),
+                // The first refused part: its index is `parts.len()`.
                 Err(e) => *refused = Some(e),
             }
         }
     }
 }
 
-/// What the legacy `images` holds: its URLs, or that it is not an array of
-/// strings.
-pub(crate) enum ImagesField<S> {
-    Absent,
+/// An array `images`: its URLs, or that it is not an array of strings.
+pub(crate) enum UrlList<S> {
+    NotGiven,
     Urls(Vec<S>),
     NotUrls,
 }
 
-impl<S, O> ArrayField<S, O> for ImagesField<S> {
-    fn set(&mut self, _: Slot<S>) {
-        *self = ImagesField::NotUrls;
-    }
-
+impl<S, O> ArrayField<S, O> for UrlList<S> {
     fn begin(&mut self) {
-        *self = ImagesField::Urls(Vec::new());
+        *self = UrlList::Urls(Vec::new());
     }
 
     #[inline]
     fn wants_more(&self) -> bool {
-        matches!(self, ImagesField::Urls(_))
+        matches!(self, UrlList::Urls(_))
     }
 
     fn item(&mut self, item: Item<S, O>) {
         match (item, &mut *self) {
-            (Item::Value(Slot::Str(url)), ImagesField::Urls(urls)) => urls.push(url),
-            _ => *self = ImagesField::NotUrls,
+            (Item::Value(Slot::Str(url)), UrlList::Urls(urls)) => urls.push(url),
+            _ => *self = UrlList::NotUrls,
         }
     }
 }
@@ -318,51 +311,54 @@ impl PartError {
 
 /// The reference's `parse_command_content`: `content` if present (never
 /// falling back when it is malformed), else the legacy `text` and `images`.
+/// Reads only the fields it needs, where the scan left them.
 #[inline(always)]
-fn content<S: WireStr>(
-    content: ContentField<S>,
-    text: Slot<S>,
-    images: ImagesField<S>,
-) -> Result<Content, ParseError> {
-    match content {
-        ContentField::Str(text) => Ok(Content::from(text.into_string())),
-        ContentField::Other => Err(invalid_content(
-            String::new(),
-            "expected content string or array",
-        )),
-        ContentField::Parts { parts, refused } => {
-            let mut out = Vec::with_capacity(parts.len());
-            for (index, p) in parts.into_iter().enumerate() {
-                out.push(match p {
-                    Part::Text(text) => ContentPart::Text(text.into_string()),
-                    Part::Image { media_type, data } => ContentPart::Image(
-                        Image::from_base64_utf8(&media_type.as_text(), &data.as_utf8()).map_err(
-                            |e| invalid_content(format!("/{index}"), format!("invalid image: {e}")),
-                        )?,
-                    ),
-                });
-            }
-            match refused {
-                // Every kept part came before it, and was good.
-                Some(e) => Err(e.at(out.len())),
-                None => Ok(Content::new(out)),
-            }
-        }
-        ContentField::Absent => {
-            let text = text.string().ok_or(ParseError::ExpectedText)?;
-            // The whole list is read as strings before any URL is decoded.
-            let urls = match images {
-                ImagesField::Absent => Vec::new(),
-                ImagesField::Urls(urls) => urls,
-                ImagesField::NotUrls => return Err(ParseError::ExpectedImageUrls),
-            };
-            let mut content = Content::from(text.into_string());
-            for url in urls {
-                content.push(ContentPart::Image(Image::from_data_url(&url.as_text())?));
-            }
-            Ok(content)
+fn content<S: WireStr>(f: &mut Fields<S>) -> Result<Content, ParseError> {
+    match take(&mut f.content) {
+        Slot::Str(text) => return Ok(Content::from(text.into_string())),
+        // Absent, or an array (in `parts`).
+        Slot::Absent => {}
+        _ => {
+            return Err(invalid_content(
+                String::new(),
+                "expected content string or array",
+            ))
         }
     }
+    if let Some((parts, refused)) = f.parts.0.take() {
+        let mut out = Vec::with_capacity(parts.len());
+        for (index, p) in parts.into_iter().enumerate() {
+            out.push(match p {
+                Part::Text(text) => ContentPart::Text(text.into_string()),
+                Part::Image { media_type, data } => ContentPart::Image(
+                    Image::from_base64_utf8(&media_type.as_text(), &data.as_utf8()).map_err(
+                        |e| invalid_content(format!("/{index}"), format!("invalid image: {e}")),
+                    )?,
+                ),
+            });
+        }
+        return match refused {
+            // Every kept part came before it, and was good.
+            Some(e) => Err(e.at(out.len())),
+            None => Ok(Content::new(out)),
+        };
+    }
+    let text = take(&mut f.text).string().ok_or(ParseError::ExpectedText)?;
+    // The whole list is read as strings before any URL is decoded.
+    let urls = match (
+        take(&mut f.images),
+        mem::replace(&mut f.urls, UrlList::NotGiven),
+    ) {
+        (Slot::Absent, UrlList::NotGiven) => Vec::new(),
+        (Slot::Absent, UrlList::Urls(urls)) => urls,
+        // Not an array, or not of strings.
+        _ => return Err(ParseError::ExpectedImageUrls),
+    };
+    let mut content = Content::from(text.into_string());
+    for url in urls {
+        content.push(ContentPart::Image(Image::from_data_url(&url.as_text())?));
+    }
+    Ok(content)
 }
 
 /// The slot's value, leaving it absent.
@@ -418,11 +414,7 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
     };
     if name.is("prompt") {
         // Content first, then the tag.
-        let content = content(
-            mem::replace(&mut f.content, ContentField::Absent),
-            take(&mut take(&mut f.text)),
-            mem::replace(&mut f.images, ImagesField::Absent),
-        )?;
+        let content = content(f)?;
         Ok(Command::Prompt {
             content,
             submission_id: submission_id(take(&mut f.submission_id))?,
@@ -430,11 +422,7 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
     } else if name.is("steer") {
         // Here the tag comes first, then content, then the kind.
         let submission_id = submission_id(take(&mut f.submission_id))?;
-        let content = content(
-            mem::replace(&mut f.content, ContentField::Absent),
-            take(&mut take(&mut f.text)),
-            mem::replace(&mut f.images, ImagesField::Absent),
-        )?;
+        let content = content(f)?;
         let kind = match take(&mut f.kind) {
             Slot::Absent => SteerKind::Prompt,
             Slot::Str(k) if k.is("prompt") => SteerKind::Prompt,

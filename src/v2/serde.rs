@@ -108,7 +108,9 @@ impl<'de> Visitor<'de> for CommandVisitor {
             match key.and_then(|k| Key::from_bytes(k.as_bytes())) {
                 Some(key) => match fields.field_of(key) {
                     Field::Flat(slot) => *slot = map.next_value::<FieldValue<'de>>()?.0,
-                    Field::Array(array) => map.next_value_seed(ArraySeed(array))?,
+                    Field::Array { value, items } => {
+                        map.next_value_seed(ArraySeed { value, items })?
+                    }
                 },
                 None => {
                     map.next_value::<IgnoredAny>()?;
@@ -183,24 +185,31 @@ impl<'de> Deserialize<'de> for KeyName {
 
 type Array<'a, 'de> = &'a mut dyn ArrayField<Cow<'de, str>, PartFields<Cow<'de, str>>>;
 
-/// An array key's value, fed to its [`ArrayField`]: `set` for a value
-/// that is not an array, else `begin` and the items.
-struct ArraySeed<'a, 'de>(Array<'a, 'de>);
+/// An array key's value: a slot, or, for an array, its items fed to the
+/// key's [`ArrayField`].
+struct ArraySeed<'a, 'de> {
+    value: &'a mut Slot<Cow<'de, str>>,
+    items: Array<'a, 'de>,
+}
 
 impl<'de> DeserializeSeed<'de> for ArraySeed<'_, 'de> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(SlotVisitor { array: self.0 })
+        deserializer.deserialize_any(SlotVisitor {
+            value: self.value,
+            array: self.items,
+        })
     }
 }
 
 struct SlotVisitor<'a, 'de> {
+    value: &'a mut Slot<Cow<'de, str>>,
     array: Array<'a, 'de>,
 }
 
 impl<'de> SlotVisitor<'_, 'de> {
     fn set<E>(self, slot: Slot<Cow<'de, str>>) -> Result<(), E> {
-        self.array.set(slot);
+        *self.value = slot;
         Ok(())
     }
 }
@@ -249,6 +258,7 @@ impl<'de> Visitor<'de> for SlotVisitor<'_, 'de> {
         self.set(Slot::Other)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        *self.value = Slot::Absent;
         let array = self.array;
         array.begin();
         while seq

@@ -18,7 +18,7 @@ pub(crate) fn parse(value: &Value) -> Result<Command, ParseError> {
         };
         match fields.field_of(key) {
             Field::Flat(slot) => *slot = slot_of(value),
-            Field::Array(array) => feed(array, value),
+            Field::Array { value: slot, items } => feed(slot, items, value),
         }
     }
     rules::decide(&mut fields)
@@ -33,12 +33,18 @@ fn slot_of(value: &Value) -> Slot<&str> {
     }
 }
 
-/// An array key's value, item by item while the rules want them.
-fn feed<'v>(array: &mut dyn ArrayField<&'v str, PartFields<&'v str>>, value: &'v Value) {
+/// An array key's value: a slot, or, for an array, its items while the
+/// rules want them.
+fn feed<'v>(
+    slot: &mut Slot<&'v str>,
+    array: &mut dyn ArrayField<&'v str, PartFields<&'v str>>,
+    value: &'v Value,
+) {
     let Value::Array(items) = value else {
-        array.set(slot_of(value));
+        *slot = slot_of(value);
         return;
     };
+    *slot = Slot::Absent;
     array.begin();
     for item in items {
         if !array.wants_more() {

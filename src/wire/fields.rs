@@ -117,8 +117,13 @@ pub(crate) trait FieldSet<S> {
 pub(crate) enum Field<'f, S, O> {
     /// A value reduced to a [`Slot`].
     Flat(&'f mut Slot<S>),
-    /// A value the rules read inside when it is an array.
-    Array(&'f mut dyn ArrayField<S, O>),
+    /// A value the rules read inside when it is an array: any other value
+    /// goes to `value`, as for a flat key; an array leaves `value` absent
+    /// and goes to `items`, item by item.
+    Array {
+        value: &'f mut Slot<S>,
+        items: &'f mut dyn ArrayField<S, O>,
+    },
 }
 
 /// One item of an array key: an object's fields, or any other value.
@@ -127,14 +132,13 @@ pub(crate) enum Item<S, O> {
     Object(O),
 }
 
-/// A key whose value, when it is an array, the rules read item by item, in
-/// order. Each decoding path calls `set` for a value that is not an array,
-/// or `begin` and then `item` for each item while `wants_more` (the items
-/// after the first one the rules refuse are validated but not kept, so the
-/// memory kept is what the command will own).
+/// The items of an array key, which the rules read in order. Each decoding
+/// path calls `begin` when the key's value is an array (leaving the key's
+/// slot absent, so the rules know the array is the last value the key had),
+/// then `item` for each item while `wants_more` (the items after the first
+/// one the rules refuse are validated but not kept, so the memory kept is
+/// what the command will own).
 pub(crate) trait ArrayField<S, O> {
-    /// The value is not an array: a string, `true`, `false` or other.
-    fn set(&mut self, value: Slot<S>);
     /// The value is an array; its items follow.
     fn begin(&mut self);
     /// Whether the next item is wanted.

@@ -331,12 +331,14 @@ impl<'a> Parser<'a> {
             let key = self.key()?;
             match field_of(fields, key) {
                 Some(Field::Flat(slot)) => *slot = self.value(1)?,
-                // A string is the common case (`"content":"..."`): read
-                // here, so only an array leaves the loop.
-                Some(Field::Array(array)) if self.peek() != Some(b'[') => {
-                    array.set(self.value(1)?);
+                // Only an array leaves the loop; any other value is a slot.
+                Some(Field::Array { value, .. }) if self.peek() != Some(b'[') => {
+                    *value = self.value(1)?;
                 }
-                Some(Field::Array(array)) => self.array_field(array, F::item)?,
+                Some(Field::Array { value, items }) => {
+                    *value = Slot::Absent;
+                    self.array_field(items, F::item)?;
+                }
                 None => {
                     self.value(1)?;
                 }
