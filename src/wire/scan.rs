@@ -5,8 +5,11 @@
 //! line as the reference's JSON parser would, but keeps only what the rules
 //! read: for each key the revision knows ([`FieldSet`]), whether it holds a
 //! string (as a span of the line, unescaped only if a command takes it),
-//! `true`, `false`, or anything else. Everything else is skipped without
-//! being built, iteratively, so no depth of nesting can overflow the stack.
+//! `true`, `false`, or anything else; and for a key the revision reads
+//! inside (v2's `content`, [`Field::Array`]), an array's items one by one,
+//! an object item reduced to its own known keys. Everything else is skipped
+//! without being built, iteratively, so no depth of nesting can overflow
+//! the stack.
 //! The rules are each revision's own (`v1/rules.rs`).
 //!
 //! UTF-8 is checked only where it can occur: inside strings (any other byte
