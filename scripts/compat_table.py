@@ -18,6 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
+sys.dont_write_bytecode = True  # no scripts/__pycache__ entries for v2lines
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from v2lines import JPEG, ORACLE_LATEST, ORACLE_NEWEST, PNG, b64, dumps, run_oracle  # noqa: E402
 

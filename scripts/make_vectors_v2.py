@@ -23,6 +23,7 @@ import json
 import sys
 from pathlib import Path
 
+sys.dont_write_bytecode = True  # no scripts/__pycache__ entries for v2lines
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from v2lines import (  # noqa: E402
     GIF87,
@@ -30,6 +31,7 @@ from v2lines import (  # noqa: E402
     IMAGES,
     JPEG,
     MEDIA_TYPES,
+    ORACLE_DIR,
     ORACLE_LATEST,
     PNG,
     WEBP,
@@ -352,6 +354,11 @@ def candidates():
         add({"command": "prompt", "text": "x", "images": [url]}, f"data URL: {why}")
     for why, data in base64_near_misses(PNG):
         add({"command": "prompt", "text": "x", "images": ["data:image/png;base64," + data]}, f"data URL base64: {why}")
+    for k in ("jpeg", "gif87a"):  # padded with "==" and "=": the padding rules
+        raw, mt = IMAGES[k]
+        for why, data in base64_near_misses(raw):
+            if "padd" in why or "trailing bits" in why:
+                add({"command": "prompt", "text": "x", "images": [f"data:{mt};base64,{data}"]}, f"data URL base64 ({k}): {why}")
     add(
         {"command": "prompt", "text": "x", "images": ["data:image/jpeg;base64," + b64(JPEG).replace("/", "_")]},
         "data URL base64: URL-safe alphabet",
@@ -482,6 +489,14 @@ def candidates():
     add('{"command":"prompt","content":"a\tb"}', "raw tab in a string")
     add("{'command':'cancel'}", "single quotes")
     add('{"command":"prompt","content":[{"type":"image","media_type":"image/png","data":' + b64(PNG) + "}]}", "unquoted base64")
+    # The oracle's own upstream-derived test lines, where not already above.
+    seen = {l for l, _ in c}
+    for name in ("test_lines.txt", "brief_lines.txt"):
+        path = ORACLE_DIR / "latest" / name
+        for i, l in enumerate(path.read_text(encoding="utf-8").split("\n")[:-1], 1):
+            if l not in seen:
+                seen.add(l)
+                c.append((l, f"oracle's latest/{name} line {i}"))
     return c
 
 
@@ -526,6 +541,9 @@ def big():
         ("6990509 chars of '!' (length fails first)", "!" * (limit + 1)),
         ("6990507 ASCII + one astral char = 6990509 UTF-16 units, 6990508 code points", "A" * (limit - 1) + "\U0001F600"),
         ("3495255 x U+00E9 = 3495255 UTF-16 units, 6990510 UTF-8 bytes", "\u00e9" * (limit // 2 + 1)),
+        ("6990508 x 'A': canonical, 5242881 zero bytes (size before sniffing)", "A" * limit),
+        ("6990507 x 'A' + '!': not base64 (base64 before decoded size)", "A" * (limit - 1) + "!"),
+        ("6990506 x 'A' + '==': 5242879 zero bytes, unsupported", "A" * (limit - 2) + "=="),
         ("5 MiB JPEG declared image/png", b64(JPEG + b"\x00" * (5 * 1024 * 1024 - len(JPEG)))),
     ]
     lines = []

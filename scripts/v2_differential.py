@@ -40,6 +40,7 @@ import sys
 import time
 from pathlib import Path
 
+sys.dont_write_bytecode = True  # no scripts/__pycache__ entries for v2lines
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from v2lines import IMAGES, MEDIA_TYPES, ORACLE_LATEST, b64, base64_near_misses  # noqa: E402
 

@@ -77,7 +77,7 @@ fn model_matches_every_json_vector() {
         failures.join("\n")
     );
     // The exact split, so a vector that silently stops being compared shows.
-    assert_eq!((compared, not_json, serde_refuses), (405, 13, 3));
+    assert_eq!((compared, not_json, serde_refuses), (436, 15, 4));
 }
 
 /// Whenever the model accepts a line, its canonical line decodes to itself.
@@ -157,6 +157,13 @@ fn model_at_the_image_limit() {
     );
     // 3495255 UTF-16 units, 6990510 UTF-8 bytes: not too large, just bad.
     check_limit(&"\u{e9}".repeat(LIMIT_CHARS / 2 + 1), Err(BAD));
+    // Decoded size before sniffing; canonical base64 before decoded size.
+    check_limit(&"A".repeat(LIMIT_CHARS), Err(TOO_LARGE));
+    check_limit(&format!("{}!", "A".repeat(LIMIT_CHARS - 1)), Err(BAD));
+    check_limit(
+        &format!("{}==", "A".repeat(LIMIT_CHARS - 2)),
+        Err("expected PNG, JPEG, GIF, or WebP image bytes"),
+    );
 }
 
 #[test]

@@ -148,7 +148,7 @@ fn parse_and_deserialize_match_where_serde_json_reads_the_line() {
         };
         assert_eq!(from_value, expected, "{why}: from_value");
     }
-    assert_eq!(compared, 405);
+    assert_eq!(compared, 436);
 }
 
 /// Every canonical line decodes to a command whose line is itself, and
