@@ -315,7 +315,7 @@ fn text_arg(text: String) -> io::Result<String> {
 }
 
 /// The fuzzing dictionary, shared with `fuzz/`.
-const DICT: &str = include_str!("../fuzz/command.dict");
+const DICT: &str = include_str!("command.dict");
 
 fn corpus(args: Corpus) -> io::Result<()> {
     use proptest::strategy::{Strategy, ValueTree};

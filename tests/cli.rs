@@ -396,7 +396,7 @@ fn dict_prints_the_fuzzing_dictionary() {
     let dict = stdout_of(&["dict"], b"", 0);
     assert_eq!(
         dict,
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/command.dict")).unwrap()
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/command.dict")).unwrap()
     );
     assert!(
         dict.contains("qkey_submission_id=\"\\\"submission_id\\\":\"\n"),
