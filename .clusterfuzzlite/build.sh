@@ -1,6 +1,6 @@
 #!/bin/bash -eu
 # Builds every fuzz target for ClusterFuzzLite / OSS-Fuzz and puts in $OUT,
-# per target: the binary, `<target>.dict` (fuzz/command.dict), and
+# per target: the binary, `<target>.dict` (src/command.dict), and
 # `<target>_seed_corpus.zip` (fuzz/seeds/<target>/).
 #
 # Run here with temporary $SRC and $OUT: bash fuzz/test_cflite_build.sh.
@@ -13,7 +13,7 @@ triple="${CARGO_BUILD_TARGET:-x86_64-unknown-linux-gnu}"
 bin_dir="fuzz/target/$triple/release"
 for target in $(cargo fuzz list); do
   cp "$bin_dir/$target" "$OUT/"
-  cp fuzz/command.dict "$OUT/$target.dict"
+  cp src/command.dict "$OUT/$target.dict"
   rm -f "$OUT/${target}_seed_corpus.zip"
   (cd "fuzz/seeds/$target" && zip -q -X -r "$OUT/${target}_seed_corpus.zip" .)
 done

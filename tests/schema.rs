@@ -1175,11 +1175,15 @@ struct Vector {
     why: String,
 }
 
+/// The vectors whose line is text. Those given as raw bytes (`line_base64`:
+/// invalid UTF-8, a BOM, a NUL) are never JSON, so no schema speaks of them.
 fn read_vectors(relative: &str) -> Vec<Vector> {
     let text = std::fs::read_to_string(root().join(relative)).unwrap();
     text.lines()
-        .map(|l| {
-            let v = parse(l);
+        .map(parse)
+        .filter(|v| v.get("line_base64").is_none())
+        .map(|v| {
+            let l = &v;
             let expected = if let Some(ok) = v["ok"].as_str() {
                 Outcome::Ok(ok.to_owned())
             } else if let Some(e) = v["error"].as_str() {
@@ -1189,7 +1193,7 @@ fn read_vectors(relative: &str) -> Vec<Vector> {
                 Outcome::NotJson
             };
             Vector {
-                line: v["line"].as_str().unwrap().to_owned(),
+                line: v["line"].as_str().expect("line or line_base64").to_owned(),
                 expected,
                 why: v["why"].as_str().unwrap().to_owned(),
             }

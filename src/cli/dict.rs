@@ -10,7 +10,7 @@ use std::io::{self, Write};
 pub struct Dict {}
 
 /// The fuzzing dictionary, shared with `fuzz/`.
-const DICT: &str = include_str!("../../fuzz/command.dict");
+const DICT: &str = include_str!("../command.dict");
 
 pub fn run(Dict {}: Dict) -> output::Result<()> {
     let mut out = io::stdout().lock();
