@@ -53,8 +53,8 @@ for t in "${targets[@]}"; do
   # New inputs go to a scratch corpus; the seeds are only read. A crash
   # leaves its input in fuzz/artifacts/$t/.
   # The later revision's targets get its words too.
-  dict=fuzz/command.dict
-  case "$t" in *_v2) dict=fuzz/command_v2.dict ;; esac
+  dict=src/command.dict
+  case "$t" in *_v2) dict=src/command_v2.dict ;; esac
   if "${fuzz[@]}" run "$t" "$work/$t" "fuzz/seeds/$t" -- \
     -max_total_time="$secs" -dict="$dict" -print_final_stats=1 \
     >"$work/$t.log" 2>&1; then

@@ -33,6 +33,9 @@
 //! [`CommandReader`] and `CommandCodec` (with `v2::Command` as their
 //! revision parameter), and conversions between the two command types.
 #![forbid(unsafe_code)]
+// docs.rs (Cargo.toml: `--cfg docsrs`, nightly): "Available on crate feature
+// ... only" on every feature-gated item, derived from its `#[cfg]`.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
 // The file list is the architecture: `wire/` is what every revision shares

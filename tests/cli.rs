@@ -208,31 +208,335 @@ fn decode_refuses_long_lines_and_goes_on() {
 }
 
 #[test]
-fn decode_summary_counts_commands_and_errors() {
-    let input = "{\"command\":\"cancel\"}\n{\"command\":\"cancel\"}\n{\"command\":\"nap\"}\n{\n{\"command\":\"goal\",\"action\":\"clear\"}\n";
-    let out = run(&["decode", "--summary"], input.as_bytes());
+fn decode_format_verdict_answers_every_line_as_the_oracle_does() {
+    let input = concat!(
+        "{\"command\" : \"cancel\", \"extra\": [1]}\n",
+        "\n",
+        " \t\r\n",
+        "{\"command\":\"approval\",\"id\":\"a\"}\n",
+        "not json\n",
+        "{\"command\":\"a\\nb\\rc\\\\n\"}\n",
+        "{\"command\":\"prompt\",\"text\":\"0123456789012345678901234567890123456789\"}\n",
+        "{\"command\":\"steer\",\"text\":\"x\"}\r\n",
+        "\t",
+    );
+    let expected = concat!(
+        "OK {\"command\":\"cancel\"}\n",
+        "NOTJSON\n",
+        "NOTJSON\n",
+        "ERR expected a boolean \"allow\" field\n",
+        "NOTJSON\n",
+        // LF and CR escaped; a backslash stays as it is, as the oracle writes.
+        "ERR unknown command: a\\nb\\rc\\n\n",
+        "TOOLONG\n",
+        "OK {\"command\":\"steer\",\"kind\":\"prompt\",\"text\":\"x\"}\n",
+        "NOTJSON\n",
+    );
+    let args = ["decode", "--format", "verdict", "--max-line-len", "50"];
+    // Exit 0: a refusal is a verdict.
+    assert_eq!(stdout_of(&args, input.as_bytes(), 0), expected);
+    let numbered: String = expected
+        .lines()
+        .enumerate()
+        .map(|(n, l)| format!("{}\t{l}\n", n + 1))
+        .collect();
+    let args = [&args[..], &["--line-numbers"]].concat();
+    assert_eq!(stdout_of(&args, input.as_bytes(), 0), numbered);
+    assert_eq!(stdout_of(&["decode", "--format", "verdict"], b"", 0), "");
+}
+
+#[test]
+fn decode_answers_each_line_before_reading_the_next() {
+    // A driver that writes a line and waits for its answer, as one drives
+    // the reference oracle; blank lines included.
+    for format in ["events", "verdict"] {
+        let mut child = Command::new(BIN)
+            .args(["decode", "--format", format])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                tx.send(line.unwrap()).unwrap();
+            }
+        });
+        let exchanges: &[(&str, &str, &str)] = &[
+            (
+                "{\"command\":\"cancel\"}\n",
+                "{\"command\":\"cancel\"}",
+                "OK {\"command\":\"cancel\"}",
+            ),
+            (" \n", "", "NOTJSON"),
+            (
+                "{\"command\":\"nap\"}\n",
+                "{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}",
+                "ERR unknown command: nap",
+            ),
+        ];
+        for &(line, event, verdict) in exchanges {
+            stdin.write_all(line.as_bytes()).unwrap();
+            stdin.flush().unwrap();
+            let answer = if format == "events" { event } else { verdict };
+            if answer.is_empty() {
+                continue; // A blank line has no event.
+            }
+            let got = rx.recv_timeout(std::time::Duration::from_secs(10));
+            assert_eq!(got.as_deref(), Ok(answer), "{format}: {line:?}");
+        }
+        drop(stdin);
+        assert!(child.wait().unwrap().code().is_some());
+    }
+}
+
+#[test]
+fn decode_summary_prints_totals_then_counts() {
+    let input = concat!(
+        "{\"command\":\"cancel\"}\n",
+        "{\"command\":\"cancel\"}\n",
+        "\n",
+        "{\"command\":\"nap\"}\n",
+        "{\n",
+        "{\"command\":\"prompt\",\"text\":\"0123456789012345678901234567890123456789\"}\n",
+        " \r\n",
+        "{\"command\":\"goal\",\"action\":\"clear\"}\n",
+        "\t",
+    );
+    let out = run(
+        &["decode", "--summary", "--max-line-len", "50"],
+        input.as_bytes(),
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
         concat!(
+            "9 lines: 3 commands, 3 refused (1 not JSON, 1 too long), 3 blank\n",
             "         2  cancel\n",
+            "         1  error: command stream: line longer than 50 bytes\n",
             "         1  error: command stream: unexpected end of line\n",
             "         1  error: unknown command: nap\n",
             "         1  goal clear\n",
         )
     );
+    let table: &[(&str, &str)] = &[
+        ("", "0 lines: 0 commands, 0 refused (0 not JSON, 0 too long), 0 blank\n"),
+        ("\n", "1 lines: 0 commands, 0 refused (0 not JSON, 0 too long), 1 blank\n"),
+        (
+            "{\"command\":\"compact\"}",
+            "1 lines: 1 commands, 0 refused (0 not JSON, 0 too long), 0 blank\n         1  compact\n",
+        ),
+    ];
+    for &(input, summary) in table {
+        let out = run(&["decode", "--summary"], input.as_bytes());
+        assert_eq!(out.status.code(), Some(0), "{input:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), summary, "{input:?}");
+    }
 }
 
 #[test]
-fn decode_io_errors_exit_2() {
-    let out = run(&["decode", "/nonexistent/session.jsonl"], b"");
+fn decode_line_numbers_count_every_physical_line() {
+    let input = concat!(
+        "\n",
+        "{\"command\":\"cancel\"}\n",
+        " \t\n",
+        "{\"command\":\"prompt\",\"text\":\"0123456789012345678901234567890123456789\"}\n",
+        "[]\r\n",
+        "\n",
+        "{\"command\":\"compact\"}",
+    );
+    let expected = concat!(
+        "2\t{\"command\":\"cancel\"}\n",
+        "4\t{\"event\":\"command_error\",\"error\":\"command stream: line 4 is longer than 50 bytes\"}\n",
+        "5\t{\"event\":\"command_error\",\"error\":\"expected a {\\\"command\\\": ...} object\"}\n",
+        "7\t{\"command\":\"compact\"}\n",
+    );
+    assert_eq!(
+        stdout_of(
+            &["decode", "--line-numbers", "--max-line-len", "50"],
+            input.as_bytes(),
+            1
+        ),
+        expected
+    );
+}
+
+#[test]
+fn decode_reads_stdin_from_dash() {
+    let input = b"{\"command\":\"cancel\"}\n";
+    assert_eq!(
+        stdout_of(&["decode", "-"], input, 0),
+        "{\"command\":\"cancel\"}\n"
+    );
+}
+
+#[test]
+fn decode_file_errors_name_the_file_and_exit_2() {
+    let table: &[(&[&str], &str)] = &[
+        (
+            &["decode", "/nonexistent/session.jsonl"],
+            "serve-command: /nonexistent/session.jsonl: No such file or directory\n",
+        ),
+        (
+            &["decode", "nope.jsonl"],
+            "serve-command: nope.jsonl: No such file or directory\n",
+        ),
+        (&["decode", "/"], "serve-command: /: Is a directory\n"),
+    ];
+    for &(args, stderr) in table {
+        let out = run(args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), stderr, "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // Stdin a directory: named as stdin.
+    let out = Command::new(BIN)
+        .arg("decode")
+        .stdin(std::fs::File::open("/").unwrap())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
-        "serve-command: /nonexistent/session.jsonl: No such file or directory (os error 2)\n"
+        "serve-command: stdin: Is a directory\n"
     );
     let out = run(&["decode", "--max-line-len", "lots"], b"");
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Runs the binary with `args`, `stdin`, and stdout a pipe whose reader has
+/// already gone; returns the exit status and stderr.
+#[track_caller]
+// `std::io::pipe` is newer than the library's MSRV, but the `cli` feature
+// needs Rust 1.88 anyway (proptest).
+#[allow(clippy::incompatible_msrv)]
+fn run_with_closed_stdout(args: &[&str], stdin: &[u8]) -> (Option<i32>, String) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let stdin = stdin.to_vec();
+    // The child may stop reading at its first failed write.
+    let feeder = std::thread::spawn(move || drop(input.write_all(&stdin)));
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    (out.status.code(), String::from_utf8(out.stderr).unwrap())
+}
+
+/// `/dev/full` for writing: every write fails with ENOSPC.
+fn dev_full() -> std::fs::File {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap()
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_with_exit_0() {
+    let lines = "{\"command\":\"nap\"}\n".repeat(100_000);
+    let table: &[(&[&str], &[u8])] = &[
+        (&["decode"], lines.as_bytes()),
+        (&["decode", "--summary", "--line-numbers"], lines.as_bytes()),
+        (&["encode", "cancel"], b""),
+        (&["encode", "prompt", "-"], b"fix it\n"),
+        (&["dict"], b""),
+        (&["--help"], b""),
+    ];
+    for &(args, stdin) in table {
+        assert_eq!(
+            run_with_closed_stdout(args, stdin),
+            (Some(0), String::new()),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn decode_into_head_prints_one_line_and_nothing_on_stderr() {
+    // The issue's check, literally, with decode's own exit status.
+    let script = format!(
+        "{{ yes '{{\"command\":\"cancel\"}}' | head -200000 | '{BIN}' decode; echo \"decode: $?\" >&2; }} | head -1"
+    );
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "{\"command\":\"cancel\"}\n"
+    );
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), "decode: 0\n");
+}
+
+#[test]
+fn a_failing_stdout_is_exit_2_with_one_message() {
+    let table: &[(&[&str], &[u8])] = &[
+        (&["decode"], b"{\"command\":\"cancel\"}\n"),
+        (&["encode", "cancel"], b""),
+        (&["dict"], b""),
+        (&["--help"], b""),
+        (&["--version"], b""),
+    ];
+    for &(args, stdin) in table {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(dev_full())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            "serve-command: stdout: No space left on device\n",
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn a_failing_stderr_never_panics() {
+    // (args, stdin, exit status, stdout)
+    let table: &[(&[&str], &[u8], i32, &str)] = &[
+        // The summary is lost: exit 2, though there is nowhere to say why.
+        (
+            &["decode", "--summary"],
+            b"{\"command\":\"cancel\"}\n",
+            2,
+            "{\"command\":\"cancel\"}\n",
+        ),
+        (&["decode", "/nonexistent"], b"", 2, ""),
+        (&["decode", "--bogus"], b"", 2, ""),
+        (&["encode", "prompt", "-"], b"\xff", 2, ""),
+        (
+            &["decode"],
+            b"{\"command\":\"nap\"}\n",
+            1,
+            "{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}\n",
+        ),
+    ];
+    for &(args, stdin, status, stdout) in table {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(dev_full())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(status), "{args:?}");
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), stdout, "{args:?}");
+    }
 }
 
 #[test]
@@ -251,6 +555,7 @@ fn every_subcommand_has_help_with_an_example() {
         &["encode", "approval"],
         &["corpus"],
         &["dict"],
+        &["conform"],
     ];
     for &sub in subcommands {
         let args: Vec<&str> = sub.iter().copied().chain(["--help"]).collect();
@@ -260,6 +565,10 @@ fn every_subcommand_has_help_with_an_example() {
     let decode_help = stdout_of(&["decode", "--help"], b"", 0);
     assert!(
         decode_help.contains("Unlike the reference engine, which stops reading at a line that is not JSON, this goes on"),
+        "{decode_help}"
+    );
+    assert!(
+        decode_help.contains("A blank line (only spaces, tabs and CRs) prints nothing"),
         "{decode_help}"
     );
     assert_eq!(
@@ -392,14 +701,380 @@ fn corpus_writes_lines_and_their_outcomes() {
 }
 
 #[test]
+fn corpus_refuses_a_folder_with_files_unless_forced() {
+    let dir = std::env::temp_dir().join(format!("serve-command-force-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let path = dir.to_str().unwrap();
+    let files = |sub: &str| {
+        let mut names: Vec<String> = std::fs::read_dir(dir.join(sub))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(stdout_of(&["corpus", path, "--count", "5"], b"", 0), "");
+    let five = std::fs::read_to_string(dir.join("expected.jsonl")).unwrap();
+    // Again without --force: refused, nothing touched.
+    let out = run(&["corpus", path, "--count", "3"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "serve-command: {path}: already holds files (--force empties {path}/corpus and replaces expected.jsonl)\n"
+        )
+    );
+    assert_eq!(files("corpus").len(), 5);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("expected.jsonl")).unwrap(),
+        five
+    );
+    // A folder holding any file counts, even without a corpus in it.
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "mine").unwrap();
+    assert_eq!(
+        run(&["corpus", other.to_str().unwrap()], b"").status.code(),
+        Some(2)
+    );
+    // With --force: the 3 lines the same seed gives, and no stale files.
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    let args = ["corpus", path, "--count", "3", "--force"];
+    assert_eq!(stdout_of(&args, b"", 0), "");
+    assert_eq!(
+        files("corpus"),
+        ["line-000000", "line-000001", "line-000002"]
+    );
+    let three = std::fs::read_to_string(dir.join("expected.jsonl")).unwrap();
+    assert_eq!(
+        three,
+        five.lines()
+            .take(3)
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    // An empty folder is fine without --force.
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let args = ["corpus", empty.to_str().unwrap(), "--count", "1"];
+    assert_eq!(stdout_of(&args, b"", 0), "");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn dict_prints_the_fuzzing_dictionary() {
     let dict = stdout_of(&["dict"], b"", 0);
     assert_eq!(
         dict,
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/command.dict")).unwrap()
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/command.dict")).unwrap()
     );
     assert!(
         dict.contains("qkey_submission_id=\"\\\"submission_id\\\":\"\n"),
         "{dict}"
     );
+}
+
+/// A fresh folder for one test's files.
+fn scratch(test: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("serve-command-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes an executable shell script `name` into `dir`; returns its path.
+fn script(dir: &std::path::Path, name: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn conform_passes_the_crate_itself_on_its_vectors() {
+    let out = run(
+        &["conform", "--", BIN, "decode", "--format", "verdict"],
+        b"",
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), "");
+    // Every vector runs but those whose line holds a LF, which are named.
+    let vectors = include_str!("vectors/commands.jsonl");
+    let total = vectors.lines().filter(|l| !l.trim().is_empty()).count();
+    let lines: Vec<&str> = stdout.lines().collect();
+    let (last, skipped) = lines.split_last().unwrap();
+    assert!(
+        skipped.iter().all(|l| l.starts_with("skipped vector ")
+            && l.ends_with(": its line holds a LF, which the line protocol cannot carry")),
+        "{stdout}"
+    );
+    let run = total - skipped.len();
+    assert_eq!(*last, format!("{run}/{run} vectors agree"));
+    assert!(run >= 300, "{stdout}");
+}
+
+#[test]
+fn conform_runs_a_corpus_file() {
+    let dir = scratch("conform-corpus");
+    let path = dir.to_str().unwrap();
+    assert_eq!(
+        stdout_of(&["corpus", path, "--count", "200", "--seed", "3"], b"", 0),
+        ""
+    );
+    let vectors = dir.join("expected.jsonl");
+    let args = [
+        "conform",
+        "--vectors",
+        vectors.to_str().unwrap(),
+        "--",
+        BIN,
+        "decode",
+        "--format",
+        "verdict",
+    ];
+    assert_eq!(stdout_of(&args, b"", 0), "200/200 vectors agree\n");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Vectors for the tests below: each kind of expectation, a raw-bytes line,
+/// one without `why`, and one that cannot be sent.
+const SMALL_VECTORS: &str = r#"{"line": "{\"command\":\"cancel\"}", "ok": "{\"command\":\"cancel\"}", "why": "cancel"}
+{"line": "{\"command\":\"a\\nb\"}", "error": "unknown command: a\nb", "why": "a LF in the name"}
+
+{"line_base64": "77u/eyJjb21tYW5kIjoiY2FuY2VsIn0=", "not_json": true, "why": "a BOM"}
+{"line": "{\"command\":\n\"cancel\"}", "ok": "{\"command\":\"cancel\"}", "why": "a LF between tokens"}
+{"line": "[]", "error": "expected a {\"command\": ...} object"}
+"#;
+
+/// The right answers to SMALL_VECTORS, as a shell `printf` format.
+const SMALL_ANSWERS: &str = r#"OK {"command":"cancel"}\nERR unknown command: a\\nb\nNOTJSON\nERR expected a {"command": ...} object\n"#;
+
+#[test]
+fn conform_reports_each_disagreement_and_each_misbehaviour() {
+    let dir = scratch("conform");
+    let vectors = dir.join("vectors.jsonl");
+    std::fs::write(&vectors, SMALL_VECTORS).unwrap();
+    let skipped = "skipped vector 5 (a LF between tokens): its line holds a LF, which the line protocol cannot carry\n";
+    let right = format!("cat >/dev/null; printf '{SMALL_ANSWERS}'");
+    // (script name, body, stdout, stderr with {} for the script's path, status)
+    let table: &[(&str, String, String, &str, i32)] = &[
+        ("crate", format!("exec '{BIN}' decode --format verdict"), format!("{skipped}4/4 vectors agree\n"), "", 0),
+        ("right", right.clone(), format!("{skipped}4/4 vectors agree\n"), "", 0),
+        (
+            "one-wrong",
+            "cat >/dev/null; printf 'OK {\"command\":\"cancel\"}\\nERR unknown command: a\\\\nb\\nNOTJSON\\nNOTJSON\\n'".into(),
+            format!(
+                "{skipped}vector 6\n  line:     \"[]\"\n  expected: ERR expected a {{\"command\": ...}} object\n  got:      NOTJSON\n3/4 vectors agree\n"
+            ),
+            "",
+            1,
+        ),
+        (
+            "crlf",
+            format!("'{BIN}' decode --format verdict | sed 's/$/\\r/'"),
+            format!(
+                "{skipped}vector 1: cancel\n  line:     \"{{\\\"command\\\":\\\"cancel\\\"}}\"\n  expected: OK {{\"command\":\"cancel\"}}\n  got:      OK {{\"command\":\"cancel\"}}\\r\n\
+                 vector 2: a LF in the name\n  line:     \"{{\\\"command\\\":\\\"a\\\\nb\\\"}}\"\n  expected: ERR unknown command: a\\nb\n  got:      ERR unknown command: a\\nb\\r\n\
+                 vector 4: a BOM\n  line:     base64 77u/eyJjb21tYW5kIjoiY2FuY2VsIn0=\n  expected: NOTJSON\n  got:      NOTJSON\\r\n\
+                 vector 6\n  line:     \"[]\"\n  expected: ERR expected a {{\"command\": ...}} object\n  got:      ERR expected a {{\"command\": ...}} object\\r\n\
+                 0/4 vectors agree\n"
+            ),
+            "",
+            1,
+        ),
+        (
+            "dies",
+            "head -c 23 >/dev/null; echo 'OK {\"command\":\"cancel\"}'; exit 3".into(),
+            String::new(),
+            "serve-command: {} exited with status 3 (after 1 of 4 lines)\n",
+            2,
+        ),
+        (
+            "killed",
+            "kill -9 $$".into(),
+            String::new(),
+            "serve-command: {} was killed by signal 9 (after 0 of 4 lines)\n",
+            2,
+        ),
+        (
+            "too-few",
+            "cat >/dev/null; printf 'OK {\"command\":\"cancel\"}\\nNOTJSON\\nNOTJSON\\n'".into(),
+            String::new(),
+            "serve-command: {} answered 3 lines for 4\n",
+            2,
+        ),
+        (
+            "too-many",
+            format!("{right}; echo NOTJSON"),
+            String::new(),
+            "serve-command: {} answered 5 lines for 4\n",
+            2,
+        ),
+        (
+            "silent",
+            "cat >/dev/null".into(),
+            String::new(),
+            "serve-command: {} answered 0 lines for 4\n",
+            2,
+        ),
+    ];
+    for (name, body, stdout, stderr, status) in table {
+        let path = script(&dir, name, body);
+        let args = [
+            "conform",
+            "--vectors",
+            vectors.to_str().unwrap(),
+            "--",
+            &path,
+        ];
+        let out = run(&args, b"");
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), *stdout, "{name}");
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            stderr.replace("{}", &path),
+            "{name}"
+        );
+        assert_eq!(out.status.code(), Some(*status), "{name}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn conform_kills_a_program_that_hangs() {
+    let dir = scratch("conform-hang");
+    // `exec`: the killed process is the one holding the pipes.
+    let table = [
+        ("reads-nothing", "exec sleep 60".to_owned()),
+        ("reads-all", "cat >/dev/null; exec sleep 60".to_owned()),
+        (
+            "answers-then-waits",
+            format!("'{BIN}' decode --format verdict; exec sleep 60"),
+        ),
+    ];
+    for (name, body) in table {
+        let path = script(&dir, name, &body);
+        let start = std::time::Instant::now();
+        let out = run(&["conform", "--timeout", "0.5", "--", &path], b"");
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "{name}"
+        );
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), "", "{name}");
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            format!("serve-command: {path} did not finish within 500ms; killed it\n"),
+            "{name}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn conform_usage_and_vectors_errors_exit_2() {
+    let dir = scratch("conform-usage");
+    let bad = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let table: Vec<(Vec<String>, String)> = vec![
+        (
+            vec!["--".into(), "/nonexistent/impl".into()],
+            "serve-command: /nonexistent/impl: No such file or directory\n".into(),
+        ),
+        (
+            vec![
+                "--vectors".into(),
+                "/nonexistent/v.jsonl".into(),
+                "--".into(),
+                "true".into(),
+            ],
+            "serve-command: /nonexistent/v.jsonl: No such file or directory\n".into(),
+        ),
+    ];
+    let files: &[(&str, &str, &str)] = &[
+        (
+            "not-json",
+            "{\"line\": \"x\", \"ok\": \"y\"}\nnope\n",
+            "line 2: not JSON: expected ident at line 1 column 2",
+        ),
+        ("not-object", "[1]\n", "line 1: not a JSON object"),
+        (
+            "two-lines",
+            "{\"line\":\"x\",\"line_base64\":\"eA==\",\"not_json\":true}\n",
+            "line 1: needs exactly one of \"line\" and \"line_base64\"",
+        ),
+        (
+            "no-line",
+            "{\"not_json\":true}\n",
+            "line 1: needs exactly one of \"line\" and \"line_base64\"",
+        ),
+        (
+            "line-number",
+            "{\"line\":1,\"not_json\":true}\n",
+            "line 1: \"line\" is not a string",
+        ),
+        (
+            "bad-base64",
+            "{\"line_base64\":\"eA=\",\"not_json\":true}\n",
+            "line 1: \"line_base64\" is not base64: length 3 is not a multiple of 4",
+        ),
+        (
+            "two-outcomes",
+            "{\"line\":\"x\",\"ok\":\"x\",\"error\":\"y\"}\n",
+            "line 1: needs exactly one of \"ok\", \"error\" and \"not_json\"",
+        ),
+        (
+            "no-outcome",
+            "{\"line\":\"x\"}\n",
+            "line 1: needs exactly one of \"ok\", \"error\" and \"not_json\"",
+        ),
+        (
+            "not-json-false",
+            "{\"line\":\"x\",\"not_json\":false}\n",
+            "line 1: \"not_json\" is not true",
+        ),
+        (
+            "why-number",
+            "{\"line\":\"x\",\"not_json\":true,\"why\":1}\n",
+            "line 1: \"why\" is not a string",
+        ),
+    ];
+    let mut table = table;
+    for &(name, text, message) in files {
+        let path = bad(name, text);
+        table.push((
+            vec!["--vectors".into(), path.clone(), "--".into(), "true".into()],
+            format!("serve-command: {path}: {message}\n"),
+        ));
+    }
+    for (args, stderr) in &table {
+        let args: Vec<&str> = ["conform"]
+            .into_iter()
+            .chain(args.iter().map(String::as_str))
+            .collect();
+        let out = run(&args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), *stderr, "{args:?}");
+        assert_eq!(out.stdout, b"", "{args:?}");
+    }
+    // Usage errors: no program, no `--`, a bad timeout.
+    for args in [
+        &["conform"][..],
+        &["conform", "true"],
+        &["conform", "--timeout", "0", "--", "true"],
+        &["conform", "--timeout", "soon", "--", "true"],
+    ] {
+        let out = run(args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(!out.stderr.is_empty(), "{args:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

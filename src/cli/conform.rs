@@ -1,0 +1,390 @@
+//! `conform`: the conformance vectors, run through another implementation.
+
+use crate::decode::escape_line_breaks;
+use crate::output::{self, io_error, stdout_error, Failure};
+use clap::Args;
+use serde_json::Value;
+use std::ffi::OsString;
+use std::io::{self, BufWriter, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The crate's own vectors; `tests/` ships in the package.
+const VECTORS: &str = include_str!("../../tests/vectors/commands.jsonl");
+
+/// Past this much output a program is stopped: it cannot be answering one
+/// short line per vector.
+const MAX_OUTPUT: usize = 64 << 20;
+
+/// Run the conformance vectors through another implementation.
+///
+/// Starts PROGRAM once, writes every vector's line to its stdin, each with a
+/// LF, closes it, and reads PROGRAM's stdout: one line per input line, in
+/// the line protocol of `decode --format verdict` (the reference oracle's):
+/// `OK <canonical line>`, `ERR <message>` (a LF or CR in the message
+/// written as `\n`, `\r`), or `NOTJSON`. A vector with `ok` expects `OK
+/// <ok>`; with `error`, `ERR <error>`; with `not_json`, `NOTJSON`. Vectors
+/// whose line holds a LF cannot be sent as one line and are skipped, with a
+/// note. PROGRAM's stderr passes through.
+///
+/// Prints each disagreement (the vector's number in the file, its `why`,
+/// its line, the expected and the given answer), then `N/M vectors agree`.
+///
+/// Exit status: 0 when every vector agrees, 1 when any disagrees, 2 on a
+/// usage or I/O error, a vectors file that is not valid, or a PROGRAM that
+/// misbehaves: one that cannot be started, exits with a status other than
+/// 0 or by a signal, runs past --timeout (it is killed), or answers another
+/// number of lines than it was given.
+#[derive(Args)]
+#[command(after_help = "Examples:
+  serve-command conform -- serve-command decode --format verdict
+  serve-command conform --vectors more.jsonl --timeout 10 -- python3 my_impl.py --verdicts")]
+pub struct Conform {
+    /// Vectors to run, in the format of the crate's tests/vectors/commands.jsonl
+    /// (default: those, built in). `serve-command corpus` writes such a file.
+    #[arg(long, value_name = "FILE")]
+    vectors: Option<PathBuf>,
+    /// Seconds PROGRAM may take for all the vectors before it is killed.
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = seconds)]
+    timeout: Duration,
+    /// The implementation to test, and its arguments.
+    #[arg(last = true, required = true, value_name = "PROGRAM")]
+    program: Vec<OsString>,
+}
+
+fn seconds(s: &str) -> Result<Duration, String> {
+    s.parse::<f64>()
+        .ok()
+        .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("not a positive number of seconds: {s}"))
+}
+
+/// One test case: what to send, and what to expect back.
+struct Vector {
+    /// Its line in the vectors file, from 1.
+    number: usize,
+    line: Vec<u8>,
+    /// The line as the report shows it: its field, as in the file.
+    shown: String,
+    /// The expected answer, without LF.
+    expected: String,
+    why: Option<String>,
+}
+
+impl Vector {
+    fn title(&self) -> String {
+        match &self.why {
+            Some(why) => format!("vector {}: {why}", self.number),
+            None => format!("vector {}", self.number),
+        }
+    }
+}
+
+pub fn run(args: Conform) -> output::Result<ExitCode> {
+    let (name, text) = match &args.vectors {
+        Some(path) => {
+            let name = path.display().to_string();
+            let text = std::fs::read_to_string(path).map_err(|e| io_error(&name, &e))?;
+            (name, text)
+        }
+        None => (
+            "tests/vectors/commands.jsonl (built in)".to_owned(),
+            VECTORS.to_owned(),
+        ),
+    };
+    let vectors = parse(&text).map_err(|e| Failure::Error(format!("{name}: {e}")))?;
+    let (sent, skipped): (Vec<Vector>, Vec<Vector>) =
+        vectors.into_iter().partition(|v| !v.line.contains(&b'\n'));
+    let mut input = Vec::new();
+    for v in &sent {
+        input.extend_from_slice(&v.line);
+        input.push(b'\n');
+    }
+    let answers = answers(&args.program, input, sent.len(), args.timeout)?;
+
+    let mut report = String::new();
+    for v in &skipped {
+        let why = v.why.as_ref().map(|why| format!(" ({why})"));
+        report += &format!(
+            "skipped vector {}{}: its line holds a LF, which the line protocol cannot carry\n",
+            v.number,
+            why.unwrap_or_default()
+        );
+    }
+    let mut agree = 0;
+    for (v, got) in sent.iter().zip(&answers) {
+        if got.as_slice() == v.expected.as_bytes() {
+            agree += 1;
+            continue;
+        }
+        report += &format!(
+            "{}\n  line:     {}\n  expected: {}\n  got:      {}\n",
+            v.title(),
+            v.shown,
+            v.expected,
+            visible(got)
+        );
+    }
+    report += &format!("{agree}/{} vectors agree\n", sent.len());
+    let code = if agree == sent.len() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    };
+    let mut out = BufWriter::new(io::stdout().lock());
+    match out
+        .write_all(report.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(stdout_error)
+    {
+        // Nobody reads the report: the status still tells.
+        Ok(()) | Err(Failure::Closed) => Ok(code),
+        Err(e) => Err(e),
+    }
+}
+
+/// The vectors in `text`, one JSON object per line (blank lines skipped).
+fn parse(text: &str) -> Result<Vec<Vector>, String> {
+    let mut vectors = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let number = i + 1;
+        let v = vector(number, line).map_err(|e| format!("line {number}: {e}"))?;
+        vectors.push(v);
+    }
+    Ok(vectors)
+}
+
+fn vector(number: usize, text: &str) -> Result<Vector, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let object = value.as_object().ok_or("not a JSON object")?;
+    let string = |key: &str| match object.get(key) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.as_str())),
+        Some(_) => Err(format!("\"{key}\" is not a string")),
+    };
+    let (line, shown) = match (string("line")?, string("line_base64")?) {
+        (Some(line), None) => (line.as_bytes().to_vec(), json(line)),
+        (None, Some(b64)) => (
+            base64(b64).map_err(|e| format!("\"line_base64\" is not base64: {e}"))?,
+            format!("base64 {b64}"),
+        ),
+        _ => return Err("needs exactly one of \"line\" and \"line_base64\"".into()),
+    };
+    let not_json = match object.get("not_json") {
+        None => false,
+        Some(Value::Bool(true)) => true,
+        Some(_) => return Err("\"not_json\" is not true".into()),
+    };
+    let expected = match (string("ok")?, string("error")?, not_json) {
+        (Some(ok), None, false) => format!("OK {ok}"),
+        (None, Some(error), false) => format!("ERR {}", escape_line_breaks(error)),
+        (None, None, true) => "NOTJSON".to_owned(),
+        _ => return Err("needs exactly one of \"ok\", \"error\" and \"not_json\"".into()),
+    };
+    Ok(Vector {
+        number,
+        line,
+        shown,
+        expected,
+        why: string("why")?.map(str::to_owned),
+    })
+}
+
+fn json(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serializes")
+}
+
+/// Runs `program` on `input` and returns its answer lines (without LF),
+/// or says how it misbehaved.
+fn answers(
+    program: &[OsString],
+    input: Vec<u8>,
+    expected_lines: usize,
+    timeout: Duration,
+) -> output::Result<Vec<Vec<u8>>> {
+    let shown = program[0].to_string_lossy().into_owned();
+    let misbehaved = |what: String| Failure::Error(format!("{shown} {what}"));
+    let deadline = Instant::now() + timeout;
+    let mut child = Command::new(&program[0])
+        .args(&program[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| io_error(&shown, &e))?;
+    // Fed from a thread: a program that answers before it has read
+    // everything, or never reads, must not block us.
+    let mut stdin = child.stdin.take().expect("piped");
+    std::thread::spawn(move || {
+        // A program that stops reading is judged by what it answers.
+        let _ = stdin.write_all(&input);
+    });
+    let mut stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut output = Vec::new();
+        let read = (&mut stdout)
+            .take(MAX_OUTPUT as u64 + 1)
+            .read_to_end(&mut output);
+        let _ = tx.send(read.map(|_| output));
+    });
+    let hung = |child: &mut Child| {
+        let _ = child.kill();
+        let _ = child.wait();
+        misbehaved(format!("did not finish within {timeout:?}; killed it"))
+    };
+    let output = match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        Ok(read) => read.map_err(|e| io_error(format!("{shown}'s stdout"), &e))?,
+        Err(_) => return Err(hung(&mut child)),
+    };
+    if output.len() > MAX_OUTPUT {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(misbehaved(format!(
+            "wrote more than {} MiB for {expected_lines} lines; killed it",
+            MAX_OUTPUT >> 20
+        )));
+    }
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() >= deadline => return Err(hung(&mut child)),
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => return Err(io_error(&shown, &e)),
+        }
+    };
+    let lines = split_lines(&output);
+    if !status.success() {
+        return Err(misbehaved(format!(
+            "{} (after {} of {expected_lines} lines)",
+            ended(status),
+            lines.len()
+        )));
+    }
+    if lines.len() != expected_lines {
+        return Err(misbehaved(format!(
+            "answered {} lines for {expected_lines}",
+            lines.len()
+        )));
+    }
+    Ok(lines)
+}
+
+/// Lines as the oracle splits its input: on LF, a last line without LF
+/// counted unless empty.
+fn split_lines(output: &[u8]) -> Vec<Vec<u8>> {
+    let mut lines: Vec<Vec<u8>> = output.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+    if lines.last().is_some_and(Vec::is_empty) {
+        lines.pop();
+    }
+    lines
+}
+
+fn ended(status: ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("was killed by signal {signal}");
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exited with status {code}"),
+        None => format!("ended: {status}"),
+    }
+}
+
+/// An answer as the report shows it: control characters (a CR before the
+/// LF, say) made visible, invalid UTF-8 as U+FFFD.
+fn visible(answer: &[u8]) -> String {
+    String::from_utf8_lossy(answer)
+        .chars()
+        .map(|c| match c {
+            '\r' => "\\r".to_owned(),
+            '\t' => "\\t".to_owned(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+/// Standard base64 (RFC 4648, `+/`, padded), strictly: no whitespace, no
+/// missing padding, no stray bits. A dozen lines instead of a dependency.
+fn base64(text: &str) -> Result<Vec<u8>, String> {
+    let bytes = text.as_bytes();
+    if bytes.len() % 4 != 0 {
+        return Err(format!("length {} is not a multiple of 4", bytes.len()));
+    }
+    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
+    let quads = bytes.len() / 4;
+    for (i, quad) in bytes.chunks(4).enumerate() {
+        let pad = quad.iter().rev().take_while(|&&b| b == b'=').count();
+        if pad > 2 || (pad > 0 && i + 1 != quads) {
+            return Err(format!("misplaced '=' at byte {}", 4 * i + 4 - pad));
+        }
+        let mut n = 0u32;
+        for (j, &b) in quad[..4 - pad].iter().enumerate() {
+            let sextet = match b {
+                b'A'..=b'Z' => b - b'A',
+                b'a'..=b'z' => b - b'a' + 26,
+                b'0'..=b'9' => b - b'0' + 52,
+                b'+' => 62,
+                b'/' => 63,
+                _ => return Err(format!("{:?} at byte {}", char::from(b), 4 * i + j)),
+            };
+            n = n << 6 | u32::from(sextet);
+        }
+        n <<= 6 * pad;
+        let [_, a, b, c] = n.to_be_bytes();
+        let decoded = &[a, b, c][..3 - pad];
+        if pad > 0 && [a, b, c][3 - pad..].iter().any(|&x| x != 0) {
+            return Err(format!(
+                "stray bits before the padding at byte {}",
+                4 * i + 3 - pad
+            ));
+        }
+        out.extend_from_slice(decoded);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_decodes_strictly() {
+        let table: &[(&str, Result<&[u8], &str>)] = &[
+            ("", Ok(b"")),
+            ("Zg==", Ok(b"f")),
+            ("Zm8=", Ok(b"fo")),
+            ("Zm9v", Ok(b"foo")),
+            ("Zm9vYmFy", Ok(b"foobar")),
+            ("/w==", Ok(b"\xff")),
+            ("77u/", Ok(b"\xef\xbb\xbf")),
+            ("+/+/", Ok(b"\xfb\xff\xbf")),
+            ("AA0K", Ok(b"\x00\r\n")),
+            ("Zg", Err("length 2 is not a multiple of 4")),
+            ("Zg=", Err("length 3 is not a multiple of 4")),
+            ("Zg==Zg==", Err("misplaced '=' at byte 2")),
+            ("Z===", Err("misplaced '=' at byte 1")),
+            ("Zm 9", Err("' ' at byte 2")),
+            ("Zm-_", Err("'-' at byte 2")),
+            ("Zh==", Err("stray bits before the padding at byte 1")),
+            ("Zm9=", Err("stray bits before the padding at byte 2")),
+        ];
+        for &(text, expected) in table {
+            assert_eq!(
+                base64(text).as_deref(),
+                expected.map_err(str::to_owned).as_deref(),
+                "{text:?}"
+            );
+        }
+    }
+}

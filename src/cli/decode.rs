@@ -1,0 +1,343 @@
+//! `decode`: command lines in, the engine's answers out.
+
+use crate::output::{self, io_error, stdout_error};
+use clap::{Args, ValueEnum};
+use serve_command::{Command, CommandReader, LineError, ReadError, DEFAULT_MAX_LINE_LEN};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::rc::Rc;
+
+/// Decode command lines as an engine would.
+///
+/// For each line that is not blank, prints the command's canonical line, or
+/// the `command_error` event the engine would answer with. A blank line
+/// (only spaces, tabs and CRs) prints nothing: the engine skips it. Unlike
+/// the reference engine, which stops reading at a line that is not JSON,
+/// this goes on to the end of the input.
+///
+/// With `--format verdict`, prints instead one line for every input line,
+/// blank ones included, in the line protocol that `conform` speaks (the
+/// reference oracle's): `OK <canonical line>`, `ERR <message>` (a LF or CR
+/// in the message written as `\n`, `\r`), or `NOTJSON` (a blank line too:
+/// it is not JSON). A line longer than --max-line-len is not judged and
+/// prints `TOOLONG`.
+///
+/// Exit status: 0 when every line was a command or blank (with `--format
+/// verdict`: always, a refusal is a verdict), 1 when any line was refused,
+/// 2 on a usage or I/O error. When stdout is closed early (`| head -1`) it
+/// stops reading and exits 0.
+#[derive(Args)]
+#[command(after_help = "Examples:
+  serve-command decode session.jsonl
+  printf '{\"command\":\"cancel\"}\\n{\"command\":\"nap\"}\\n' | serve-command decode --summary
+  serve-command decode --format verdict < lines.txt")]
+pub struct Decode {
+    /// The controller's output to read (`-` or none: stdin).
+    file: Option<PathBuf>,
+    /// Refuse lines longer than this many bytes (LF excluded); a refused
+    /// line is skipped without being buffered.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_LINE_LEN)]
+    max_line_len: usize,
+    /// At the end, print to stderr the totals (`N lines: A commands, B
+    /// refused (C not JSON, D too long), E blank`), then a count per
+    /// command and per error.
+    #[arg(long)]
+    summary: bool,
+    /// Prefix each output line with its input line's number (from 1,
+    /// blank lines counted) and a tab.
+    #[arg(long)]
+    line_numbers: bool,
+    /// What to print for each line.
+    #[arg(long, value_enum, default_value_t = Format::Events)]
+    format: Format,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// What an engine writes: the canonical line or a `command_error`
+    /// event, nothing for a blank line.
+    Events,
+    /// The conformance line protocol: `OK <line>`, `ERR <message>`,
+    /// `NOTJSON` or `TOOLONG`, one per input line.
+    Verdict,
+}
+
+pub fn run(args: Decode) -> output::Result<ExitCode> {
+    let (name, input): (String, Box<dyn Read>) = match &args.file {
+        Some(path) if path.as_os_str() != "-" => {
+            let name = path.display().to_string();
+            let file = File::open(path).map_err(|e| io_error(&name, &e))?;
+            (name, Box::new(file))
+        }
+        _ => ("stdin".to_owned(), Box::new(io::stdin().lock())),
+    };
+    let out = Rc::new(RefCell::new(BufWriter::with_capacity(
+        64 * 1024,
+        io::stdout().lock(),
+    )));
+    let mut tally = Tally::default();
+    let mut lines = Lines::new(input, Rc::clone(&out), args.max_line_len);
+    for line in &mut lines {
+        let (number, line) = match line {
+            Ok(line) => line,
+            Err(e) => {
+                if let Some(e) = lines.flush_error() {
+                    return Err(stdout_error(e));
+                }
+                // What was decoded before the error is still worth having.
+                out.borrow_mut().flush().map_err(stdout_error)?;
+                return Err(io_error(&name, &e));
+            }
+        };
+        write_line(&mut *out.borrow_mut(), &args, number, &line).map_err(stdout_error)?;
+        tally.add(&line, args.summary);
+    }
+    out.borrow_mut().flush().map_err(stdout_error)?;
+    drop(lines);
+    drop(out);
+    if args.summary {
+        output::to_stderr(&tally.report())?;
+    }
+    Ok(if tally.refused > 0 && args.format == Format::Events {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// What one physical input line turned into.
+enum Line {
+    /// Only spaces, tabs and CRs: the engine skips it.
+    Blank,
+    Decoded(Result<Command, ReadError>),
+}
+
+/// Every physical line of the input, blank ones included, with its number,
+/// each as soon as it is read. The one place where the CLI decodes lines.
+struct Lines<W> {
+    reader: CommandReader<Input<W>>,
+    /// The input has really ended.
+    eof: Rc<Cell<bool>>,
+}
+
+impl<W: Write> Lines<W> {
+    fn new(input: Box<dyn Read>, out: Rc<RefCell<W>>, max: usize) -> Self {
+        let eof = Rc::new(Cell::new(false));
+        let input = Input {
+            inner: BufReader::with_capacity(64 * 1024, input),
+            out,
+            line_ended: false,
+            eof: Rc::clone(&eof),
+            flush_error: None,
+        };
+        Lines {
+            reader: CommandReader::with_max_line_len(input, max),
+            eof,
+        }
+    }
+
+    /// Why the last read failed, if it was the flush of the output before it.
+    fn flush_error(self) -> Option<io::Error> {
+        self.reader.into_inner().flush_error
+    }
+}
+
+impl<W: Write> Iterator for Lines<W> {
+    type Item = io::Result<(u64, Line)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        // `Input` ends the reader's stream after each LF, so each call to
+        // the reader reads at most one line: a `None` that counted a line
+        // skipped it as blank.
+        loop {
+            let before = self.reader.line_number();
+            match self.reader.next() {
+                Some(Err(ReadError::Io(e))) => return Some(Err(e)),
+                Some(item) => return Some(Ok((self.reader.line_number(), Line::Decoded(item)))),
+                None if self.reader.line_number() > before => {
+                    return Some(Ok((self.reader.line_number(), Line::Blank)))
+                }
+                None if self.eof.get() => return None,
+                None => {}
+            }
+        }
+    }
+}
+
+/// The input as `Lines` hands it to the `CommandReader`: each line followed
+/// by a false end of input, so the reader returns after every line, blank
+/// ones included (it skips those without an item, and would otherwise read
+/// on); and the output flushed before each read from the OS, so that a
+/// program that writes a line and waits for its answer gets it (as the
+/// reference oracle answers), while a file or a fast pipe is still answered
+/// in big blocks.
+struct Input<W> {
+    inner: BufReader<Box<dyn Read>>,
+    out: Rc<RefCell<W>>,
+    /// The reader consumed a LF: the next `fill_buf` is a false end.
+    line_ended: bool,
+    /// The real end was read.
+    eof: Rc<Cell<bool>>,
+    /// A failed flush: stdout's error, not the input's.
+    flush_error: Option<io::Error>,
+}
+
+impl<W: Write> Read for Input<W> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.fill_buf()?.read(buf)?;
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<W: Write> BufRead for Input<W> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if std::mem::take(&mut self.line_ended) {
+            return Ok(&[]);
+        }
+        if self.inner.buffer().is_empty() {
+            if let Err(e) = self.out.borrow_mut().flush() {
+                self.flush_error = Some(e);
+                return Err(io::Error::other("stdout failed"));
+            }
+        }
+        let chunk = self.inner.fill_buf()?;
+        self.eof.set(chunk.is_empty());
+        Ok(chunk)
+    }
+
+    fn consume(&mut self, n: usize) {
+        // The reader consumes up to and including a LF, never past it.
+        self.line_ended = n > 0 && self.inner.buffer().get(n - 1) == Some(&b'\n');
+        self.inner.consume(n);
+    }
+}
+
+fn write_line(out: &mut impl Write, args: &Decode, number: u64, line: &Line) -> io::Result<()> {
+    if args.format == Format::Events && matches!(line, Line::Blank) {
+        return Ok(());
+    }
+    if args.line_numbers {
+        write!(out, "{number}\t")?;
+    }
+    match (args.format, line) {
+        (Format::Events, Line::Blank) => Ok(()),
+        (Format::Events, Line::Decoded(Ok(command))) => command.write_line(out),
+        (Format::Events, Line::Decoded(Err(error))) => out.write_all(error.event_line().as_bytes()),
+        (Format::Verdict, Line::Decoded(Ok(command))) => {
+            out.write_all(b"OK ")?;
+            command.write_line(out)
+        }
+        (
+            Format::Verdict,
+            Line::Decoded(Err(ReadError::Line {
+                error: LineError::Command(e),
+                ..
+            })),
+        ) => {
+            writeln!(out, "ERR {}", escape_line_breaks(&e.to_string()))
+        }
+        (Format::Verdict, Line::Decoded(Err(ReadError::TooLong { .. }))) => {
+            out.write_all(b"TOOLONG\n")
+        }
+        // Not JSON. (`ReadError::Io` ends `lines` before it gets here.)
+        (Format::Verdict, _) => out.write_all(b"NOTJSON\n"),
+    }
+}
+
+/// A message on one line, as the reference oracle writes it: LF as `\n`,
+/// CR as `\r` (a backslash itself stays as it is).
+pub fn escape_line_breaks(message: &str) -> String {
+    message.replace('\n', "\\n").replace('\r', "\\r")
+}
+
+/// The counts `--summary` prints.
+#[derive(Default)]
+struct Tally {
+    lines: u64,
+    commands: u64,
+    refused: u64,
+    not_json: u64,
+    too_long: u64,
+    blank: u64,
+    /// Per command and per error, only with `--summary`.
+    kinds: BTreeMap<String, u64>,
+}
+
+impl Tally {
+    fn add(&mut self, line: &Line, per_kind: bool) {
+        self.lines += 1;
+        let kind = match line {
+            Line::Blank => {
+                self.blank += 1;
+                return;
+            }
+            Line::Decoded(Ok(command)) => {
+                self.commands += 1;
+                if !per_kind {
+                    return;
+                }
+                name(command).to_owned()
+            }
+            Line::Decoded(Err(error)) => {
+                self.refused += 1;
+                match error {
+                    ReadError::Line {
+                        error: LineError::Syntax(_),
+                        ..
+                    } => self.not_json += 1,
+                    ReadError::TooLong { .. } => self.too_long += 1,
+                    _ => {}
+                }
+                if !per_kind {
+                    return;
+                }
+                error_kind(error)
+            }
+        };
+        *self.kinds.entry(kind).or_default() += 1;
+    }
+
+    fn report(&self) -> String {
+        let mut report = format!(
+            "{} lines: {} commands, {} refused ({} not JSON, {} too long), {} blank\n",
+            self.lines, self.commands, self.refused, self.not_json, self.too_long, self.blank
+        );
+        for (what, n) in &self.kinds {
+            report += &format!("{n:>10}  {what}\n");
+        }
+        report
+    }
+}
+
+/// The wire name of a command, for the summary; goal's two actions apart.
+fn name(command: &Command) -> &'static str {
+    match command {
+        Command::GoalSet { .. } => "goal set",
+        Command::GoalClear => "goal clear",
+        other => other.name(),
+    }
+}
+
+/// An error, grouped for the summary: the wire message, without the parts
+/// that differ from line to line (byte offsets, line numbers).
+fn error_kind(error: &ReadError) -> String {
+    match error {
+        ReadError::Line {
+            error: LineError::Command(e),
+            ..
+        } => format!("error: {e}"),
+        ReadError::Line {
+            error: LineError::Syntax(e),
+            ..
+        } => format!("error: command stream: {}", e.reason()),
+        ReadError::TooLong { max, .. } => {
+            format!("error: command stream: line longer than {max} bytes")
+        }
+        other => format!("error: {other}"),
+    }
+}
