@@ -3,7 +3,7 @@
 //! Every verdict was asked of `oracle-latest`.
 
 use serve_command::v2::{Command, Content, ContentPart, Image, NotInV1, ParseError};
-use serve_command::SteerKind;
+use serve_command::{CommandReader, SteerKind};
 
 #[track_caller]
 fn check(line: &str, expected: Result<&str, &str>) {
@@ -300,4 +300,37 @@ fn content_reads_like_the_reference() {
     );
     let none = Content::default();
     assert_eq!((none.text(), none.is_text_only()), (String::new(), true));
+}
+
+/// A line decoded by the wrong revision is no panic either way: the
+/// reader of one revision reads the other's stream, item for item.
+#[test]
+fn readers_of_both_revisions_share_the_framing() {
+    let input = b"{\"command\":\"prompt\",\"content\":\"a\"}\n\n{\"command\":\"job_stop\"}\nnope\n";
+    let v1: Vec<_> = CommandReader::new(&input[..])
+        .map(|r| r.map_err(|e| e.to_string()))
+        .collect();
+    let v2: Vec<_> =
+        CommandReader::<_, Command>::for_revision(&input[..], serve_command::DEFAULT_MAX_LINE_LEN)
+            .map(|r| r.map_err(|e| e.to_string()))
+            .collect();
+    assert_eq!(
+        v1,
+        [
+            Err("line 1: expected a string \"text\" field".to_owned()),
+            Err("line 3: unknown command: job_stop".to_owned()),
+            Err("line 4: expected a JSON value at byte 0".to_owned()),
+        ]
+    );
+    assert_eq!(
+        v2,
+        [
+            Ok(Command::Prompt {
+                content: "a".into(),
+                submission_id: None
+            }),
+            Err("line 3: invalid background job command".to_owned()),
+            Err("line 4: expected a JSON value at byte 0".to_owned()),
+        ]
+    );
 }
