@@ -58,8 +58,9 @@ pub fn command() -> impl Strategy<Value = Command> {
 ///
 /// Lines are always JSON (by the protocol's parser: numbers of any size, up
 /// to 1024 levels of nesting), never contain a LF, and hold no lone
-/// surrogate escape (`"\ud800"`, which the reference reads and Rust
-/// strings cannot hold), so every outcome is the reference's too.
+/// surrogate escape (`"\ud800"`, which today's reference refuses as not
+/// JSON, as this crate does, but the early-2026 one read), so every outcome
+/// is every reference's.
 /// They start from a valid command or from a bag of the protocol's keys, and
 /// are then bent: fields dropped, retyped (numbers, `null`, booleans, arrays,
 /// objects, numbers too big for an `f64`, nesting past `serde_json`'s 128
