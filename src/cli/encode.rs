@@ -88,9 +88,7 @@ pub enum Message {
         decision: Decision,
     },
     /// List the background jobs. Needs `--revision v2`.
-    #[command(
-        after_help = "Example:\n  serve-command encode --revision v2 jobs-snapshot req-1"
-    )]
+    #[command(after_help = "Example:\n  serve-command encode --revision v2 jobs-snapshot req-1")]
     JobsSnapshot {
         /// The controller's id for the answer (the engine refuses an empty
         /// one).

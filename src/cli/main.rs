@@ -22,7 +22,8 @@ use std::process::ExitCode;
     after_help = "Examples:
   serve-command encode prompt \"fix it\" | serve-command decode
   serve-command decode session.jsonl --summary
-  serve-command conform -- ./my_impl"
+  serve-command conform -- ./my_impl
+  serve-command encode --revision v2 prompt \"what is this?\" --image shot.png"
 )]
 struct Cli {
     #[command(subcommand)]
