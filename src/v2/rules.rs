@@ -8,9 +8,9 @@
 //! reference's arms (`latest/upstream/command.mbt`, `content.mbt`). No other
 //! file knows the arms or builds a content error's path.
 
+use crate::v1::rules as v1;
 use crate::v2::{Command, Content, ContentPart, Image, ParseError};
 use crate::wire::fields::{ArrayField, Field, FieldSet, Item, NoFields, Slot, WireStr};
-use crate::SteerKind;
 use std::mem;
 
 /// The revision's keys, as found in one object (the last duplicate wins).
@@ -367,15 +367,6 @@ fn take<S>(slot: &mut Slot<S>) -> Slot<S> {
     mem::replace(slot, Slot::Absent)
 }
 
-/// Absent means untagged; anything but a string is refused.
-fn submission_id<S: WireStr>(slot: Slot<S>) -> Result<Option<String>, ParseError> {
-    match slot {
-        Slot::Absent => Ok(None),
-        Slot::Str(id) => Ok(Some(id.into_string())),
-        _ => Err(ParseError::ExpectedSubmissionId),
-    }
-}
-
 /// The reference's `valid_job_component`. Its length is in UTF-16 units,
 /// which for the ASCII it allows is the byte length.
 pub(crate) fn valid_job_component(value: &str) -> bool {
@@ -417,21 +408,14 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
         let content = content(f)?;
         Ok(Command::Prompt {
             content,
-            submission_id: submission_id(take(&mut f.submission_id))?,
+            submission_id: v1::submission_id(take(&mut f.submission_id))?,
         })
     } else if name.is("steer") {
         // Here the tag comes first, then content, then the kind.
-        let submission_id = submission_id(take(&mut f.submission_id))?;
+        let submission_id = v1::submission_id(take(&mut f.submission_id))?;
         let content = content(f)?;
-        let kind = match take(&mut f.kind) {
-            Slot::Absent => SteerKind::Prompt,
-            Slot::Str(k) if k.is("prompt") => SteerKind::Prompt,
-            Slot::Str(k) if k.is("command") => SteerKind::Command,
-            Slot::Str(k) => return Err(ParseError::UnknownSteerKind(k.into_string())),
-            _ => return Err(ParseError::ExpectedKind),
-        };
         Ok(Command::Steer {
-            kind,
+            kind: v1::steer_kind(take(&mut f.kind))?,
             content,
             submission_id,
         })
@@ -457,28 +441,11 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
     } else if name.is("cancel") {
         Ok(Command::Cancel)
     } else if name.is("goal") {
-        match take(&mut f.action) {
-            Slot::Str(a) if a.is("set") => match take(&mut f.text) {
-                Slot::Str(text) => Ok(Command::GoalSet {
-                    text: text.into_string(),
-                    auto: matches!(take(&mut f.auto), Slot::True),
-                }),
-                _ => Err(ParseError::ExpectedGoal),
-            },
-            Slot::Str(a) if a.is("clear") => Ok(Command::GoalClear),
-            _ => Err(ParseError::ExpectedGoal),
-        }
+        // Unchanged since the seed's revision: its arm, converted.
+        let goal = v1::goal(take(&mut f.action), take(&mut f.text), take(&mut f.auto))?;
+        Ok(goal.into())
     } else if name.is("approval") {
-        let id = take(&mut f.id).string().ok_or(ParseError::ExpectedId)?;
-        let allow = match take(&mut f.allow) {
-            Slot::True => true,
-            Slot::False => false,
-            _ => return Err(ParseError::ExpectedAllow),
-        };
-        Ok(Command::ApprovalDecision {
-            id: id.into_string(),
-            allow,
-        })
+        Ok(v1::approval(take(&mut f.id), take(&mut f.allow))?.into())
     } else {
         Err(ParseError::UnknownCommand(name.into_string()))
     }
