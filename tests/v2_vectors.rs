@@ -7,12 +7,10 @@ use serde_json::Value;
 use serve_command::v2::{Command, ParseError};
 use serve_command::{CommandReader, LineError, ReadError};
 
-#[derive(Debug, PartialEq)]
-enum Outcome {
-    Ok(String),
-    Error(String),
-    NotJson,
-}
+#[path = "support/vectors.rs"]
+mod format;
+
+use format::Outcome;
 
 fn outcome(r: Result<Command, LineError<ParseError>>) -> Outcome {
     match r {
@@ -37,22 +35,7 @@ fn canonical(cmd: &Command) -> String {
 }
 
 fn vectors() -> Vec<(String, Outcome, String)> {
-    include_str!("vectors/commands-v2.jsonl")
-        .lines()
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).expect("vector is JSON");
-            let line = v["line"].as_str().expect("line").to_owned();
-            let expected = if let Some(ok) = v["ok"].as_str() {
-                Outcome::Ok(ok.to_owned())
-            } else if let Some(e) = v["error"].as_str() {
-                Outcome::Error(e.to_owned())
-            } else {
-                assert_eq!(v["not_json"], true, "{l}");
-                Outcome::NotJson
-            };
-            (line, expected, v["why"].as_str().expect("why").to_owned())
-        })
-        .collect()
+    format::text(format::V2)
 }
 
 #[test]

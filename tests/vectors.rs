@@ -1,15 +1,12 @@
 //! The conformance vectors in `tests/vectors/commands.jsonl`, through every
 //! decoding path. Each vector was checked against the reference.
 
+#[path = "support/vectors.rs"]
+mod format;
+
+use format::Outcome;
 use serde_json::Value;
 use serve_command::{Command, LineError};
-
-#[derive(Debug, PartialEq)]
-enum Outcome {
-    Ok(String),
-    Error(String),
-    NotJson,
-}
 
 fn outcome(r: Result<Command, LineError>) -> Outcome {
     match r {
@@ -19,38 +16,8 @@ fn outcome(r: Result<Command, LineError>) -> Outcome {
     }
 }
 
-/// A vector's input: `line`, or the bytes of `line_base64` (for lines a
-/// JSON string cannot carry, such as invalid UTF-8); exactly one of the two.
-fn vector_line(v: &Value) -> Vec<u8> {
-    match (v["line"].as_str(), v["line_base64"].as_str()) {
-        (Some(line), None) => line.as_bytes().to_vec(),
-        (None, Some(b64)) => {
-            use base64::Engine as _;
-            base64::engine::general_purpose::STANDARD
-                .decode(b64)
-                .expect("line_base64 is standard, padded base64")
-        }
-        _ => panic!("exactly one of line and line_base64: {v}"),
-    }
-}
-
 fn vectors() -> Vec<(Vec<u8>, Outcome, String)> {
-    include_str!("vectors/commands.jsonl")
-        .lines()
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).expect("vector is JSON");
-            let line = vector_line(&v);
-            let expected = if let Some(ok) = v["ok"].as_str() {
-                Outcome::Ok(ok.to_owned())
-            } else if let Some(e) = v["error"].as_str() {
-                Outcome::Error(e.to_owned())
-            } else {
-                assert_eq!(v["not_json"], true, "{l}");
-                Outcome::NotJson
-            };
-            (line, expected, v["why"].as_str().expect("why").to_owned())
-        })
-        .collect()
+    format::bytes(format::V1)
 }
 
 #[test]
@@ -73,11 +40,15 @@ fn no_two_vectors_share_a_line() {
 /// vector is a 0xFF byte in a prompt's text, and nine are not UTF-8.
 #[test]
 fn line_base64_vectors_carry_raw_bytes() {
-    let raw: Vec<Vec<u8>> = include_str!("vectors/commands.jsonl")
+    let with_base64 = format::V1
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).expect("vector is JSON"))
-        .filter(|v| v.get("line_base64").is_some())
-        .map(|v| vector_line(&v))
+        .map(|v| v.get("line_base64").is_some());
+    let raw: Vec<Vec<u8>> = vectors()
+        .into_iter()
+        .zip(with_base64)
+        .filter(|(_, base64)| *base64)
+        .map(|((line, _, _), _)| line)
         .collect();
     assert_eq!(raw[0], b"{\"command\":\"prompt\",\"text\":\"\xff\"}");
     assert_eq!(
