@@ -1,15 +1,19 @@
 //! `cargo bench --bench codec`: the codec against what a user would otherwise
 //! write, side by side, on deterministic inputs built here.
 //!
-//! Groups `decode/<input>` and `encode/<input>`; every benchmark reports
-//! throughput in bytes of the wire lines. `scripts/bench_report.py` turns
-//! criterion's output into `BENCHMARKS.md`'s table and chart.
+//! Groups `decode/<input>`, `encode/<input>` and `stream/small_32mib`;
+//! every benchmark reports throughput in bytes of the wire lines.
+//! `scripts/bench_report.py` turns criterion's output into `BENCHMARKS.md`'s
+//! table and chart.
 
-use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
+use criterion::{
+    criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode, Throughput,
+};
 use serde::Deserialize;
 use serde_json::Value;
-use serve_command::{Command, SteerKind};
+use serve_command::{Command, CommandReader, SteerKind};
 use std::hint::black_box;
+use std::io::{BufRead, BufReader};
 use std::time::Duration;
 
 // ---------------------------------------------------------------------------
@@ -45,18 +49,57 @@ enum TaggedWire {
     },
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(rename_all = "snake_case")]
 enum TaggedKind {
     Prompt,
     Command,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(rename_all = "snake_case")]
 enum TaggedAction {
     Set,
     Clear,
+}
+
+/// What a performance-minded user would write with serde_json, sonic-rs or
+/// simd-json: one flat struct, `command` and every known field, the fields
+/// `Option`s, the names enums (no allocation for them), the texts `String`s
+/// (owned, as `Command`'s are). Unknown fields are skipped.
+#[allow(dead_code)] // the fields are only ever built
+#[derive(Deserialize, Debug)]
+struct FlatWire {
+    command: FlatName,
+    text: Option<String>,
+    submission_id: Option<String>,
+    kind: Option<TaggedKind>,
+    action: Option<TaggedAction>,
+    auto: Option<bool>,
+    id: Option<String>,
+    allow: Option<bool>,
+}
+
+#[derive(Deserialize, Debug, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum FlatName {
+    Prompt,
+    Steer,
+    Compact,
+    Cancel,
+    Goal,
+    Approval,
+}
+
+impl FlatWire {
+    /// The strings `Command` would own, to check a peer read what we read.
+    fn strs(&self) -> Vec<&str> {
+        [&self.text, &self.submission_id, &self.id]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect()
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -285,6 +328,141 @@ fn escaped_mib() -> String {
     .to_line()
 }
 
+/// One prompt whose text is 1 MiB of pasted code: a newline every line,
+/// tabs for indentation, string literals holding escaped quotes, so an
+/// escape comes every few bytes among short ASCII runs.
+fn code_mib() -> String {
+    const NAMES: &[&str] = &[
+        "parse", "line", "buf", "cmd", "reader", "text", "err", "out", "key", "value",
+    ];
+    const LINES: &[&str] = &[
+        "fn {a}(&mut self, {b}: &str) -> Result<{a}, Error> {",
+        "let {a} = {b}.trim_end_matches('\\n');",
+        "if {a}.is_empty() { return Err(Error::new(\"empty {b}\")); }",
+        "println!(\"{}: {:?}\", {a}, {b});",
+        "match {a} { Some({b}) => {b}, None => return Ok(()) }",
+        "// {a}: keep the \"{b}\" around for the next call",
+        "let {a} = format!(\"\\\"{}\\\"\", {b});",
+        "self.{a}.push_str(&{b});",
+        "}",
+        "assert_eq!({a}, \"{b}\\t{a}\");",
+    ];
+    let mut rng = Rng(0x5eed_0005);
+    let mut text = String::with_capacity(MIB + 128);
+    while text.len() < MIB {
+        for _ in 0..1 + rng.below(3) {
+            text.push('\t');
+        }
+        let line = LINES[rng.below(LINES.len())]
+            .replace("{a}", NAMES[rng.below(NAMES.len())])
+            .replace("{b}", NAMES[rng.below(NAMES.len())]);
+        text.push_str(&line);
+        text.push('\n');
+    }
+    Command::Prompt {
+        text,
+        submission_id: Some("s-code".into()),
+    }
+    .to_line()
+}
+
+/// One prompt whose text is 1 MiB of prose in other scripts: Chinese,
+/// Japanese, Russian and Greek sentences, a blank line between paragraphs.
+/// Almost no escapes; nearly every byte is above 0x7f.
+fn prose_mib() -> String {
+    const WORDS: &[&[&str]] = &[
+        &[
+            "编译器",
+            "报告",
+            "错误",
+            "请",
+            "修复",
+            "测试",
+            "函数",
+            "文件",
+            "模块",
+            "的",
+            "和",
+            "在",
+        ],
+        &[
+            "コンパイラ",
+            "が",
+            "エラー",
+            "を",
+            "報告",
+            "しました",
+            "テスト",
+            "関数",
+            "ファイル",
+            "の",
+        ],
+        &[
+            "компилятор",
+            "сообщает",
+            "об",
+            "ошибке",
+            "исправьте",
+            "тест",
+            "функция",
+            "файл",
+            "и",
+            "в",
+        ],
+        &[
+            "ο",
+            "μεταγλωττιστής",
+            "αναφέρει",
+            "σφάλμα",
+            "διορθώστε",
+            "το",
+            "τεστ",
+            "αρχείο",
+            "και",
+        ],
+    ];
+    const ENDS: &[&str] = &["。", "。", ".", "."];
+    const SEPS: &[&str] = &["", "", " ", " "];
+    let mut rng = Rng(0x5eed_0006);
+    let mut text = String::with_capacity(MIB + 128);
+    while text.len() < MIB {
+        let lang = rng.below(WORDS.len());
+        for _ in 0..3 + rng.below(5) {
+            for k in 0..4 + rng.below(10) {
+                if k > 0 {
+                    text.push_str(SEPS[lang]);
+                }
+                text.push_str(WORDS[lang][rng.below(WORDS[lang].len())]);
+            }
+            text.push_str(ENDS[lang]);
+            text.push_str(SEPS[lang]);
+        }
+        text.push_str("\n\n");
+    }
+    Command::Prompt {
+        text,
+        submission_id: Some("s-prose".into()),
+    }
+    .to_line()
+}
+
+/// 32 MiB of small lines (the `small` lines over and over), LF-terminated,
+/// as an engine's stdin would carry them.
+fn small_stream() -> Vec<u8> {
+    let lines = small_lines();
+    let mut out = Vec::with_capacity(32 * MIB + 256);
+    'fill: loop {
+        for l in &lines {
+            if out.len() + l.len() + 1 > 32 * MIB {
+                break 'fill;
+            }
+            out.extend_from_slice(l.as_bytes());
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
 struct Input {
     name: &'static str,
     lines: Vec<String>,
@@ -314,6 +492,14 @@ fn inputs() -> Vec<Input> {
             name: "escaped_1mib",
             lines: vec![escaped_mib()],
         },
+        Input {
+            name: "code_1mib",
+            lines: vec![code_mib()],
+        },
+        Input {
+            name: "prose_1mib",
+            lines: vec![prose_mib()],
+        },
     ]
 }
 
@@ -328,6 +514,30 @@ fn check(input: &Input) {
         serde_json::from_str::<TaggedWire>(line)
             .unwrap_or_else(|e| panic!("{}: tagged: {e}: {line}", input.name));
         serde_json::from_str::<serde::de::IgnoredAny>(line).unwrap();
+        let mine = owned_strs(&cmd);
+        let peers = [
+            (
+                "serde_json",
+                serde_json::from_str::<FlatWire>(line).map_err(|e| e.to_string()),
+            ),
+            (
+                "sonic_rs",
+                sonic_rs::from_str::<FlatWire>(line).map_err(|e| e.to_string()),
+            ),
+            (
+                "simd_json",
+                simd_json::serde::from_slice::<FlatWire>(&mut line.as_bytes().to_vec())
+                    .map_err(|e| e.to_string()),
+            ),
+        ];
+        for (peer, got) in peers {
+            let got = got.unwrap_or_else(|e| panic!("{}: {peer}: {e}: {line}", input.name));
+            let mut theirs = got.strs();
+            let mut ours = mine.clone();
+            theirs.sort_unstable();
+            ours.sort_unstable();
+            assert_eq!(ours, theirs, "{}: {peer}: {line}", input.name);
+        }
     }
 }
 
@@ -340,6 +550,7 @@ fn decode(c: &mut Criterion) {
         let lines: Vec<&[u8]> = input.lines.iter().map(|l| l.as_bytes()).collect();
         let mut g = c.benchmark_group(format!("decode/{}", input.name));
         g.throughput(Throughput::Bytes(input.bytes()));
+        one_mib_sampling(&mut g, &input);
         g.bench_function("from_slice", |b| {
             b.iter(|| {
                 for &line in &lines {
@@ -362,6 +573,32 @@ fn decode(c: &mut Criterion) {
                 }
             })
         });
+        g.bench_function("serde_json", |b| {
+            b.iter(|| {
+                for &line in &lines {
+                    black_box(serde_json::from_slice::<FlatWire>(black_box(line)).unwrap());
+                }
+            })
+        });
+        g.bench_function("sonic_rs", |b| {
+            b.iter(|| {
+                for &line in &lines {
+                    black_box(sonic_rs::from_slice::<FlatWire>(black_box(line)).unwrap());
+                }
+            })
+        });
+        // simd-json parses in place: each line is copied into a reused
+        // buffer first, as a user holding `&[u8]` must.
+        let mut copy = Vec::with_capacity(lines.iter().map(|l| l.len()).max().unwrap_or(0));
+        g.bench_function("simd_json", |b| {
+            b.iter(|| {
+                for &line in &lines {
+                    copy.clear();
+                    copy.extend_from_slice(black_box(line));
+                    black_box(simd_json::serde::from_slice::<FlatWire>(&mut copy).unwrap());
+                }
+            })
+        });
         g.bench_function("ignored_any_floor", |b| {
             b.iter(|| {
                 for &line in &lines {
@@ -373,6 +610,63 @@ fn decode(c: &mut Criterion) {
         });
         g.finish();
     }
+}
+
+/// 32 MiB of small lines through a `BufRead` (8 KiB buffer, as
+/// `BufReader::new` gives): `CommandReader`, the `read_until` loop a user
+/// would write with serde_json and the flat derive, and the floor: the
+/// bytes split on LF in memory, each line into `IgnoredAny`.
+fn stream(c: &mut Criterion) {
+    let data = small_stream();
+    let lines = data
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count();
+    let mut g = c.benchmark_group("stream/small_32mib");
+    g.throughput(Throughput::Bytes(data.len() as u64));
+    // About 60 ms an iteration: a few per sample, the same in each.
+    g.sampling_mode(SamplingMode::Flat);
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(3));
+    g.bench_function("command_reader", |b| {
+        b.iter(|| {
+            let mut n = 0;
+            for item in CommandReader::new(BufReader::new(black_box(&data[..]))) {
+                black_box(item.unwrap());
+                n += 1;
+            }
+            assert_eq!(n, lines);
+        })
+    });
+    g.bench_function("read_until_serde_json", |b| {
+        b.iter(|| {
+            let mut reader = BufReader::new(black_box(&data[..]));
+            let mut line = Vec::new();
+            let mut n = 0;
+            loop {
+                line.clear();
+                if reader.read_until(b'\n', &mut line).unwrap() == 0 {
+                    break;
+                }
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                black_box(serde_json::from_slice::<FlatWire>(&line).unwrap());
+                n += 1;
+            }
+            assert_eq!(n, lines);
+        })
+    });
+    g.bench_function("split_ignored_any_floor", |b| {
+        b.iter(|| {
+            for line in black_box(&data[..]).split(|&b| b == b'\n') {
+                if !line.is_empty() {
+                    black_box(serde_json::from_slice::<serde::de::IgnoredAny>(line).unwrap());
+                }
+            }
+        })
+    });
+    g.finish();
 }
 
 /// The strings a command owns: what the encoding floor writes.
@@ -392,8 +686,10 @@ fn owned_strs(cmd: &Command) -> Vec<&str> {
 
 fn encode(c: &mut Criterion) {
     for input in inputs() {
-        if input.name == "noisy" {
-            // The same commands as `small`, once decoded: nothing new to write.
+        if !matches!(input.name, "small" | "ascii_1mib" | "escaped_1mib") {
+            // `noisy`: the same commands as `small`, once decoded. The code
+            // and prose prompts: the decoder's classes; the two 1 MiB
+            // prompts already cover a long plain and a long escaped string.
             continue;
         }
         let cmds: Vec<Command> = input
@@ -416,6 +712,7 @@ fn encode(c: &mut Criterion) {
         let mut buf: Vec<u8> = Vec::with_capacity(out_bytes as usize * 2 + 64);
         let mut g: BenchmarkGroup<_> = c.benchmark_group(format!("encode/{}", input.name));
         g.throughput(Throughput::Bytes(out_bytes));
+        one_mib_sampling(&mut g, &input);
         g.bench_function("write_line", |b| {
             b.iter(|| {
                 buf.clear();
@@ -455,18 +752,37 @@ fn encode(c: &mut Criterion) {
     }
 }
 
+/// The 1 MiB inputs take up to 10 ms an iteration: the same number of
+/// iterations in every sample (flat), fewer samples and a shorter time, so
+/// the whole run stays under five minutes.
+fn one_mib_sampling<M: criterion::measurement::Measurement>(
+    g: &mut BenchmarkGroup<'_, M>,
+    input: &Input,
+) {
+    if input.lines.len() == 1 {
+        g.sampling_mode(SamplingMode::Flat);
+        g.sample_size(20);
+        g.warm_up_time(Duration::from_millis(300));
+        g.measurement_time(Duration::from_millis(1500));
+    }
+}
+
 fn config() -> Criterion {
-    // Modest, so the whole run stays well under five minutes on two cores.
+    // Modest, so the whole run (70 benchmarks) stays under five minutes on
+    // two cores. Fewer bootstrap resamples than the default 100,000: they
+    // only narrow the confidence interval (the medians are the sample's
+    // own), and on a busy machine they cost a second per benchmark.
     Criterion::default()
         .sample_size(30)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2))
+        .nresamples(10_000)
         .noise_threshold(0.03)
 }
 
 criterion_group! {
     name = benches;
     config = config();
-    targets = decode, encode
+    targets = decode, encode, stream
 }
 criterion_main!(benches);

@@ -31,24 +31,53 @@ CHART = ROOT / "benchmarks.svg"
 START = "<!-- bench-report:start (scripts/bench_report.py writes this part) -->"
 END = "<!-- bench-report:end -->"
 
-DECODE = ["from_slice", "value_path", "tagged_derive", "ignored_any_floor"]
+DECODE = ["from_slice", "serde_json", "sonic_rs", "simd_json", "value_path", "tagged_derive", "ignored_any_floor"]
 ENCODE = ["write_line", "to_line", "to_json_to_writer", "floor"]
-INPUTS = ["small", "noisy", "ascii_1mib", "escaped_1mib"]
+STREAM = ["command_reader", "read_until_serde_json", "split_ignored_any_floor"]
+INPUTS = ["small", "noisy", "ascii_1mib", "code_1mib", "prose_1mib", "escaped_1mib"]
+STREAM_INPUTS = ["small_32mib"]
+# The other JSON libraries, each through a flat derive: the "fastest peer".
+PEERS = ("serde_json", "sonic_rs", "simd_json")
+LABELS = {
+    "small": "small lines",
+    "noisy": "noisy lines",
+    "ascii_1mib": "1 MiB ASCII prompt",
+    "code_1mib": "1 MiB pasted code",
+    "prose_1mib": "1 MiB CJK/Cyrillic/Greek prose",
+    "escaped_1mib": "1 MiB dense mix (escapes, non-ASCII)",
+}
 
 # (figure, group, numerator, denominator, goal, comparison): the ratio is
-# time(numerator) / time(denominator). ">=" goals are "x times faster".
-GOALS = [
-    ("small lines: decode vs the Value path", "decode/small", "value_path", "from_slice", 3.5, ">="),
-    ("small lines: decode time vs the IgnoredAny floor", "decode/small", "from_slice", "ignored_any_floor", 2.0, "<="),
-    ("small lines: decode vs the tagged-derive enum", "decode/small", "tagged_derive", "from_slice", 2.0, ">="),
-    ("1 MiB ASCII prompt: decode time vs the floor", "decode/ascii_1mib", "from_slice", "ignored_any_floor", 1.3, "<="),
-    ("1 MiB escaped/non-ASCII prompt: decode time vs the floor", "decode/escaped_1mib", "from_slice", "ignored_any_floor", 1.5, "<="),
-    ("small lines: encode (write_line) vs going through to_json", "encode/small", "to_json_to_writer", "write_line", 3.0, ">="),
-]
+# time(numerator) / time(denominator); a tuple stands for the fastest
+# (least time) of those contenders. ">=" goals are "x times faster".
+FLOOR_GOALS = {
+    "small": 1.5,
+    "noisy": 1.5,
+    "ascii_1mib": 1.3,
+    "code_1mib": 2.0,
+    "prose_1mib": 2.0,
+    "escaped_1mib": 2.0,
+}
+GOALS = (
+    [
+        (f"{LABELS[n]}: decode vs the fastest of serde_json, sonic-rs, simd-json", f"decode/{n}", PEERS, "from_slice", 1.0, ">=")
+        for n in INPUTS
+    ]
+    + [
+        (f"{LABELS[n]}: decode time vs the IgnoredAny floor", f"decode/{n}", "from_slice", "ignored_any_floor", g, "<=")
+        for n, g in FLOOR_GOALS.items()
+    ]
+    + [
+        ("32 MiB of small lines: CommandReader vs read_until + serde_json derive", "stream/small_32mib", "read_until_serde_json", "command_reader", 1.5, ">="),
+        ("32 MiB of small lines: CommandReader time vs split on LF + IgnoredAny", "stream/small_32mib", "command_reader", "split_ignored_any_floor", 1.5, "<="),
+        ("small lines: decode vs the Value path", "decode/small", "value_path", "from_slice", 3.5, ">="),
+        ("small lines: decode vs the tagged-derive enum", "decode/small", "tagged_derive", "from_slice", 2.0, ">="),
+        ("small lines: encode (write_line) vs going through to_json", "encode/small", "to_json_to_writer", "write_line", 3.0, ">="),
+    ]
+)
 # Shown beside the goals, without a goal of their own.
 INFO = [
     ("noisy lines: decode vs the Value path", "decode/noisy", "value_path", "from_slice"),
-    ("noisy lines: decode time vs the IgnoredAny floor", "decode/noisy", "from_slice", "ignored_any_floor"),
     ("noisy lines: decode vs the tagged-derive enum", "decode/noisy", "tagged_derive", "from_slice"),
     ("1 MiB ASCII prompt: encode (write_line) vs to_json", "encode/ascii_1mib", "to_json_to_writer", "write_line"),
     ("1 MiB escaped prompt: encode (write_line) vs to_json", "encode/escaped_1mib", "to_json_to_writer", "write_line"),
@@ -83,10 +112,47 @@ def fmt_time(ns):
 
 
 def ratio(runs, group, num, den):
+    """time(num) / time(den); a tuple of contenders stands for the fastest."""
     g = runs.get(group, {})
-    if num in g and den in g:
-        return g[num]["ns"] / g[den]["ns"]
-    return None
+
+    def time(who):
+        names = who if isinstance(who, tuple) else (who,)
+        times = [g[n]["ns"] for n in names if n in g]
+        return min(times) if len(times) == len(names) else None
+
+    t_num, t_den = time(num), time(den)
+    if t_num is None or t_den is None:
+        return None
+    return t_num / t_den
+
+
+def peer_table(runs, previous):
+    """For every input, each peer's time over from_slice's (below 1.0: the
+    peer is faster), and from_slice's over the floor, in the median of the
+    runs given."""
+    everyone = [runs] + previous
+    cols = list(PEERS) + ["value_path", "tagged_derive"]
+    rows = [
+        "| input | `from_slice` | " + " | ".join(f"`{c}`" for c in cols) + " | `from_slice` / floor |",
+        "|" + " --- |" * (len(cols) + 3),
+    ]
+    for name in INPUTS:
+        group = f"decode/{name}"
+        if group not in runs or "from_slice" not in runs[group]:
+            continue
+        tp = median([mib_s(r[group]["from_slice"]) for r in everyone if group in r and "from_slice" in r[group]])
+        cells = [fmt_tp(tp)]
+        for c in cols + ["ignored_any_floor"]:
+            num, den = (c, "from_slice") if c != "ignored_any_floor" else ("from_slice", c)
+            vals = [v for v in (ratio(r, group, num, den) for r in everyone) if v is not None]
+            if not vals:
+                cells.append("–")
+                continue
+            v = median(vals)
+            slower = c in PEERS and v < 1.0
+            cells.append(f"**{v:.2f}**" if slower else f"{v:.2f}")
+        rows.append(f"| {LABELS[name]} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
 
 
 def sh(*cmd):
@@ -190,11 +256,26 @@ def report(runs, previous, info):
         "",
         goals_table(runs, previous),
         "",
-        "### Decode: median throughput (median time per iteration)",
+        "### Decode: every class against every peer",
+        "",
+        "`from_slice`'s median throughput, then each contender's time over `from_slice`'s "
+        "(above 1.0: `from_slice` is faster; **bold**: a peer is faster), and `from_slice`'s "
+        "time over the IgnoredAny floor's; the median of the runs above.",
+        "",
+        peer_table(runs, previous),
+        "",
+        "### Decode: median throughput (median time per iteration), this run",
         "",
         table(runs, "decode", DECODE, INPUTS),
         "",
-        "### Encode: median throughput (median time per iteration)",
+        "### Stream: median throughput (median time per iteration), this run",
+        "",
+        "32 MiB of small lines through a `BufReader` (8 KiB buffer); the floor splits "
+        "the bytes on LF in memory and reads each line into `IgnoredAny`.",
+        "",
+        table(runs, "stream", STREAM, STREAM_INPUTS),
+        "",
+        "### Encode: median throughput (median time per iteration), this run",
         "",
         "Bytes are those of the wire lines written; `floor` writes only the command's "
         "strings, escaped.",
@@ -213,17 +294,25 @@ COLORS = {
     "value_path": "#8c6bb1", "to_line": "#5aae61",
     "tagged_derive": "#d6604d", "to_json_to_writer": "#8c6bb1",
     "ignored_any_floor": "#9e9e9e", "floor": "#9e9e9e",
+    "serde_json": "#4575b4", "sonic_rs": "#fdae61", "simd_json": "#f46d43",
+    "command_reader": "#1b7837", "read_until_serde_json": "#4575b4",
+    "split_ignored_any_floor": "#9e9e9e",
 }
 
 
 def chart(runs):
-    """Panels of horizontal bars, one panel per input, a row for decode and
-    one for encode; each panel has its own linear scale (the inputs differ by
-    orders of magnitude), labelled in MiB/s or GiB/s."""
-    pw, ph, bar, gap, left, top = 300, 150, 22, 6, 118, 30
-    rows = [("decode", DECODE), ("encode", ENCODE)]
-    width = 20 + len(INPUTS) * (pw + 20)
-    height = 40 + len(rows) * (ph + 30)
+    """Panels of horizontal bars, one panel per input, a row of panels for
+    decode, encode and the stream; each panel has its own linear scale (the
+    inputs differ by orders of magnitude), labelled in MiB/s or GiB/s."""
+    pw, bar, gap, left, top, per_row = 320, 18, 5, 150, 30, 3
+    rows = []
+    for kind, contenders, inputs in [("decode", DECODE, INPUTS), ("encode", ENCODE, INPUTS), ("stream", STREAM, STREAM_INPUTS)]:
+        present = [n for n in inputs if f"{kind}/{n}" in runs]
+        for k in range(0, len(present), per_row):
+            rows.append((kind, contenders, present[k : k + per_row]))
+    heights = [top + len(c) * (bar + gap) + 16 for _, c, _ in rows]
+    width = 20 + per_row * (pw + 20)
+    height = 40 + sum(heights)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
@@ -231,26 +320,25 @@ def chart(runs):
         '<text x="20" y="24" font-size="15" font-weight="bold">serve-command: median throughput '
         "per contender and input (longer is faster; each panel has its own scale)</text>",
     ]
-    for r, (kind, contenders) in enumerate(rows):
-        y0 = 46 + r * (ph + 30)
-        out.append(f'<text x="20" y="{y0 + 6}" font-size="13" font-weight="bold">{kind}</text>')
-        present = [n for n in INPUTS if f"{kind}/{n}" in runs]
+    y0 = 40
+    for (kind, contenders, present), ph in zip(rows, heights):
         for p, name in enumerate(present):
             g = runs[f"{kind}/{name}"]
             x0 = 20 + p * (pw + 20)
-            out.append(f'<text x="{x0}" y="{y0 + top - 8}" font-size="12">{kind}/{name}</text>')
+            out.append(f'<text x="{x0}" y="{y0 + top - 8}" font-size="12" font-weight="bold">{kind}/{name}</text>')
             best = max(mib_s(e) for e in g.values())
             span = pw - left - 64
             for i, c in enumerate(contenders):
                 e = g.get(c)
                 y = y0 + top + i * (bar + gap)
-                out.append(f'<text x="{x0 + left - 6}" y="{y + bar * 0.7}" text-anchor="end">{html.escape(c)}</text>')
+                out.append(f'<text x="{x0 + left - 6}" y="{y + bar * 0.75}" text-anchor="end">{html.escape(c)}</text>')
                 if not e:
                     continue
                 v = mib_s(e)
                 w = max(1.0, span * v / best)
                 out.append(f'<rect x="{x0 + left}" y="{y}" width="{w:.1f}" height="{bar}" fill="{COLORS.get(c, "#4575b4")}"/>')
-                out.append(f'<text x="{x0 + left + w + 4:.1f}" y="{y + bar * 0.7}">{fmt_tp(v)}</text>')
+                out.append(f'<text x="{x0 + left + w + 4:.1f}" y="{y + bar * 0.75}">{fmt_tp(v)}</text>')
+        y0 += ph
     out.append("</svg>")
     return "\n".join(out) + "\n"
 

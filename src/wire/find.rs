@@ -50,6 +50,87 @@ impl Stops for Backslash {
     }
 }
 
+/// One bit per byte of a 64-byte `block`, in order, set where `flag`
+/// holds. `flag` is tested on every byte into an array of 0x80 or 0, a loop
+/// the compiler turns into SIMD compares held in registers; each 8 bytes of
+/// it are then gathered into 8 bits by one multiplication: each high bit
+/// lands on its own bit of the top byte, so no two partial products carry
+/// into each other.
+///
+/// Also returns every byte of the block ORed together (in the same loop),
+/// for a scan that must know whether the block held a byte above 0x7f.
+#[inline(always)]
+pub(crate) fn mask<S: Stops>(block: &[u8; 64]) -> (u64, u8) {
+    let mut flags = [0u8; 64];
+    let mut or = 0;
+    for (f, &c) in flags.iter_mut().zip(block) {
+        *f = u8::from(S::is(c)) << 7;
+        or |= c;
+    }
+    let mut m = 0;
+    for k in 0..8 {
+        let gathered = word(&flags[8 * k..]).wrapping_mul(0x0002_0408_1020_4081) >> 56;
+        m |= gathered << (8 * k);
+    }
+    (m, or)
+}
+
+/// [`string_masks`]'s masks: a bit per byte of a 64-byte block.
+pub(crate) struct StringMasks {
+    /// A backslash.
+    pub(crate) backslash: u64,
+    /// `"` and the controls below U+0020: where a string ends, or fails.
+    pub(crate) stop: u64,
+    /// The bytes that make a short escape after a backslash:
+    /// `"`, a backslash, `/`, `b`, `f`, `n`, `r`, `t`.
+    pub(crate) short: u64,
+    /// Every byte ORed together.
+    pub(crate) or: u8,
+}
+
+/// The masks a scan of a string dense with escapes needs, in one loop the
+/// compiler turns into SIMD compares, as [`mask`].
+#[inline(always)]
+pub(crate) fn string_masks(block: &[u8; 64]) -> StringMasks {
+    let mut backslash = [0u8; 64];
+    let mut stop = [0u8; 64];
+    let mut short = [0u8; 64];
+    let mut or = 0;
+    for (k, &c) in block.iter().enumerate() {
+        let is = |x: u8| u8::from(c == x);
+        backslash[k] = is(b'\\') << 7;
+        stop[k] = (is(b'"') | u8::from(c < 0x20)) << 7;
+        short[k] = (is(b'"')
+            | is(b'\\')
+            | is(b'/')
+            | is(b'b')
+            | is(b'f')
+            | is(b'n')
+            | is(b'r')
+            | is(b't'))
+            << 7;
+        or |= c;
+    }
+    StringMasks {
+        backslash: gather(&backslash),
+        stop: gather(&stop),
+        short: gather(&short),
+        or,
+    }
+}
+
+/// A bit per byte of `flags` (each 0x80 or 0), in order: one
+/// multiplication per 8 bytes gathers their high bits into the top byte,
+/// each on its own bit, so no two partial products carry into each other.
+#[inline(always)]
+fn gather(flags: &[u8; 64]) -> u64 {
+    let mut m = 0;
+    for k in 0..8 {
+        m |= (word(&flags[8 * k..]).wrapping_mul(0x0002_0408_1020_4081) >> 56) << (8 * k);
+    }
+    m
+}
+
 #[inline(always)]
 fn word(chunk: &[u8]) -> u64 {
     let mut bytes = [0; 8];

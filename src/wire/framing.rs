@@ -53,7 +53,7 @@ impl Framer {
     /// never nothing unless `chunk` is empty) and returns its length, with
     /// the item that prefix completed, if any.
     pub(crate) fn feed<C: Revision>(&mut self, chunk: &[u8]) -> (usize, Option<Item<C>>) {
-        let lf = chunk.iter().position(|&b| b == b'\n');
+        let lf = memchr::memchr(b'\n', chunk);
         if self.discarding {
             return match lf {
                 Some(i) => {

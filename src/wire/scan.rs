@@ -21,7 +21,9 @@
 
 use crate::error::SyntaxError;
 use crate::wire::fields::{ArrayField, Field, FieldSet, Item, Slot, WireStr};
-use crate::wire::find::{next_backslash, next_stop, Special, HIGH};
+use crate::wire::find::{
+    mask, next_backslash, next_stop, string_masks, Backslash, Special, Stops, HIGH,
+};
 
 /// Deepest nesting of arrays and objects the reference's parser accepts,
 /// counting the command object itself as level 1.
@@ -128,24 +130,225 @@ impl WireStr for RawStr<'_> {
                 Err(e) => unreachable_invalid(e.as_bytes()),
             };
         }
-        let text = self.raw.text();
-        if !self.escaped {
-            return text.to_owned();
-        }
-        // Unescaping never lengthens a string: one allocation, no regrowth.
-        let b = text.as_bytes();
-        let mut out = String::with_capacity(b.len());
-        let mut run = 0;
-        loop {
-            let i = next_backslash(b, run);
-            // `i` is at an ASCII byte (or the end): both ends are boundaries.
-            out.push_str(&text[run..i]);
-            if i == b.len() {
-                return out;
+        match (self.raw, self.escaped) {
+            (Raw::Utf8(text), false) => text.to_owned(),
+            (Raw::Utf8(text), true) => unescape_into(Str {
+                out: String::with_capacity(text.len()),
+                src: text,
+            }),
+            (Raw::Ascii(raw), _) => {
+                // Built as bytes, with no boundary to keep; the final check is
+                // std's ASCII fast path (unless a `\u` escape put non-ASCII
+                // in, which it then checks).
+                let out = unescape_into(Bytes {
+                    out: Vec::with_capacity(raw.len()),
+                    src: raw,
+                });
+                match String::from_utf8(out) {
+                    Ok(s) => s,
+                    Err(e) => unreachable_invalid(e.as_bytes()),
+                }
             }
-            let (c, len) = escaped_char(b, i);
-            out.push(c);
-            run = i + len;
+        }
+    }
+}
+
+/// Where an unescaped string is built, and the raw string it comes from.
+/// Unescaping never lengthens a string, so the output, allocated at the raw
+/// string's length, is allocated once and never grows.
+trait Unescaped {
+    type Out;
+    fn src(&self) -> &[u8];
+    /// Appends the raw `src[run..end]`, where `end` is at a backslash or the
+    /// end. A short run is copied as a fixed 16 or 32 bytes and the copy cut
+    /// back: a move of known size instead of a `memcpy` call whose size
+    /// changes every time. The output never needs more room for it: it is
+    /// never longer than `src[..run]`.
+    fn run(&mut self, run: usize, end: usize);
+    /// [`Unescaped::run`], then the ASCII byte `c`.
+    fn run_then(&mut self, run: usize, end: usize, c: u8);
+    /// Appends any character.
+    fn char(&mut self, c: char);
+    fn done(self) -> Self::Out;
+}
+
+/// Text holding non-ASCII: validated once, pushed as `&str` slices.
+struct Str<'a> {
+    out: String,
+    src: &'a str,
+}
+
+impl Unescaped for Str<'_> {
+    type Out = String;
+    #[inline(always)]
+    fn src(&self) -> &[u8] {
+        self.src.as_bytes()
+    }
+    #[inline(always)]
+    fn run(&mut self, run: usize, end: usize) {
+        let n = end - run;
+        if n <= 16 {
+            // (`get`, not indexing and a boundary check: the compiler then
+            // sees the 16 and moves the bytes inline.)
+            if let Some(block) = self.src.get(run..run + 16) {
+                let keep = self.out.len() + n;
+                self.out.push_str(block);
+                self.out.truncate(keep);
+                return;
+            }
+        }
+        push_long(&mut self.out, &self.src[run..end]);
+    }
+    #[inline(always)]
+    fn run_then(&mut self, run: usize, end: usize, c: u8) {
+        self.run(run, end);
+        // The mask tells the compiler the push is one byte.
+        self.out.push(char::from(c & 0x7f));
+    }
+    #[inline(never)]
+    fn char(&mut self, c: char) {
+        self.out.push(c);
+    }
+    fn done(self) -> String {
+        self.out
+    }
+}
+
+/// Kept out of line, so the compiler does not merge it with the 16-byte
+/// copy into one `memcpy` call of either size.
+#[inline(never)]
+fn push_long(out: &mut String, run: &str) {
+    out.push_str(run);
+}
+
+/// ASCII text: bytes, with no character boundary to keep.
+struct Bytes<'a> {
+    out: Vec<u8>,
+    src: &'a [u8],
+}
+
+impl Unescaped for Bytes<'_> {
+    type Out = Vec<u8>;
+    #[inline(always)]
+    fn src(&self) -> &[u8] {
+        self.src
+    }
+    #[inline(always)]
+    fn run(&mut self, run: usize, end: usize) {
+        let n = end - run;
+        // Code's runs between escapes are often longer than 16 bytes; a
+        // 32-byte move costs the same two instructions more.
+        if n <= 32 {
+            if let Some(block) = self.src.get(run..run + 32) {
+                let keep = self.out.len() + n;
+                self.out.extend_from_slice(block);
+                self.out.truncate(keep);
+                return;
+            }
+        }
+        extend_long(&mut self.out, &self.src[run..end]);
+    }
+    #[inline(always)]
+    fn run_then(&mut self, run: usize, end: usize, c: u8) {
+        let n = end - run;
+        if n < 32 {
+            if let Some(block) = self.src.get(run..run + 32) {
+                // The escape's byte overwrites the copy's: no second
+                // capacity check.
+                let keep = self.out.len() + n;
+                self.out.extend_from_slice(block);
+                self.out[keep] = c;
+                self.out.truncate(keep + 1);
+                return;
+            }
+        }
+        self.run(run, end);
+        self.out.push(c);
+    }
+    #[inline(never)]
+    fn char(&mut self, c: char) {
+        self.out
+            .extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+    }
+    fn done(self) -> Vec<u8> {
+        self.out
+    }
+}
+
+/// As [`push_long`].
+#[inline(never)]
+fn extend_long(out: &mut Vec<u8>, run: &[u8]) {
+    out.extend_from_slice(run);
+}
+
+/// The unescaped string of a validated raw string.
+///
+/// Backslashes are found 64 bytes at a time: a block without one is
+/// skipped by a loop the compiler turns into SIMD compares, and in a block
+/// with some, a mask holding a bit per backslash is walked with no branch on
+/// the distance between escapes (which, in code or mixed text, varies from
+/// escape to escape and defeats the predictor).
+fn unescape_into<U: Unescaped>(mut u: U) -> U::Out {
+    // `src[run..i]` holds no backslash and is not copied yet.
+    let mut run = 0;
+    let mut i = 0;
+    // The last block held few backslashes (a paragraph break in prose): a
+    // long run may be under way, skipped faster by a test for any
+    // backslash than by a mask.
+    let mut sparse = true;
+    while let Some(block) = u.src().get(i..i + 64) {
+        let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
+        if sparse && !block.iter().fold(false, |any, &c| any | Backslash::is(c)) {
+            i += 64;
+            continue;
+        }
+        let (mut m, _) = mask::<Backslash>(block);
+        sparse = m.count_ones() <= SPARSE;
+        while m != 0 {
+            let at = i + m.trailing_zeros() as usize;
+            run = push_escaped(&mut u, run, at);
+            let past = run - i;
+            if past >= 64 {
+                break;
+            }
+            m &= u64::MAX << past;
+        }
+        i = (i + 64).max(run);
+    }
+    unescape_tail(&mut u, run, i);
+    u.done()
+}
+
+/// [`unescape_into`] over the last few bytes: `src[run..i]` holds no backslash.
+#[inline(never)]
+fn unescape_tail<U: Unescaped>(u: &mut U, mut run: usize, mut i: usize) {
+    loop {
+        let at = next_backslash(u.src(), i);
+        if at == u.src().len() {
+            u.run(run, at);
+            return;
+        }
+        run = push_escaped(u, run, at);
+        i = run;
+    }
+}
+
+/// Appends the run `src[run..at]` and the character of the validated
+/// escape at `src[at]` (a backslash); returns the index past the escape.
+#[inline(always)]
+fn push_escaped<U: Unescaped>(u: &mut U, run: usize, at: usize) -> usize {
+    match SHORT_ESCAPE[usize::from(u.src().get(at + 1).copied().unwrap_or(0))] {
+        0 => {
+            u.run(run, at);
+            // A `\u` escape: rarer, and its character may take several
+            // bytes (a copy kept apart from the runs').
+            let (c, len) = unicode_char(u.src(), at);
+            u.char(c);
+            at + len
+        }
+        c => {
+            u.run_then(run, at, c);
+            at + 2
         }
     }
 }
@@ -236,13 +439,31 @@ fn unicode_char(raw: &[u8], i: usize) -> (char, usize) {
 /// The four hex digits at `b[at..at + 4]` as a number.
 #[inline]
 fn hex4(b: &[u8], at: usize) -> Option<u32> {
-    let digits = b.get(at..at + 4)?;
-    let mut n = 0;
-    for &d in digits {
-        n = n * 16 + (d as char).to_digit(16)?;
-    }
-    Some(n)
+    let d = b.get(at..at + 4)?;
+    // Four loads and no branch until the end: a bad digit's 0x1_0000 stays
+    // at or above bit 16 whatever its shift.
+    let n = HEX[usize::from(d[0])] << 12
+        | HEX[usize::from(d[1])] << 8
+        | HEX[usize::from(d[2])] << 4
+        | HEX[usize::from(d[3])];
+    (n < 0x1_0000).then_some(n)
 }
+
+/// Each hex digit's value; 0x1_0000 for every other byte.
+const HEX: [u32; 256] = {
+    let mut t = [0x1_0000; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = match c as u8 {
+            d @ b'0'..=b'9' => (d - b'0') as u32,
+            d @ b'a'..=b'f' => (d - b'a' + 10) as u32,
+            d @ b'A'..=b'F' => (d - b'A' + 10) as u32,
+            _ => 0x1_0000,
+        };
+        c += 1;
+    }
+    t
+};
 
 struct Parser<'a> {
     b: &'a [u8],
@@ -486,7 +707,16 @@ impl<'a> Parser<'a> {
         let mut i = start;
         let mut escaped = false;
         let mut seen = 0;
+        let mut escapes = 0u32;
         loop {
+            // Escapes close together (code, mixed text) in a long string: a
+            // mask per block. Far apart (a paragraph break in prose), or in
+            // a short string (a quoted word): the search below, which skips
+            // long runs faster and stops at a string's end sooner.
+            let len = i - start;
+            if escapes >= DENSE && len >= 64 && len < escapes as usize * DENSE_GAP {
+                i = self.dense(i, &mut seen)?;
+            }
             i = next_stop::<Special>(self.b, i, &mut seen);
             match self.b.get(i) {
                 Some(b'"') => {
@@ -497,7 +727,7 @@ impl<'a> Parser<'a> {
                     let raw = if seen & HIGH == 0 {
                         Raw::Ascii(raw)
                     } else {
-                        match std::str::from_utf8(raw) {
+                        match simdutf8::basic::from_utf8(raw) {
                             Ok(text) => Raw::Utf8(text),
                             // `error` finds the line's first invalid byte.
                             Err(_) => return Err(self.fail("invalid UTF-8", start)),
@@ -507,14 +737,88 @@ impl<'a> Parser<'a> {
                 }
                 Some(b'\\') => {
                     escaped = true;
+                    escapes += 1;
                     i = self.escape(i)?;
                 }
                 Some(_) => {
-                    return Err(self.fail("control character in a string (escape it)", i));
+                    return Err(self.fail(CONTROL, i));
                 }
                 None => return Err(self.fail("unterminated string", start - 1)),
             }
         }
+    }
+
+    /// The rest of a string dense with escapes, from `i` (not inside an
+    /// escape), 64 bytes at a time: a block without a stop is skipped by a
+    /// loop the compiler turns into SIMD compares; in a block with some, a
+    /// mask with a bit per stop is walked, so the distance from one escape
+    /// to the next costs no mispredicted branch. Validates the escapes it
+    /// passes, in order, as the byte-wise scan would (so errors are the
+    /// same); returns the index of the first stop it does not take (the
+    /// closing quote or a control character), or where fewer than 64 bytes
+    /// remain, for the caller's scan to go on from.
+    #[inline(never)]
+    fn dense(&mut self, mut i: usize, seen: &mut u64) -> Result<usize> {
+        /// The even bit positions.
+        const EVEN: u64 = 0x5555_5555_5555_5555;
+        // As in `unescape_into`: the last block held few stops.
+        let mut sparse = true;
+        while let Some(block) = self.b.get(i..i + 64) {
+            let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
+            if sparse {
+                let (mut any, mut or) = (false, 0);
+                for &c in block {
+                    any |= Special::is(c);
+                    or |= c;
+                }
+                if !any {
+                    *seen |= u64::from(or);
+                    i += 64;
+                    continue;
+                }
+            }
+            let m = string_masks(block);
+            *seen |= u64::from(m.or);
+            let all = m.backslash | m.stop;
+            if all == 0 {
+                sparse = true;
+                i += 64;
+                continue;
+            }
+            sparse = all.count_ones() <= SPARSE;
+            // The bytes an escape's backslash escapes: those after an odd
+            // run of backslashes (simdjson's carry trick; no escape reaches
+            // into a block from the one before, so nothing carries in).
+            let follows = m.backslash << 1;
+            let odd_starts = m.backslash & !EVEN & !follows;
+            let escaped = (EVEN ^ (odd_starts.wrapping_add(m.backslash) << 1)) & follows;
+            // The first quote or control character not escaped ends the
+            // part of the block the string holds.
+            let limit = (m.stop & !escaped).trailing_zeros();
+            let inside = u64::MAX.checked_shl(limit).map_or(u64::MAX, |above| !above);
+            // Escapes of one byte from the short list are valid as they
+            // stand; the others (`\u`, or invalid) are checked one by one,
+            // in order, so the first error is the byte-wise scan's.
+            let mut others = escaped & !m.short & inside;
+            let mut done = i;
+            while others != 0 {
+                let at = i + others.trailing_zeros() as usize - 1;
+                others &= others - 1;
+                // (Not the second `\u` of a surrogate pair already taken.)
+                if at >= done {
+                    done = self.escape(at)?;
+                }
+            }
+            if limit < 64 {
+                return Ok(i + limit as usize);
+            }
+            // An escape whose backslash is the block's last byte.
+            if (m.backslash & !escaped) >> 63 != 0 && i + 63 >= done {
+                done = self.escape(i + 63)?;
+            }
+            i = (i + 64).max(done);
+        }
+        Ok(i)
     }
 
     /// Validates one escape at `at` (a backslash); returns the index past it.
@@ -671,6 +975,16 @@ impl<'a> Parser<'a> {
 }
 
 const BAD_ESCAPE: &str = "invalid escape";
+const CONTROL: &str = "control character in a string (escape it)";
+/// Escapes a string holds before its scan goes over to [`Parser::dense`]:
+/// enough that a short one (a key, a quoted word) never pays for a mask.
+const DENSE: u32 = 4;
+/// The mean distance between escapes, in bytes, under which a string is
+/// dense.
+const DENSE_GAP: usize = 32;
+/// At most this many stops in a block, and the next block is first tested
+/// for any stop at all before its masks are built.
+const SPARSE: u32 = 3;
 const LONE_SURROGATE: &str = "lone UTF-16 surrogate escape (cannot be held by a Rust String)";
 
 /// Where the value of the known key `key` names goes, comparing keys after
@@ -707,4 +1021,155 @@ fn escaped_key(raw: &str, buf: &mut [u8]) -> Option<usize> {
         fits
     });
     fits.then_some(len)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The block-wise paths (`Parser::dense`, `unescape_into`) against
+    //! serde_json and against errors placed at every offset of a 64-byte
+    //! block: a string needs a few escapes and 64 bytes to reach them, which
+    //! few vectors have.
+
+    use crate::{Command, LineError};
+
+    /// xorshift64*, so every run tests the same strings.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n as u64) as usize
+        }
+    }
+
+    /// Raw (escaped) pieces of a JSON string, every kind of escape among
+    /// runs of ASCII and multi-byte characters.
+    const PIECES: &[&str] = &[
+        r#"\""#,
+        r"\\",
+        r"\/",
+        r"\b",
+        r"\f",
+        r"\n",
+        r"\r",
+        r"\t",
+        r"\u00e9",
+        r"\u0001",
+        r"\ud83d\ude00",
+        r"\u65E5",
+        "é",
+        "日本",
+        "😀",
+        "a",
+        "fn main() {",
+        " ",
+        "0123456789abcdef",
+        "0123456789abcdef0123456789abcdef0123456",
+        "ü",
+    ];
+
+    fn text_of(line: &str) -> String {
+        match Command::from_slice(line.as_bytes()) {
+            Ok(Command::Prompt { text, .. }) => text,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn dense_strings_decode_as_serde_json_decodes_them() {
+        let mut rng = Rng(0x5eed_0010);
+        for _ in 0..3000 {
+            let mut raw = String::new();
+            for _ in 0..rng.below(80) {
+                raw.push_str(PIECES[rng.below(PIECES.len())]);
+            }
+            let want: String = serde_json::from_str(&format!("\"{raw}\"")).unwrap();
+            let line = format!(r#"{{"command":"prompt","text":"{raw}"}}"#);
+            assert_eq!(text_of(&line), want, "{line}");
+            // Skipped in a field no command reads, and as a key.
+            let line = format!(r#"{{"x":"{raw}","{raw}":1,"command":"cancel"}}"#);
+            assert_eq!(
+                Command::from_slice(line.as_bytes()),
+                Ok(Command::Cancel),
+                "{line}"
+            );
+        }
+    }
+
+    #[track_caller]
+    fn error_at(line: &[u8], what: &str, at: usize) {
+        match Command::from_slice(line) {
+            Err(LineError::Syntax(e)) => assert_eq!(
+                e.to_string(),
+                format!("{what} at byte {at}"),
+                "{}",
+                String::from_utf8_lossy(line)
+            ),
+            other => panic!("{}: {other:?}", String::from_utf8_lossy(line)),
+        }
+    }
+
+    #[test]
+    fn errors_in_dense_strings_are_where_the_byte_wise_scan_puts_them() {
+        const CONTROL: &str = "control character in a string (escape it)";
+        const ESCAPE: &str = "invalid escape";
+        const LONE: &str = "lone UTF-16 surrogate escape (cannot be held by a Rust String)";
+        let head = br#"{"command":"prompt","text":""#;
+        // (what is placed, the error, its offset within what is placed)
+        let faults: &[(&[u8], &str, usize)] = &[
+            (b"\x01", CONTROL, 0),
+            (b"\x1f\\q", CONTROL, 0),
+            (b"\\q\x01", ESCAPE, 0),
+            (b"\\\x01", ESCAPE, 0),
+            (b"\\", ESCAPE, 0),
+            (b"\\u12G4", ESCAPE, 0),
+            (b"\\u12", ESCAPE, 0),
+            (b"\\ud800x", LONE, 0),
+            (b"\\udc00", LONE, 0),
+            (b"\\ud800\\u0041", LONE, 0),
+            (b"\\ud800\\uZZZZ", ESCAPE, 6),
+            (b"\\\\\\\"\\q", ESCAPE, 4),
+        ];
+        // Dense prefixes of every length, so each fault lands on every
+        // offset of a block, and at its end.
+        for prefix_len in 0..140 {
+            let mut prefix = Vec::new();
+            let mut k = 0;
+            while prefix.len() < prefix_len {
+                prefix.extend_from_slice(
+                    [
+                        &b"\\n"[..],
+                        b"\\\"",
+                        b"ab",
+                        b"\\u00e9",
+                        b"\xc3\xa9",
+                        b"\\\\",
+                    ][k % 6],
+                );
+                k += 1;
+            }
+            for &(fault, what, off) in faults {
+                let mut line = head.to_vec();
+                line.extend_from_slice(&prefix);
+                let at = line.len() + off;
+                line.extend_from_slice(fault);
+                line.extend_from_slice(b" and more \\n text to end on \"}");
+                error_at(&line, what, at);
+            }
+            // Unterminated: reported at the opening quote.
+            let mut line = head.to_vec();
+            line.extend_from_slice(&prefix);
+            error_at(&line, "unterminated string", head.len() - 1);
+            line.extend_from_slice(b"\\n\\t\\\"\\\\ and no end");
+            error_at(&line, "unterminated string", head.len() - 1);
+            // Invalid UTF-8 anywhere is reported first, at its byte.
+            let mut line = head.to_vec();
+            line.extend_from_slice(&prefix);
+            let at = line.len();
+            line.extend_from_slice(b"\xff\x01\\q\"}");
+            error_at(&line, "invalid UTF-8", at);
+        }
+    }
 }
