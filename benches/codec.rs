@@ -11,7 +11,7 @@ use criterion::{
 };
 use serde::Deserialize;
 use serde_json::Value;
-use serve_command::{Command, CommandReader, SteerKind};
+use serve_command::{v2, Command, CommandReader, SteerKind};
 use std::hint::black_box;
 use std::io::{BufRead, BufReader};
 use std::time::Duration;
@@ -752,6 +752,90 @@ fn encode(c: &mut Criterion) {
     }
 }
 
+// ---------------------------------------------------------------------------
+// The later revision (`serve_command::v2`): the same text as `content`, and
+// images.
+
+/// `line` as a v2 controller writes it: a prompt's or steer's `"text"` key
+/// renamed `"content"` (a string content is one text part), every other
+/// byte the same. Other commands are the same line in both revisions.
+fn as_v2(line: &str) -> String {
+    match Command::from_slice(line.as_bytes()) {
+        Ok(Command::Prompt { .. } | Command::Steer { .. }) => {
+            line.replacen("\"text\":", "\"content\":", 1)
+        }
+        _ => line.to_owned(),
+    }
+}
+
+fn v2(c: &mut Criterion) {
+    use base64::Engine as _;
+    for input in inputs() {
+        let v2_lines: Vec<String> = input.lines.iter().map(|l| as_v2(l)).collect();
+        // Both revisions read the same command from their line.
+        for (v1, v2) in input.lines.iter().zip(&v2_lines) {
+            let converted = v2::Command::from(Command::from_slice(v1.as_bytes()).unwrap());
+            assert_eq!(
+                v2::Command::from_slice(v2.as_bytes()).unwrap(),
+                converted,
+                "{v2}"
+            );
+        }
+        let v1_lines: Vec<&[u8]> = input.lines.iter().map(|l| l.as_bytes()).collect();
+        let v2_lines: Vec<&[u8]> = v2_lines.iter().map(|l| l.as_bytes()).collect();
+        let mut g = c.benchmark_group(format!("v2/{}", input.name));
+        g.throughput(Throughput::Bytes(input.bytes()));
+        one_mib_sampling(&mut g, &input);
+        g.bench_function("v1 from_slice", |b| {
+            b.iter(|| {
+                for &line in &v1_lines {
+                    black_box(Command::from_slice(black_box(line)).unwrap());
+                }
+            })
+        });
+        g.bench_function("v2 from_slice", |b| {
+            b.iter(|| {
+                for &line in &v2_lines {
+                    black_box(v2::Command::from_slice(black_box(line)).unwrap());
+                }
+            })
+        });
+        g.finish();
+    }
+
+    // A prompt with a 1 MiB PNG: against base64-decoding its data plus one
+    // copy of the bytes, the least any decoder that hands back the image
+    // can do.
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut rng = Rng(7);
+    png.extend((0..MIB - 8).map(|_| rng.next() as u8));
+    let data = base64::engine::general_purpose::STANDARD.encode(&png);
+    let line = format!(
+        "{{\"command\":\"prompt\",\"content\":[{{\"type\":\"text\",\"text\":\"what is this?\"}},\
+         {{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"{data}\"}}]}}"
+    );
+    let cmd = v2::Command::from_slice(line.as_bytes()).unwrap();
+    assert_eq!(cmd.to_line().trim_end(), line);
+    let mut g = c.benchmark_group("v2/image_1mib");
+    g.throughput(Throughput::Bytes(line.len() as u64));
+    g.sampling_mode(SamplingMode::Flat);
+    g.sample_size(20);
+    g.warm_up_time(Duration::from_millis(300));
+    g.measurement_time(Duration::from_millis(1500));
+    g.bench_function("v2 from_slice", |b| {
+        b.iter(|| black_box(v2::Command::from_slice(black_box(line.as_bytes())).unwrap()))
+    });
+    g.bench_function("base64 decode + copy", |b| {
+        b.iter(|| {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(black_box(data.as_bytes()))
+                .unwrap();
+            black_box(black_box(&bytes).to_vec())
+        })
+    });
+    g.finish();
+}
+
 /// The 1 MiB inputs take up to 10 ms an iteration: the same number of
 /// iterations in every sample (flat), fewer samples and a shorter time, so
 /// the whole run stays under five minutes.
@@ -783,6 +867,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = decode, encode, stream
+    targets = decode, encode, stream, v2
 }
 criterion_main!(benches);

@@ -52,8 +52,11 @@ for t in "${targets[@]}"; do
   mkdir -p "$work/$t"
   # New inputs go to a scratch corpus; the seeds are only read. A crash
   # leaves its input in fuzz/artifacts/$t/.
+  # The later revision's targets get its words too.
+  dict=src/command.dict
+  case "$t" in *_v2) dict=src/command_v2.dict ;; esac
   if "${fuzz[@]}" run "$t" "$work/$t" "fuzz/seeds/$t" -- \
-    -max_total_time="$secs" -dict=fuzz/command.dict -print_final_stats=1 \
+    -max_total_time="$secs" -dict="$dict" -print_final_stats=1 \
     >"$work/$t.log" 2>&1; then
     grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec)' "$work/$t.log" || true
     grep -E '#[0-9]+[[:space:]]+DONE' "$work/$t.log" || true

@@ -28,7 +28,9 @@ mapfile -t targets < <(cargo fuzz list)
 [ "${#targets[@]}" -gt 0 ] || { echo "no targets"; exit 1; }
 for t in "${targets[@]}"; do
   [ -x "$OUT/$t" ] || { echo "missing binary $OUT/$t"; exit 1; }
-  cmp "$OUT/$t.dict" fuzz/command.dict || { echo "bad $t.dict"; exit 1; }
+  dict=src/command.dict
+  case "$t" in *_v2) dict=src/command_v2.dict ;; esac
+  cmp "$OUT/$t.dict" "$dict" || { echo "bad $t.dict"; exit 1; }
   zip="$OUT/${t}_seed_corpus.zip"
   seeds="$(find "fuzz/seeds/$t" -type f | wc -l)"
   zipped="$(unzip -Z1 "$zip" | grep -vc '/$')"

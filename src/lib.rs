@@ -26,7 +26,16 @@
 //! assert_eq!(err.event_line(), "{\"event\":\"command_error\",\"error\":\"unknown steer kind: notice\"}\n");
 //! # Ok::<(), LineError>(())
 //! ```
+//!
+//! The crate root is the seed's revision of the wire (`command.mbt`). The
+//! later revision, with content parts, images, tagged steers and job
+//! commands, is [`v2`]: its own `Command` and `ParseError`, the same
+//! [`CommandReader`] and `CommandCodec` (with `v2::Command` as their
+//! revision parameter), and conversions between the two command types.
 #![forbid(unsafe_code)]
+// docs.rs (Cargo.toml: `--cfg docsrs`, nightly): "Available on crate feature
+// ... only" on every feature-gated item, derived from its `#[cfg]`.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
 // The file list is the architecture: `wire/` is what every revision shares
@@ -35,6 +44,7 @@
 mod error;
 mod revision;
 mod v1;
+pub mod v2;
 mod wire;
 
 pub use crate::error::{LineError, ReadError, SyntaxError, UnknownMessage};

@@ -4,8 +4,8 @@
 use crate::LineError;
 use std::io;
 
-/// A revision of the wire, named by its command type: [`Command`] for the
-/// seed's revision, at the crate root.
+/// A revision of the wire, named by its command type: [`Command`] (the
+/// seed's revision, at the crate root) or [`v2::Command`].
 ///
 /// [`CommandReader`] and `CommandCodec` take it as a type parameter, so the
 /// framing, the line limit and the line numbers are the same for every
@@ -15,6 +15,7 @@ use std::io;
 ///
 /// [`Command`]: crate::Command
 /// [`CommandReader`]: crate::CommandReader
+/// [`v2::Command`]: crate::v2::Command
 pub trait Revision: Sized + sealed::Sealed {
     /// Why a JSON line is not a command of this revision; `Display` is the
     /// wire string.

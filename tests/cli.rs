@@ -553,6 +553,8 @@ fn every_subcommand_has_help_with_an_example() {
         &["encode", "goal", "set"],
         &["encode", "goal", "clear"],
         &["encode", "approval"],
+        &["encode", "jobs-snapshot"],
+        &["encode", "job-stop"],
         &["corpus"],
         &["dict"],
         &["conform"],
@@ -571,6 +573,17 @@ fn every_subcommand_has_help_with_an_example() {
         decode_help.contains("A blank line (only spaces, tabs and CRs) prints nothing"),
         "{decode_help}"
     );
+    // Every subcommand takes `--revision` and says which is which.
+    for sub in ["decode", "encode", "corpus", "dict", "conform"] {
+        let help = stdout_of(&[sub, "--help"], b"", 0);
+        for said in [
+            "--revision <REVISION>",
+            "v1: The seed's revision (`command.mbt`)",
+            "v2: Upstream openseek's later revision",
+        ] {
+            assert!(help.contains(said), "{sub} --help lacks {said:?}:\n{help}");
+        }
+    }
     assert_eq!(
         stdout_of(&["--version"], b"", 0),
         format!("serve-command {}\n", env!("CARGO_PKG_VERSION"))
@@ -768,20 +781,14 @@ fn corpus_refuses_a_folder_with_files_unless_forced() {
 #[test]
 fn dict_prints_the_fuzzing_dictionary() {
     let dict = stdout_of(&["dict"], b"", 0);
+    assert_eq!(
+        dict,
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/command.dict")).unwrap()
+    );
     assert!(
         dict.contains("qkey_submission_id=\"\\\"submission_id\\\":\"\n"),
         "{dict}"
     );
-    // The fuzz targets' copy is not in the published package (fuzz/ is not
-    // shipped): compared only where it exists, in the repository.
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/command.dict");
-    match std::fs::read_to_string(path) {
-        Ok(file) => assert_eq!(dict, file),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            eprintln!("skipped the comparison with {path}: absent (a packaged crate)")
-        }
-        Err(e) => panic!("{path}: {e}"),
-    }
 }
 
 /// A fresh folder for one test's files.
@@ -1083,4 +1090,486 @@ fn conform_usage_and_vectors_errors_exit_2() {
         assert!(!out.stderr.is_empty(), "{args:?}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// The later revision, `--revision v2`.
+
+/// The lines of the `--revision v2` decode tests: content, images (as parts
+/// and as legacy data URLs), a tagged steer, job commands, and errors.
+const V2_LINES: &str = concat!(
+    "{\"command\":\"prompt\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}]}\n",
+    "{\"command\":\"prompt\",\"text\":\"x\",\"images\":[\"data:image/png;base64,iVBORw0KGgo=\"]}\n",
+    "{\"command\":\"steer\",\"content\":[{\"type\":\"image\",\"media_type\":\"image/gif\",\"data\":\"R0lGODlh\"}],\"submission_id\":\"s1\"}\n",
+    "{\"command\":\"job_stop\",\"request_id\":\"r\",\"generation\":\"g1\",\"job_id\":\"j.1\"}\n",
+    "{\"command\":\"jobs_snapshot\",\"request_id\":\"r-1\"}\n",
+    "\n",
+    "{\"command\":\"jobs_snapshot\",\"request_id\":\"\"}\n",
+    "{\"command\":\"prompt\",\"content\":7}\n",
+    "{\"command\":\"steer\",\"submission_id\":7}\n",
+    "{\"command\":\"prompt\",\"content\":[{\"type\":\"image\",\"media_type\":\"image/jpeg\",\"data\":\"iVBORw0KGgo=\"}]}\n",
+    "{\"command\":\"prompt\",\"content\":[{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo\"}]}\n",
+    "{\"command\":\"steer\",\"text\":\"x\"}\n",
+    "not json\n",
+    "{\"command\":\"goal\",\"action\":\"clear\"}\n",
+);
+
+#[test]
+fn decode_revision_v2_answers_as_the_later_engine() {
+    // Checked line for line against oracle-latest.
+    let verdicts = concat!(
+        "OK {\"command\":\"prompt\",\"content\":\"a\"}\n",
+        "OK {\"command\":\"prompt\",\"content\":[{\"type\":\"text\",\"text\":\"x\"},{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}]}\n",
+        "OK {\"command\":\"steer\",\"kind\":\"prompt\",\"content\":[{\"type\":\"image\",\"media_type\":\"image/gif\",\"data\":\"R0lGODlh\"}],\"submission_id\":\"s1\"}\n",
+        "OK {\"command\":\"job_stop\",\"request_id\":\"r\",\"generation\":\"g1\",\"job_id\":\"j.1\"}\n",
+        "OK {\"command\":\"jobs_snapshot\",\"request_id\":\"r-1\"}\n",
+        "NOTJSON\n",
+        "ERR invalid background job command\n",
+        "ERR invalid content: JsonDecodeError((, expected content string or array))\n",
+        "ERR expected a string \"submission_id\" field\n",
+        "ERR invalid content: JsonDecodeError((/0, invalid image: image declares image/jpeg but bytes identify image/png))\n",
+        "ERR invalid content: JsonDecodeError((/0, invalid image: image data must be canonical padded base64))\n",
+        "OK {\"command\":\"steer\",\"kind\":\"prompt\",\"content\":\"x\"}\n",
+        "NOTJSON\n",
+        "OK {\"command\":\"goal\",\"action\":\"clear\"}\n",
+    );
+    let args = ["decode", "--revision", "v2", "--format", "verdict"];
+    assert_eq!(stdout_of(&args, V2_LINES.as_bytes(), 0), verdicts);
+    let events = concat!(
+        "{\"command\":\"prompt\",\"content\":\"a\"}\n",
+        "{\"command\":\"prompt\",\"content\":[{\"type\":\"text\",\"text\":\"x\"},{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}]}\n",
+        "{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":[{\"type\":\"image\",\"media_type\":\"image/gif\",\"data\":\"R0lGODlh\"}],\"submission_id\":\"s1\"}\n",
+        "{\"command\":\"job_stop\",\"request_id\":\"r\",\"generation\":\"g1\",\"job_id\":\"j.1\"}\n",
+        "{\"command\":\"jobs_snapshot\",\"request_id\":\"r-1\"}\n",
+        "{\"event\":\"command_error\",\"error\":\"invalid background job command\"}\n",
+        "{\"event\":\"command_error\",\"error\":\"invalid content: JsonDecodeError((, expected content string or array))\"}\n",
+        "{\"event\":\"command_error\",\"error\":\"expected a string \\\"submission_id\\\" field\"}\n",
+        "{\"event\":\"command_error\",\"error\":\"invalid content: JsonDecodeError((/0, invalid image: image declares image/jpeg but bytes identify image/png))\"}\n",
+        "{\"event\":\"command_error\",\"error\":\"invalid content: JsonDecodeError((/0, invalid image: image data must be canonical padded base64))\"}\n",
+        "{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":\"x\"}\n",
+        "{\"event\":\"command_error\",\"error\":\"command stream: expected a JSON value at byte 0\"}\n",
+        "{\"command\":\"goal\",\"action\":\"clear\"}\n",
+    );
+    assert_eq!(
+        stdout_of(&["decode", "--revision", "v2"], V2_LINES.as_bytes(), 1),
+        events
+    );
+    // The same lines read as the seed's revision (also the default): a
+    // v1 engine knows no content and no job commands.
+    let v1 = concat!(
+        "ERR expected a string \"text\" field\n",
+        "OK {\"command\":\"prompt\",\"text\":\"x\"}\n",
+        "ERR expected a string \"text\" field\n",
+        "ERR unknown command: job_stop\n",
+        "ERR unknown command: jobs_snapshot\n",
+        "NOTJSON\n",
+        "ERR unknown command: jobs_snapshot\n",
+        "ERR expected a string \"text\" field\n",
+        "ERR expected a string \"text\" field\n",
+        "ERR expected a string \"text\" field\n",
+        "ERR expected a string \"text\" field\n",
+        "OK {\"command\":\"steer\",\"kind\":\"prompt\",\"text\":\"x\"}\n",
+        "NOTJSON\n",
+        "OK {\"command\":\"goal\",\"action\":\"clear\"}\n",
+    );
+    for args in [
+        &["decode", "--revision", "v1", "--format", "verdict"][..],
+        &["decode", "--format", "verdict"],
+    ] {
+        assert_eq!(stdout_of(args, V2_LINES.as_bytes(), 0), v1, "{args:?}");
+    }
+    // Only the revisions there are.
+    let out = run(&["decode", "--revision", "v3"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.stdout, b"");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("invalid value 'v3' for '--revision <REVISION>'"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn decode_summary_counts_v2_commands_by_name() {
+    let out = run(
+        &[
+            "decode",
+            "--revision",
+            "v2",
+            "--summary",
+            "--format",
+            "verdict",
+        ],
+        V2_LINES.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        concat!(
+            "14 lines: 7 commands, 6 refused (1 not JSON, 0 too long), 1 blank\n",
+            "         1  error: command stream: expected a JSON value\n",
+            "         1  error: expected a string \"submission_id\" field\n",
+            "         1  error: invalid background job command\n",
+            "         1  error: invalid content: JsonDecodeError((, expected content string or array))\n",
+            "         1  error: invalid content: JsonDecodeError((/0, invalid image: image data must be canonical padded base64))\n",
+            "         1  error: invalid content: JsonDecodeError((/0, invalid image: image declares image/jpeg but bytes identify image/png))\n",
+            "         1  goal clear\n",
+            "         1  job_stop\n",
+            "         1  jobs_snapshot\n",
+            "         2  prompt\n",
+            "         2  steer\n",
+        )
+    );
+}
+
+/// The smallest PNG the sniffer takes: its 8-byte signature.
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n";
+
+#[test]
+fn encode_revision_v2_writes_what_the_v2_encoder_writes() {
+    let dir = scratch("encode-v2");
+    let file = |name: &str, bytes: &[u8]| {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let png = file("tiny.png", PNG);
+    let gif = file("tiny.gif", b"GIF89a");
+    let table: &[(&[&str], &str)] = &[
+        (
+            &["encode", "--revision", "v2", "prompt", "x", "--image", &png],
+            r#"{"command":"prompt","content":[{"type":"text","text":"x"},{"type":"image","media_type":"image/png","data":"iVBORw0KGgo="}]}"#,
+        ),
+        // `--revision` after the command's name too; images in order.
+        (
+            &[
+                "encode",
+                "prompt",
+                "two",
+                "--image",
+                &gif,
+                "--revision",
+                "v2",
+                "--image",
+                &png,
+                "--submission-id",
+                "s1",
+            ],
+            r#"{"command":"prompt","content":[{"type":"text","text":"two"},{"type":"image","media_type":"image/gif","data":"R0lGODlh"},{"type":"image","media_type":"image/png","data":"iVBORw0KGgo="}],"submission_id":"s1"}"#,
+        ),
+        (
+            &["encode", "--revision", "v2", "prompt", "fix it"],
+            r#"{"command":"prompt","content":"fix it"}"#,
+        ),
+        (
+            &["encode", "--revision", "v2", "steer", "look"],
+            r#"{"command":"steer","kind":"prompt","content":"look"}"#,
+        ),
+        (
+            &[
+                "encode",
+                "--revision",
+                "v2",
+                "steer",
+                "/diff",
+                "--kind",
+                "command",
+                "--submission-id",
+                "s2",
+                "--image",
+                &png,
+            ],
+            r#"{"command":"steer","kind":"command","content":[{"type":"text","text":"/diff"},{"type":"image","media_type":"image/png","data":"iVBORw0KGgo="}],"submission_id":"s2"}"#,
+        ),
+        (
+            &["encode", "--revision", "v2", "jobs-snapshot", "req-1"],
+            r#"{"command":"jobs_snapshot","request_id":"req-1"}"#,
+        ),
+        (
+            &[
+                "encode",
+                "--revision",
+                "v2",
+                "job-stop",
+                "req-1",
+                "gen-3",
+                "job.7",
+            ],
+            r#"{"command":"job_stop","request_id":"req-1","generation":"gen-3","job_id":"job.7"}"#,
+        ),
+        // Written as given: the engine is the one to refuse an empty id.
+        (
+            &["encode", "--revision", "v2", "jobs-snapshot", ""],
+            r#"{"command":"jobs_snapshot","request_id":""}"#,
+        ),
+        (
+            &["encode", "--revision", "v2", "compact"],
+            r#"{"command":"compact"}"#,
+        ),
+        (
+            &["encode", "--revision", "v2", "cancel"],
+            r#"{"command":"cancel"}"#,
+        ),
+        (
+            &[
+                "encode",
+                "--revision",
+                "v2",
+                "goal",
+                "set",
+                "ship",
+                "--auto",
+            ],
+            r#"{"command":"goal","action":"set","text":"ship","auto":true}"#,
+        ),
+        (
+            &["encode", "--revision", "v2", "goal", "clear"],
+            r#"{"command":"goal","action":"clear"}"#,
+        ),
+        (
+            &["encode", "--revision", "v2", "approval", "a1", "--deny"],
+            r#"{"command":"approval","id":"a1","allow":false}"#,
+        ),
+        // The seed's revision, said out loud.
+        (
+            &["encode", "--revision", "v1", "steer", "look"],
+            r#"{"command":"steer","kind":"prompt","text":"look"}"#,
+        ),
+    ];
+    for &(args, line) in table {
+        assert_eq!(stdout_of(args, b"", 0), format!("{line}\n"), "{args:?}");
+    }
+    // A TEXT of `-` is stdin, with images after it.
+    let args = ["encode", "--revision", "v2", "prompt", "-", "--image", &png];
+    assert_eq!(
+        stdout_of(&args, b"two\nlines\n", 0),
+        "{\"command\":\"prompt\",\"content\":[{\"type\":\"text\",\"text\":\"two\\nlines\"},{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}]}\n"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn encode_refuses_what_the_revision_cannot_carry() {
+    let dir = scratch("encode-refusals");
+    let file = |name: &str, bytes: &[u8]| {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let png = file("tiny.png", PNG);
+    let text = file("notes.txt", b"not an image\n");
+    let bmp = file("old.bmp", b"BM\0\0");
+    let empty = file("empty.png", b"");
+    let mut big = PNG.to_vec();
+    big.resize(5 * 1024 * 1024 + 1, 0);
+    let big = file("big.png", &big);
+    let missing = dir.join("missing.png").to_str().unwrap().to_owned();
+    let table: &[(&[&str], String)] = &[
+        (
+            &["encode", "--revision", "v2", "prompt", "x", "--image", &text],
+            format!("--image {text}: expected PNG, JPEG, GIF, or WebP image bytes"),
+        ),
+        (
+            &["encode", "--revision", "v2", "steer", "x", "--image", &png, "--image", &bmp],
+            format!("--image {bmp}: expected PNG, JPEG, GIF, or WebP image bytes"),
+        ),
+        (
+            &["encode", "--revision", "v2", "prompt", "x", "--image", &empty],
+            format!("--image {empty}: expected PNG, JPEG, GIF, or WebP image bytes"),
+        ),
+        (
+            &["encode", "--revision", "v2", "prompt", "x", "--image", &big],
+            format!("--image {big}: image exceeds the 5 MiB limit"),
+        ),
+        (
+            &["encode", "--revision", "v2", "prompt", "x", "--image", &missing],
+            format!("--image {missing}: No such file or directory"),
+        ),
+        (
+            &["encode", "prompt", "x", "--image", &png],
+            "--image needs --revision v2: the seed's revision (v1) has no images".into(),
+        ),
+        (
+            &["encode", "--revision", "v1", "steer", "x", "--image", &png],
+            "--image needs --revision v2: the seed's revision (v1) has no images".into(),
+        ),
+        (
+            &["encode", "steer", "x", "--submission-id", "s1"],
+            "steer --submission-id needs --revision v2: the seed's revision (v1) has no tagged steers".into(),
+        ),
+        (
+            &["encode", "jobs-snapshot", "r"],
+            "jobs-snapshot needs --revision v2: the seed's revision (v1) has no job commands".into(),
+        ),
+        (
+            &["encode", "job-stop", "r", "g", "j"],
+            "job-stop needs --revision v2: the seed's revision (v1) has no job commands".into(),
+        ),
+    ];
+    for (args, message) in table {
+        // A refusal reads no stdin: TEXT `-` would have been an error too.
+        let out = run(args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(out.stdout, b"", "{args:?}");
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            format!("serve-command: {message}\n"),
+            "{args:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn encode_revision_v2_pipes_into_decode_revision_v2() {
+    let dir = scratch("encode-decode-v2");
+    let png = dir.join("tiny.png");
+    std::fs::write(&png, PNG).unwrap();
+    let mut encode = Command::new(BIN)
+        .args(["encode", "--revision", "v2", "steer", "see", "--image"])
+        .arg(&png)
+        .args(["--submission-id", "s1"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let decode = Command::new(BIN)
+        .args(["decode", "--revision", "v2"])
+        .stdin(encode.stdout.take().unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(encode.wait().unwrap().code(), Some(0));
+    assert_eq!(decode.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(decode.stdout).unwrap(),
+        "{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":[{\"type\":\"text\",\"text\":\"see\"},{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}],\"submission_id\":\"s1\"}\n"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn conform_revision_v2_passes_the_crate_itself_on_the_v2_vectors() {
+    let out = run(
+        &[
+            "conform",
+            "--revision",
+            "v2",
+            "--",
+            BIN,
+            "decode",
+            "--revision",
+            "v2",
+            "--format",
+            "verdict",
+        ],
+        b"",
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), "");
+    let vectors = include_str!("vectors/commands-v2.jsonl");
+    let sent = vectors
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            !v["line"].as_str().is_some_and(|line| line.contains('\n'))
+        })
+        .count();
+    assert!(sent >= 250, "{sent}");
+    let skipped = vectors.lines().filter(|l| !l.trim().is_empty()).count() - sent;
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), skipped + 1, "{stdout}");
+    assert_eq!(lines[skipped], format!("{sent}/{sent} vectors agree"));
+    // A v1 decoder does not pass them: the flag chose the v2 vectors.
+    let out = run(
+        &[
+            "conform",
+            "--revision",
+            "v2",
+            "--",
+            BIN,
+            "decode",
+            "--format",
+            "verdict",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn corpus_and_dict_revision_v2() {
+    let dir = scratch("corpus-v2");
+    // Writes 60 lines with `seed` into `dir/sub`; returns its expected.jsonl.
+    let corpus = |sub: &str, seed: &str, revision: &str| {
+        let out = dir.join(sub);
+        let args = [
+            "corpus",
+            out.to_str().unwrap(),
+            "--count",
+            "60",
+            "--seed",
+            seed,
+            "--revision",
+            revision,
+        ];
+        assert_eq!(stdout_of(&args, b"", 0), "");
+        std::fs::read_to_string(out.join("expected.jsonl")).unwrap()
+    };
+    let expected = corpus("first", "7", "v2");
+    let records: Vec<serde_json::Value> = expected
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 60);
+    for (n, record) in records.iter().enumerate() {
+        // Each corpus file is its record's line, and the record the v2 decoder's verdict.
+        let line = std::fs::read(dir.join("first/corpus").join(format!("line-{n:06}"))).unwrap();
+        assert_eq!(record["line"].as_str().unwrap().as_bytes(), line);
+        match serve_command::v2::Command::from_slice(&line) {
+            Ok(cmd) => assert_eq!(record["ok"].as_str().unwrap(), cmd.to_line().trim_end()),
+            Err(e) => assert_eq!(record["error"].as_str().unwrap(), e.to_string()),
+        }
+    }
+    // The same seed writes the same corpus; another seed or revision, another.
+    assert_eq!(corpus("again", "7", "v2"), expected);
+    for line in 0..60 {
+        let name = format!("line-{line:06}");
+        assert_eq!(
+            std::fs::read(dir.join("first/corpus").join(&name)).unwrap(),
+            std::fs::read(dir.join("again/corpus").join(&name)).unwrap()
+        );
+    }
+    assert_ne!(corpus("other", "8", "v2"), expected);
+    assert_ne!(corpus("v1", "7", "v1"), expected);
+    // And conform runs it, through the v2 decoder (--vectors wins over
+    // the built-in v2 vectors).
+    let vectors = dir.join("first/expected.jsonl");
+    let args = [
+        "conform",
+        "--revision",
+        "v2",
+        "--vectors",
+        vectors.to_str().unwrap(),
+        "--",
+        BIN,
+        "decode",
+        "--revision",
+        "v2",
+        "--format",
+        "verdict",
+    ];
+    assert_eq!(stdout_of(&args, b"", 0), "60/60 vectors agree\n");
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let dict = stdout_of(&["dict", "--revision", "v2"], b"", 0);
+    assert_eq!(
+        dict,
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/command_v2.dict"))
+            .unwrap()
+    );
+    assert_ne!(dict, stdout_of(&["dict"], b"", 0));
+    assert_eq!(
+        stdout_of(&["dict", "--revision", "v1"], b"", 0),
+        stdout_of(&["dict"], b"", 0)
+    );
 }

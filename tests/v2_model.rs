@@ -11,30 +11,13 @@ use base64::Engine as _;
 use model_v2::{model_v2, valid_job_component};
 use serde_json::{json, Value};
 
-#[derive(Debug, PartialEq)]
-enum Outcome {
-    Ok(String),
-    Error(String),
-    NotJson,
-}
+#[path = "support/vectors.rs"]
+mod format;
+
+use format::Outcome;
 
 fn vectors() -> Vec<(String, Outcome, String)> {
-    include_str!("vectors/commands-v2.jsonl")
-        .lines()
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).expect("vector is JSON");
-            let line = v["line"].as_str().expect("line").to_owned();
-            let expected = if let Some(ok) = v["ok"].as_str() {
-                Outcome::Ok(ok.to_owned())
-            } else if let Some(e) = v["error"].as_str() {
-                Outcome::Error(e.to_owned())
-            } else {
-                assert_eq!(v["not_json"], true, "{l}");
-                Outcome::NotJson
-            };
-            (line, expected, v["why"].as_str().expect("why").to_owned())
-        })
-        .collect()
+    format::text(format::V2)
 }
 
 #[test]

@@ -1,15 +1,12 @@
 //! The conformance vectors in `tests/vectors/commands.jsonl`, through every
 //! decoding path. Each vector was checked against the reference.
 
+#[path = "support/vectors.rs"]
+mod format;
+
+use format::Outcome;
 use serde_json::Value;
 use serve_command::{Command, LineError};
-
-#[derive(Debug, PartialEq)]
-enum Outcome {
-    Ok(String),
-    Error(String),
-    NotJson,
-}
 
 fn outcome(r: Result<Command, LineError>) -> Outcome {
     match r {
@@ -19,23 +16,8 @@ fn outcome(r: Result<Command, LineError>) -> Outcome {
     }
 }
 
-fn vectors() -> Vec<(String, Outcome, String)> {
-    include_str!("vectors/commands.jsonl")
-        .lines()
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).expect("vector is JSON");
-            let line = v["line"].as_str().expect("line").to_owned();
-            let expected = if let Some(ok) = v["ok"].as_str() {
-                Outcome::Ok(ok.to_owned())
-            } else if let Some(e) = v["error"].as_str() {
-                Outcome::Error(e.to_owned())
-            } else {
-                assert_eq!(v["not_json"], true, "{l}");
-                Outcome::NotJson
-            };
-            (line, expected, v["why"].as_str().expect("why").to_owned())
-        })
-        .collect()
+fn vectors() -> Vec<(Vec<u8>, Outcome, String)> {
+    format::bytes(format::V1)
 }
 
 #[test]
@@ -43,21 +25,59 @@ fn there_are_enough_vectors() {
     assert!(vectors().len() >= 150);
 }
 
+/// Each input once: a second vector for the same bytes says nothing new.
+#[test]
+fn no_two_vectors_share_a_line() {
+    let mut seen = std::collections::HashMap::new();
+    for (line, _, why) in vectors() {
+        if let Some(first) = seen.insert(line.clone(), why.clone()) {
+            panic!("{why:?} repeats the line of {first:?}");
+        }
+    }
+}
+
+/// `line_base64` is decoded to bytes, not read as text: the first such
+/// vector is a 0xFF byte in a prompt's text, and nine are not UTF-8.
+#[test]
+fn line_base64_vectors_carry_raw_bytes() {
+    let with_base64 = format::V1
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("vector is JSON"))
+        .map(|v| v.get("line_base64").is_some());
+    let raw: Vec<Vec<u8>> = vectors()
+        .into_iter()
+        .zip(with_base64)
+        .filter(|(_, base64)| *base64)
+        .map(|((line, _, _), _)| line)
+        .collect();
+    assert_eq!(raw[0], b"{\"command\":\"prompt\",\"text\":\"\xff\"}");
+    assert_eq!(
+        raw.iter()
+            .filter(|l| std::str::from_utf8(l).is_err())
+            .count(),
+        9
+    );
+}
+
 #[test]
 fn from_slice_matches_every_vector() {
     let mut failures = Vec::new();
     for (line, expected, why) in vectors() {
-        let got = outcome(Command::from_slice(line.as_bytes()));
+        let got = outcome(Command::from_slice(&line));
         if got != expected {
             failures.push(format!(
-                "{why}: {line:?}\n  expected {expected:?}\n  got      {got:?}"
+                "{why}: {:?}\n  expected {expected:?}\n  got      {got:?}",
+                String::from_utf8_lossy(&line)
             ));
         }
-        // `str::parse` and a trailing LF change nothing.
-        assert_eq!(outcome(line.parse()), got, "{why}: str::parse");
-        let with_lf = format!("{line}\n");
+        // `str::parse` (for the lines that are UTF-8) and a trailing LF
+        // change nothing.
+        if let Ok(line) = std::str::from_utf8(&line) {
+            assert_eq!(outcome(line.parse()), got, "{why}: str::parse");
+        }
+        let with_lf = [&line[..], b"\n"].concat();
         assert_eq!(
-            outcome(Command::from_slice(with_lf.as_bytes())),
+            outcome(Command::from_slice(&with_lf)),
             got,
             "{why}: with LF"
         );
@@ -77,7 +97,7 @@ fn from_slice_matches_every_vector() {
 fn parse_and_deserialize_agree_where_serde_json_reads_the_line() {
     let mut compared = 0;
     for (line, expected, why) in vectors() {
-        let Ok(value) = serde_json::from_str::<Value>(&line) else {
+        let Ok(value) = serde_json::from_slice::<Value>(&line) else {
             continue;
         };
         compared += 1;
@@ -86,7 +106,7 @@ fn parse_and_deserialize_agree_where_serde_json_reads_the_line() {
             Err(e) => Outcome::Error(e.to_string()),
         };
         assert_eq!(parsed, expected, "{why}: parse");
-        let deserialized = match serde_json::from_str::<Command>(&line) {
+        let deserialized = match serde_json::from_slice::<Command>(&line) {
             Ok(cmd) => Outcome::Ok(cmd.to_line().trim_end_matches('\n').to_owned()),
             Err(e) => {
                 // serde_json appends " at line L column C" to the wire string.

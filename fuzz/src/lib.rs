@@ -10,6 +10,12 @@ use serve_command::{Command, LineError};
 #[path = "../../tests/support/model.rs"]
 pub mod model;
 
+// The later revision's model, as `tests/v2_*.rs` use it.
+#[rustfmt::skip]
+#[allow(dead_code)]
+#[path = "../../tests/support/model_v2.rs"]
+pub mod model_v2;
+
 use model::ModelCommand;
 
 #[path = "../../tests/support/to_model.rs"]

@@ -2,6 +2,7 @@
 
 use crate::decode::escape_line_breaks;
 use crate::output::{self, io_error, stdout_error, Failure};
+use crate::revision::Revision;
 use clap::Args;
 use serde_json::Value;
 use std::ffi::OsString;
@@ -11,8 +12,10 @@ use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// The crate's own vectors; `tests/` ships in the package.
+/// The crate's own vectors, for each revision; `tests/` ships in the
+/// package.
 const VECTORS: &str = include_str!("../../tests/vectors/commands.jsonl");
+const VECTORS_V2: &str = include_str!("../../tests/vectors/commands-v2.jsonl");
 
 /// Past this much output a program is stopped: it cannot be answering one
 /// short line per vector.
@@ -29,6 +32,10 @@ const MAX_OUTPUT: usize = 64 << 20;
 /// whose line holds a LF cannot be sent as one line and are skipped, with a
 /// note. PROGRAM's stderr passes through.
 ///
+/// `--revision v2` runs the later revision's built-in vectors instead
+/// (PROGRAM must then judge lines as that revision does); with --vectors,
+/// the file's vectors are run whatever the revision.
+///
 /// Prints each disagreement (the vector's number in the file, its `why`,
 /// its line, the expected and the given answer), then `N/M vectors agree`.
 ///
@@ -40,12 +47,17 @@ const MAX_OUTPUT: usize = 64 << 20;
 #[derive(Args)]
 #[command(after_help = "Examples:
   serve-command conform -- serve-command decode --format verdict
+  serve-command conform --revision v2 -- serve-command decode --revision v2 --format verdict
   serve-command conform --vectors more.jsonl --timeout 10 -- python3 my_impl.py --verdicts")]
 pub struct Conform {
     /// Vectors to run, in the format of the crate's tests/vectors/commands.jsonl
-    /// (default: those, built in). `serve-command corpus` writes such a file.
+    /// (default: those, or with --revision v2 commands-v2.jsonl, built in).
+    /// `serve-command corpus` writes such a file.
     #[arg(long, value_name = "FILE")]
     vectors: Option<PathBuf>,
+    /// Which revision's built-in vectors to run.
+    #[arg(long, value_enum, default_value_t = Revision::V1)]
+    revision: Revision,
     /// Seconds PROGRAM may take for all the vectors before it is killed.
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = seconds)]
     timeout: Duration,
@@ -90,10 +102,16 @@ pub fn run(args: Conform) -> output::Result<ExitCode> {
             let text = std::fs::read_to_string(path).map_err(|e| io_error(&name, &e))?;
             (name, text)
         }
-        None => (
-            "tests/vectors/commands.jsonl (built in)".to_owned(),
-            VECTORS.to_owned(),
-        ),
+        None => match args.revision {
+            Revision::V1 => (
+                "tests/vectors/commands.jsonl (built in)".to_owned(),
+                VECTORS.to_owned(),
+            ),
+            Revision::V2 => (
+                "tests/vectors/commands-v2.jsonl (built in)".to_owned(),
+                VECTORS_V2.to_owned(),
+            ),
+        },
     };
     let vectors = parse(&text).map_err(|e| Failure::Error(format!("{name}: {e}")))?;
     let (sent, skipped): (Vec<Vector>, Vec<Vector>) =

@@ -1,7 +1,10 @@
 //! `corpus`: a seed corpus and its expected outcomes, for another fuzzer.
 
 use crate::output::{self, io_error, Failure};
+use crate::revision::{canonical, Revision};
 use clap::Args;
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -16,11 +19,17 @@ use std::path::{Path, PathBuf};
 /// line, `error` the wire message. The same seed and count write the same
 /// files.
 ///
+/// With `--revision v2`, the lines are the later revision's near misses
+/// (content arrays, images valid and broken, data-URL `images`, tagged
+/// steers, job commands) and the outcomes its decoder's.
+///
 /// DIR is created if missing. A DIR that already holds anything is refused,
 /// unless --force: then DIR/corpus is emptied first and expected.jsonl
 /// replaced (anything else in DIR is left alone).
 #[derive(Args)]
-#[command(after_help = "Example:\n  serve-command corpus seeds --count 500 --seed 7")]
+#[command(after_help = "Examples:
+  serve-command corpus seeds --count 500 --seed 7
+  serve-command corpus seeds-v2 --revision v2 --count 500")]
 pub struct Corpus {
     /// Folder to write into.
     dir: PathBuf,
@@ -33,17 +42,27 @@ pub struct Corpus {
     /// Write into a DIR that already holds files, emptying DIR/corpus first.
     #[arg(long)]
     force: bool,
+    /// Which revision's lines and outcomes.
+    #[arg(long, value_enum, default_value_t = Revision::V1)]
+    revision: Revision,
 }
 
 pub fn run(args: Corpus) -> output::Result<()> {
-    use proptest::strategy::{Strategy, ValueTree};
-    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    match args.revision {
+        Revision::V1 => write(&args, serve_command::strategy::line()),
+        Revision::V2 => write(&args, serve_command::v2::strategy::line()),
+    }
+}
 
+/// Writes the corpus from `strategy`'s lines and outcomes.
+fn write<C: serve_command::Revision>(
+    args: &Corpus,
+    strategy: impl Strategy<Value = (String, Result<C, String>)>,
+) -> output::Result<()> {
     let mut seed = [0u8; 32];
     seed[..8].copy_from_slice(&args.seed.to_le_bytes());
     let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed);
     let mut runner = TestRunner::new_with_rng(Config::default(), rng);
-    let strategy = serve_command::strategy::line();
 
     let corpus = args.dir.join("corpus");
     prepare(&args.dir, &corpus, args.force)?;
@@ -59,7 +78,7 @@ pub fn run(args: Corpus) -> output::Result<()> {
         fs::write(&path, &line).map_err(|e| io_error(path.display(), &e))?;
         // Keys in the vectors' order: line first.
         let (key, value) = match outcome {
-            Ok(command) => ("ok", command.to_line().trim_end_matches('\n').to_owned()),
+            Ok(command) => ("ok", canonical(&command)),
             Err(message) => ("error", message),
         };
         writeln!(

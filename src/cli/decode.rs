@@ -1,8 +1,9 @@
 //! `decode`: command lines in, the engine's answers out.
 
 use crate::output::{self, io_error, stdout_error};
+use crate::revision::{Revision, Summarized};
 use clap::{Args, ValueEnum};
-use serve_command::{Command, CommandReader, LineError, ReadError, DEFAULT_MAX_LINE_LEN};
+use serve_command::{v2, Command, CommandReader, LineError, ReadError, DEFAULT_MAX_LINE_LEN};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -26,6 +27,10 @@ use std::rc::Rc;
 /// it is not JSON). A line longer than --max-line-len is not judged and
 /// prints `TOOLONG`.
 ///
+/// With `--revision v2`, lines are read as the later revision reads them
+/// (`content`, images, tagged steers, `jobs_snapshot`, `job_stop`) and
+/// answered with its canonical lines and error strings.
+///
 /// Exit status: 0 when every line was a command or blank (with `--format
 /// verdict`: always, a refusal is a verdict), 1 when any line was refused,
 /// 2 on a usage or I/O error. When stdout is closed early (`| head -1`) it
@@ -34,7 +39,8 @@ use std::rc::Rc;
 #[command(after_help = "Examples:
   serve-command decode session.jsonl
   printf '{\"command\":\"cancel\"}\\n{\"command\":\"nap\"}\\n' | serve-command decode --summary
-  serve-command decode --format verdict < lines.txt")]
+  serve-command decode --format verdict < lines.txt
+  serve-command encode --revision v2 prompt \"look\" --image shot.png | serve-command decode --revision v2")]
 pub struct Decode {
     /// The controller's output to read (`-` or none: stdin).
     file: Option<PathBuf>,
@@ -54,6 +60,9 @@ pub struct Decode {
     /// What to print for each line.
     #[arg(long, value_enum, default_value_t = Format::Events)]
     format: Format,
+    /// Which revision of the wire to read.
+    #[arg(long, value_enum, default_value_t = Revision::V1)]
+    revision: Revision,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -67,6 +76,14 @@ pub enum Format {
 }
 
 pub fn run(args: Decode) -> output::Result<ExitCode> {
+    match args.revision {
+        Revision::V1 => run_as::<Command>(&args),
+        Revision::V2 => run_as::<v2::Command>(&args),
+    }
+}
+
+/// The one decoding loop, for either revision.
+fn run_as<C: Summarized>(args: &Decode) -> output::Result<ExitCode> {
     let (name, input): (String, Box<dyn Read>) = match &args.file {
         Some(path) if path.as_os_str() != "-" => {
             let name = path.display().to_string();
@@ -80,7 +97,7 @@ pub fn run(args: Decode) -> output::Result<ExitCode> {
         io::stdout().lock(),
     )));
     let mut tally = Tally::default();
-    let mut lines = Lines::new(input, Rc::clone(&out), args.max_line_len);
+    let mut lines = Lines::<_, C>::new(input, Rc::clone(&out), args.max_line_len);
     for line in &mut lines {
         let (number, line) = match line {
             Ok(line) => line,
@@ -93,7 +110,7 @@ pub fn run(args: Decode) -> output::Result<ExitCode> {
                 return Err(io_error(&name, &e));
             }
         };
-        write_line(&mut *out.borrow_mut(), &args, number, &line).map_err(stdout_error)?;
+        write_line(&mut *out.borrow_mut(), args, number, &line).map_err(stdout_error)?;
         tally.add(&line, args.summary);
     }
     out.borrow_mut().flush().map_err(stdout_error)?;
@@ -110,21 +127,21 @@ pub fn run(args: Decode) -> output::Result<ExitCode> {
 }
 
 /// What one physical input line turned into.
-enum Line {
+enum Line<C: serve_command::Revision> {
     /// Only spaces, tabs and CRs: the engine skips it.
     Blank,
-    Decoded(Result<Command, ReadError>),
+    Decoded(Result<C, ReadError<C::ParseError>>),
 }
 
 /// Every physical line of the input, blank ones included, with its number,
 /// each as soon as it is read. The one place where the CLI decodes lines.
-struct Lines<W> {
-    reader: CommandReader<Input<W>>,
+struct Lines<W, C> {
+    reader: CommandReader<Input<W>, C>,
     /// The input has really ended.
     eof: Rc<Cell<bool>>,
 }
 
-impl<W: Write> Lines<W> {
+impl<W: Write, C: serve_command::Revision> Lines<W, C> {
     fn new(input: Box<dyn Read>, out: Rc<RefCell<W>>, max: usize) -> Self {
         let eof = Rc::new(Cell::new(false));
         let input = Input {
@@ -135,7 +152,7 @@ impl<W: Write> Lines<W> {
             flush_error: None,
         };
         Lines {
-            reader: CommandReader::with_max_line_len(input, max),
+            reader: CommandReader::for_revision(input, max),
             eof,
         }
     }
@@ -146,8 +163,8 @@ impl<W: Write> Lines<W> {
     }
 }
 
-impl<W: Write> Iterator for Lines<W> {
-    type Item = io::Result<(u64, Line)>;
+impl<W: Write, C: serve_command::Revision> Iterator for Lines<W, C> {
+    type Item = io::Result<(u64, Line<C>)>;
 
     fn next(&mut self) -> Option<Self::Item> {
         // `Input` ends the reader's stream after each LF, so each call to
@@ -217,7 +234,12 @@ impl<W: Write> BufRead for Input<W> {
     }
 }
 
-fn write_line(out: &mut impl Write, args: &Decode, number: u64, line: &Line) -> io::Result<()> {
+fn write_line<C: serve_command::Revision>(
+    out: &mut impl Write,
+    args: &Decode,
+    number: u64,
+    line: &Line<C>,
+) -> io::Result<()> {
     if args.format == Format::Events && matches!(line, Line::Blank) {
         return Ok(());
     }
@@ -226,11 +248,11 @@ fn write_line(out: &mut impl Write, args: &Decode, number: u64, line: &Line) -> 
     }
     match (args.format, line) {
         (Format::Events, Line::Blank) => Ok(()),
-        (Format::Events, Line::Decoded(Ok(command))) => command.write_line(out),
+        (Format::Events, Line::Decoded(Ok(command))) => command.encode_line(out),
         (Format::Events, Line::Decoded(Err(error))) => out.write_all(error.event_line().as_bytes()),
         (Format::Verdict, Line::Decoded(Ok(command))) => {
             out.write_all(b"OK ")?;
-            command.write_line(out)
+            command.encode_line(out)
         }
         (
             Format::Verdict,
@@ -269,7 +291,7 @@ struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, line: &Line, per_kind: bool) {
+    fn add<C: Summarized>(&mut self, line: &Line<C>, per_kind: bool) {
         self.lines += 1;
         let kind = match line {
             Line::Blank => {
@@ -281,7 +303,7 @@ impl Tally {
                 if !per_kind {
                     return;
                 }
-                name(command).to_owned()
+                command.label().to_owned()
             }
             Line::Decoded(Err(error)) => {
                 self.refused += 1;
@@ -314,18 +336,9 @@ impl Tally {
     }
 }
 
-/// The wire name of a command, for the summary; goal's two actions apart.
-fn name(command: &Command) -> &'static str {
-    match command {
-        Command::GoalSet { .. } => "goal set",
-        Command::GoalClear => "goal clear",
-        other => other.name(),
-    }
-}
-
 /// An error, grouped for the summary: the wire message, without the parts
 /// that differ from line to line (byte offsets, line numbers).
-fn error_kind(error: &ReadError) -> String {
+fn error_kind<E: std::fmt::Display>(error: &ReadError<E>) -> String {
     match error {
         ReadError::Line {
             error: LineError::Command(e),

@@ -1,39 +1,74 @@
 //! `encode`: one command, as the line a controller writes.
 
 use crate::output::{self, io_error, stdout_error, Failure};
+use crate::revision::Revision;
 use clap::{Args, Subcommand, ValueEnum};
+use serve_command::v2::{self, Content, ContentPart, Image, MAX_IMAGE_BYTES};
 use serve_command::{Command, SteerKind};
+use std::fs::File;
 use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
 
 /// Encode one command as the line a controller writes (LF included).
 ///
 /// A TEXT of `-` is read from stdin verbatim, less one trailing LF. A TEXT
 /// that starts with `-` goes after `--`.
-#[derive(Subcommand)]
+///
+/// With `--revision v2` (before or after the command's name), the later
+/// revision's line: `prompt` and `steer` write `content` (a string, or with
+/// `--image` the text then each image as parts), a steer may carry
+/// `--submission-id`, and `jobs-snapshot` and `job-stop` exist.
+#[derive(Args)]
 #[command(after_help = "Examples:
   serve-command encode prompt \"fix the build\" --submission-id sub-1
   git diff | serve-command encode steer - --kind prompt
-  serve-command encode approval appr-7 --deny")]
-pub enum Encode {
-    /// A prompt: `{"command":"prompt","text":TEXT}`.
-    #[command(
-        after_help = "Example:\n  serve-command encode prompt \"fix it\" --submission-id sub-1"
-    )]
+  serve-command encode approval appr-7 --deny
+  serve-command encode --revision v2 prompt \"what is this?\" --image shot.png
+  serve-command encode --revision v2 job-stop req-1 gen-3 job-7")]
+pub struct Encode {
+    /// Which revision's line to write.
+    #[arg(long, value_enum, default_value_t = Revision::V1, global = true)]
+    revision: Revision,
+    #[command(subcommand)]
+    command: Message,
+}
+
+#[derive(Subcommand)]
+pub enum Message {
+    /// A prompt: `{"command":"prompt","text":TEXT}`; with `--revision v2`,
+    /// `{"command":"prompt","content":...}`.
+    #[command(after_help = "Examples:
+  serve-command encode prompt \"fix it\" --submission-id sub-1
+  serve-command encode --revision v2 prompt \"what is this?\" --image shot.png")]
     Prompt {
         /// The prompt's text (`-`: stdin).
         text: String,
         /// Tag the prompt, to reconcile its delivery by exact id.
         #[arg(long, value_name = "ID")]
         submission_id: Option<String>,
+        /// Attach an image (PNG, JPEG, GIF or WebP, at most 5 MiB), after
+        /// the text; repeat for more, in order. Needs `--revision v2`.
+        #[arg(long = "image", value_name = "FILE")]
+        images: Vec<PathBuf>,
     },
     /// A mid-turn steer.
-    #[command(after_help = "Example:\n  serve-command encode steer /diff --kind command")]
+    #[command(after_help = "Examples:
+  serve-command encode steer /diff --kind command
+  serve-command encode --revision v2 steer \"and this\" --image b.png --submission-id s-2")]
     Steer {
         /// The steer's text (`-`: stdin).
         text: String,
         /// How the steer reaches the model.
         #[arg(long, value_enum, default_value_t = Kind::Prompt)]
         kind: Kind,
+        /// Tag the steer, to reconcile its delivery by exact id. Needs
+        /// `--revision v2`.
+        #[arg(long, value_name = "ID")]
+        submission_id: Option<String>,
+        /// Attach an image (PNG, JPEG, GIF or WebP, at most 5 MiB), after
+        /// the text; repeat for more, in order. Needs `--revision v2`.
+        #[arg(long = "image", value_name = "FILE")]
+        images: Vec<PathBuf>,
     },
     /// Compact the conversation.
     #[command(after_help = "Example:\n  serve-command encode compact")]
@@ -51,6 +86,27 @@ pub enum Encode {
         id: String,
         #[command(flatten)]
         decision: Decision,
+    },
+    /// List the background jobs. Needs `--revision v2`.
+    #[command(after_help = "Example:\n  serve-command encode --revision v2 jobs-snapshot req-1")]
+    JobsSnapshot {
+        /// The controller's id for the answer (the engine refuses an empty
+        /// one).
+        request_id: String,
+    },
+    /// Stop one background job. Needs `--revision v2`.
+    #[command(
+        after_help = "Example:\n  serve-command encode --revision v2 job-stop req-1 gen-3 job-7"
+    )]
+    JobStop {
+        /// The controller's id for the answer (the engine refuses an empty
+        /// one).
+        request_id: String,
+        /// The job's generation (the engine takes 1 to 200 of
+        /// `[A-Za-z0-9._-]`, neither `.` nor `..`).
+        generation: String,
+        /// The job's id (the same rule as GENERATION).
+        job_id: String,
     },
 }
 
@@ -92,39 +148,140 @@ pub enum Kind {
     Command,
 }
 
-pub fn run(cmd: Encode) -> output::Result<()> {
-    let command = match cmd {
-        Encode::Prompt {
+pub fn run(args: Encode) -> output::Result<()> {
+    let mut out = io::stdout().lock();
+    match args.revision {
+        Revision::V1 => v1(args.command)?.write_line(&mut out),
+        Revision::V2 => v2(args.command)?.write_line(&mut out),
+    }
+    .and_then(|()| out.flush())
+    .map_err(stdout_error)
+}
+
+/// The seed revision's command; what it cannot carry is a usage error.
+fn v1(message: Message) -> output::Result<Command> {
+    let needs_v2 = |what: &str, lacks: &str| {
+        Failure::Error(format!(
+            "{what} needs --revision v2: the seed's revision (v1) has no {lacks}"
+        ))
+    };
+    Ok(match message {
+        Message::Prompt { images, .. } | Message::Steer { images, .. } if !images.is_empty() => {
+            return Err(needs_v2("--image", "images"));
+        }
+        Message::Steer {
+            submission_id: Some(_),
+            ..
+        } => return Err(needs_v2("steer --submission-id", "tagged steers")),
+        Message::JobsSnapshot { .. } => return Err(needs_v2("jobs-snapshot", "job commands")),
+        Message::JobStop { .. } => return Err(needs_v2("job-stop", "job commands")),
+        Message::Prompt {
             text,
             submission_id,
+            images: _,
         } => Command::Prompt {
             text: text_arg(text)?,
             submission_id,
         },
-        Encode::Steer { text, kind } => Command::Steer {
-            kind: match kind {
-                Kind::Prompt => SteerKind::Prompt,
-                Kind::Command => SteerKind::Command,
-            },
+        Message::Steer { text, kind, .. } => Command::Steer {
+            kind: kind.into(),
             text: text_arg(text)?,
         },
-        Encode::Compact => Command::Compact,
-        Encode::Cancel => Command::Cancel,
-        Encode::Goal(Goal::Set { text, auto }) => Command::GoalSet {
+        Message::Compact => Command::Compact,
+        Message::Cancel => Command::Cancel,
+        Message::Goal(Goal::Set { text, auto }) => Command::GoalSet {
             text: text_arg(text)?,
             auto,
         },
-        Encode::Goal(Goal::Clear) => Command::GoalClear,
-        Encode::Approval { id, decision } => Command::ApprovalDecision {
+        Message::Goal(Goal::Clear) => Command::GoalClear,
+        Message::Approval { id, decision } => Command::ApprovalDecision {
             id,
             allow: decision.allow,
         },
-    };
-    let mut out = io::stdout().lock();
-    command
-        .write_line(&mut out)
-        .and_then(|()| out.flush())
-        .map_err(stdout_error)
+    })
+}
+
+/// The later revision's command.
+fn v2(message: Message) -> output::Result<v2::Command> {
+    Ok(match message {
+        Message::Prompt {
+            text,
+            submission_id,
+            images,
+        } => v2::Command::Prompt {
+            content: content(text, &images)?,
+            submission_id,
+        },
+        Message::Steer {
+            text,
+            kind,
+            submission_id,
+            images,
+        } => v2::Command::Steer {
+            kind: kind.into(),
+            content: content(text, &images)?,
+            submission_id,
+        },
+        Message::Compact => v2::Command::Compact,
+        Message::Cancel => v2::Command::Cancel,
+        Message::Goal(Goal::Set { text, auto }) => v2::Command::GoalSet {
+            text: text_arg(text)?,
+            auto,
+        },
+        Message::Goal(Goal::Clear) => v2::Command::GoalClear,
+        Message::Approval { id, decision } => v2::Command::ApprovalDecision {
+            id,
+            allow: decision.allow,
+        },
+        Message::JobsSnapshot { request_id } => v2::Command::JobsSnapshot { request_id },
+        Message::JobStop {
+            request_id,
+            generation,
+            job_id,
+        } => v2::Command::JobStop {
+            request_id,
+            generation,
+            job_id,
+        },
+    })
+}
+
+impl From<Kind> for SteerKind {
+    fn from(kind: Kind) -> SteerKind {
+        match kind {
+            Kind::Prompt => SteerKind::Prompt,
+            Kind::Command => SteerKind::Command,
+        }
+    }
+}
+
+/// TEXT then each image, in order; TEXT alone is one text part, which the
+/// wire writes as a string. The images are read first: a bad file is
+/// reported before stdin is read for a TEXT of `-`.
+fn content(text: String, images: &[PathBuf]) -> output::Result<Content> {
+    let images = images
+        .iter()
+        .map(|path| image_arg(path))
+        .collect::<output::Result<Vec<Image>>>()?;
+    let mut content = Content::from(text_arg(text)?);
+    for image in images {
+        content.push(ContentPart::Image(image));
+    }
+    Ok(content)
+}
+
+/// An `--image FILE`: its bytes, if they are an image the wire can carry.
+/// Never reads more than one byte past the limit.
+fn image_arg(path: &Path) -> output::Result<Image> {
+    let name = format!("--image {}", path.display());
+    let mut bytes = Vec::new();
+    File::open(path)
+        .and_then(|file| {
+            file.take(MAX_IMAGE_BYTES as u64 + 1)
+                .read_to_end(&mut bytes)
+        })
+        .map_err(|e| io_error(&name, &e))?;
+    Image::from_bytes(bytes).map_err(|e| Failure::Error(format!("{name}: {e}")))
 }
 
 /// A TEXT argument; `-` reads stdin verbatim, less one trailing LF.

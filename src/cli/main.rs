@@ -8,6 +8,7 @@ mod decode;
 mod dict;
 mod encode;
 mod output;
+mod revision;
 
 use clap::{Parser, Subcommand};
 use std::io::{self, Write};
@@ -21,7 +22,8 @@ use std::process::ExitCode;
     after_help = "Examples:
   serve-command encode prompt \"fix it\" | serve-command decode
   serve-command decode session.jsonl --summary
-  serve-command conform -- ./my_impl"
+  serve-command conform -- ./my_impl
+  serve-command encode --revision v2 prompt \"what is this?\" --image shot.png"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -31,7 +33,6 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     Decode(decode::Decode),
-    #[command(subcommand)]
     Encode(encode::Encode),
     Conform(conform::Conform),
     Corpus(corpus::Corpus),
@@ -45,7 +46,7 @@ fn main() -> ExitCode {
     };
     output::exit(match cli.command {
         Cmd::Decode(args) => decode::run(args),
-        Cmd::Encode(cmd) => encode::run(cmd).map(|()| ExitCode::SUCCESS),
+        Cmd::Encode(args) => encode::run(args).map(|()| ExitCode::SUCCESS),
         Cmd::Conform(args) => conform::run(args),
         Cmd::Corpus(args) => corpus::run(args).map(|()| ExitCode::SUCCESS),
         Cmd::Dict(args) => dict::run(args).map(|()| ExitCode::SUCCESS),

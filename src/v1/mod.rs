@@ -6,7 +6,7 @@ mod command;
 mod decode;
 mod encode;
 mod error;
-mod rules;
+pub(crate) mod rules;
 mod serde;
 #[cfg(feature = "proptest")]
 pub mod strategy;

@@ -7,7 +7,7 @@
 //! reference's match arms to those fields. No other file knows the arms.
 
 use crate::v1::{Command, ParseError, SteerKind};
-use crate::wire::fields::{FieldSet, Slot, WireStr};
+use crate::wire::fields::{Field, FieldSet, NoFields, Slot, WireStr};
 
 /// The protocol's keys, as found in one object. A duplicate key overwrites
 /// (the last one wins, as in the reference's JSON parser).
@@ -81,12 +81,29 @@ impl Key {
     }
 }
 
+impl<S> Fields<S> {
+    /// The slot for a key, or `None` for a key the rules never read.
+    #[inline]
+    pub fn slot(&mut self, key: &[u8]) -> Option<&mut Slot<S>> {
+        Key::from_bytes(key).map(|key| self.slot_of(key))
+    }
+}
+
 impl<S> FieldSet<S> for Fields<S> {
     const MAX_KEY_LEN: usize = "submission_id".len();
+    // Every value is flat: nothing is read inside an array.
+    type Item = NoFields;
 
     #[inline]
-    fn slot(&mut self, key: &[u8]) -> Option<&mut Slot<S>> {
-        Key::from_bytes(key).map(|key| self.slot_of(key))
+    fn item() -> NoFields {
+        NoFields
+    }
+
+    // Inlined into the scan loop, where the array arm it never takes folds
+    // away: the seed's scan stays what it was.
+    #[inline(always)]
+    fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, NoFields>> {
+        self.slot(key).map(Field::Flat)
     }
 }
 
@@ -106,30 +123,15 @@ pub(crate) fn decide<S: WireStr>(f: Fields<S>) -> Result<Command, ParseError> {
     };
     if name.is("prompt") {
         let text = f.text.string().ok_or(ParseError::ExpectedText)?;
-        // Absent means untagged: the tag arrived long after `prompt`.
-        let submission_id = match f.submission_id {
-            Slot::Absent => None,
-            Slot::Str(id) => Some(id.into_string()),
-            _ => return Err(ParseError::ExpectedSubmissionId),
-        };
         Ok(Command::Prompt {
             text: text.into_string(),
-            submission_id,
+            submission_id: submission_id(f.submission_id)?,
         })
     } else if name.is("steer") {
         // `text` is required whatever the kind says, so it is checked first.
         let text = f.text.string().ok_or(ParseError::ExpectedText)?;
-        let kind = match f.kind {
-            // Absent means a prompt steer: what every controller meant
-            // before there was a choice.
-            Slot::Absent => SteerKind::Prompt,
-            Slot::Str(k) if k.is("prompt") => SteerKind::Prompt,
-            Slot::Str(k) if k.is("command") => SteerKind::Command,
-            Slot::Str(k) => return Err(ParseError::UnknownSteerKind(k.into_string())),
-            _ => return Err(ParseError::ExpectedKind),
-        };
         Ok(Command::Steer {
-            kind,
+            kind: steer_kind(f.kind)?,
             text: text.into_string(),
         })
     } else if name.is("compact") {
@@ -137,32 +139,76 @@ pub(crate) fn decide<S: WireStr>(f: Fields<S>) -> Result<Command, ParseError> {
     } else if name.is("cancel") {
         Ok(Command::Cancel)
     } else if name.is("goal") {
-        match f.action {
-            Slot::Str(a) if a.is("set") => match f.text {
-                // A blank goal decodes: refusing it is the engine's policy.
-                Slot::Str(text) => Ok(Command::GoalSet {
-                    text: text.into_string(),
-                    // A flag with a default: only JSON `true` arms it.
-                    auto: matches!(f.auto, Slot::True),
-                }),
-                _ => Err(ParseError::ExpectedGoal),
-            },
-            Slot::Str(a) if a.is("clear") => Ok(Command::GoalClear),
-            _ => Err(ParseError::ExpectedGoal),
-        }
+        goal(f.action, f.text, f.auto)
     } else if name.is("approval") {
-        // Both fields are required: neither has a defensible default.
-        let id = f.id.string().ok_or(ParseError::ExpectedId)?;
-        let allow = match f.allow {
-            Slot::True => true,
-            Slot::False => false,
-            _ => return Err(ParseError::ExpectedAllow),
-        };
-        Ok(Command::ApprovalDecision {
-            id: id.into_string(),
-            allow,
-        })
+        approval(f.id, f.allow)
     } else {
         Err(ParseError::UnknownCommand(name.into_string()))
     }
+}
+
+// The arms the later revision keeps unchanged, written once: `v2/rules.rs`
+// calls these and converts what they return.
+
+/// A `submission_id`: absent means untagged (the tag arrived long after the
+/// command); present, it must be a string (`null` is not absence).
+#[inline]
+pub(crate) fn submission_id<S: WireStr>(slot: Slot<S>) -> Result<Option<String>, ParseError> {
+    match slot {
+        Slot::Absent => Ok(None),
+        Slot::Str(id) => Ok(Some(id.into_string())),
+        _ => Err(ParseError::ExpectedSubmissionId),
+    }
+}
+
+/// A steer's `kind`.
+#[inline]
+pub(crate) fn steer_kind<S: WireStr>(slot: Slot<S>) -> Result<SteerKind, ParseError> {
+    match slot {
+        // Absent means a prompt steer: what every controller meant before
+        // there was a choice.
+        Slot::Absent => Ok(SteerKind::Prompt),
+        Slot::Str(k) if k.is("prompt") => Ok(SteerKind::Prompt),
+        Slot::Str(k) if k.is("command") => Ok(SteerKind::Command),
+        Slot::Str(k) => Err(ParseError::UnknownSteerKind(k.into_string())),
+        _ => Err(ParseError::ExpectedKind),
+    }
+}
+
+/// `goal`: `GoalSet` or `GoalClear`.
+#[inline]
+pub(crate) fn goal<S: WireStr>(
+    action: Slot<S>,
+    text: Slot<S>,
+    auto: Slot<S>,
+) -> Result<Command, ParseError> {
+    match action {
+        Slot::Str(a) if a.is("set") => match text {
+            // A blank goal decodes: refusing it is the engine's policy.
+            Slot::Str(text) => Ok(Command::GoalSet {
+                text: text.into_string(),
+                // A flag with a default: only JSON `true` arms it.
+                auto: matches!(auto, Slot::True),
+            }),
+            _ => Err(ParseError::ExpectedGoal),
+        },
+        Slot::Str(a) if a.is("clear") => Ok(Command::GoalClear),
+        _ => Err(ParseError::ExpectedGoal),
+    }
+}
+
+/// `approval`: `ApprovalDecision`. Both fields are required: neither has a
+/// defensible default, and a guess would settle a permission prompt.
+#[inline]
+pub(crate) fn approval<S: WireStr>(id: Slot<S>, allow: Slot<S>) -> Result<Command, ParseError> {
+    let id = id.string().ok_or(ParseError::ExpectedId)?;
+    let allow = match allow {
+        Slot::True => true,
+        Slot::False => false,
+        _ => return Err(ParseError::ExpectedAllow),
+    };
+    Ok(Command::ApprovalDecision {
+        id: id.into_string(),
+        allow,
+    })
 }

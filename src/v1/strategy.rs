@@ -58,8 +58,9 @@ pub fn command() -> impl Strategy<Value = Command> {
 ///
 /// Lines are always JSON (by the protocol's parser: numbers of any size, up
 /// to 1024 levels of nesting), never contain a LF, and hold no lone
-/// surrogate escape (`"\ud800"`, which the reference reads and Rust
-/// strings cannot hold), so every outcome is the reference's too.
+/// surrogate escape (`"\ud800"`, which today's reference refuses as not
+/// JSON, as this crate does, but the early-2026 one read), so every outcome
+/// is every reference's.
 /// They start from a valid command or from a bag of the protocol's keys, and
 /// are then bent: fields dropped, retyped (numbers, `null`, booleans, arrays,
 /// objects, numbers too big for an `f64`, nesting past `serde_json`'s 128
@@ -137,7 +138,7 @@ const WORDS: &[&str] = &[
     "notice", "true", "null", " ",
 ];
 
-fn wire_string() -> impl Strategy<Value = String> {
+pub(crate) fn wire_string() -> impl Strategy<Value = String> {
     let ch = prop_oneof![
         4 => proptest::char::range(' ', '~'),
         2 => select(TRICKY),
@@ -177,7 +178,7 @@ const NAMES: &[&str] = &[
     "event",
 ];
 
-fn name() -> impl Strategy<Value = String> {
+pub(crate) fn name() -> impl Strategy<Value = String> {
     prop_oneof![
         4 => select(NAMES).prop_map(str::to_owned),
         1 => wire_string(),
@@ -214,7 +215,7 @@ const NEAR_KEYS: &[&str] = &[
     "type",
 ];
 
-fn key() -> impl Strategy<Value = String> {
+pub(crate) fn key() -> impl Strategy<Value = String> {
     prop_oneof![
         6 => select(KEYS).prop_map(str::to_owned),
         2 => select(NEAR_KEYS).prop_map(str::to_owned),
@@ -224,7 +225,7 @@ fn key() -> impl Strategy<Value = String> {
 
 /// A JSON value, owned, before it is written out.
 #[derive(Clone, Debug)]
-enum J {
+pub(crate) enum J {
     Null,
     Bool(bool),
     /// A number's text, valid by JSON's grammar.
@@ -258,7 +259,7 @@ const NUMBERS: &[&str] = &[
 /// protocol's (1024), leaving room for the levels around a nested value.
 const DEPTHS: &[usize] = &[1, 2, 10, 127, 128, 129, 500, 1000];
 
-fn number() -> impl Strategy<Value = String> {
+pub(crate) fn number() -> impl Strategy<Value = String> {
     prop_oneof![
         2 => select(NUMBERS).prop_map(str::to_owned),
         1 => string_regex(r"-?(0|[1-9][0-9]{0,40})(\.[0-9]{1,10})?([eE][+-]?[0-9]{1,4})?")
@@ -267,7 +268,7 @@ fn number() -> impl Strategy<Value = String> {
 }
 
 /// Any value a field might hold, the right type or not.
-fn field_value() -> impl Strategy<Value = J> {
+pub(crate) fn field_value() -> impl Strategy<Value = J> {
     let leaf = prop_oneof![
         2 => select(WORDS).prop_map(|w| J::Str(w.to_owned())),
         2 => wire_string().prop_map(J::Str),
@@ -319,7 +320,7 @@ fn entries_of(cmd: &Command) -> Vec<(String, J)> {
 
 /// One change to a line's fields, at the field `at` picks.
 #[derive(Clone, Debug)]
-struct Mutation {
+pub(crate) struct Mutation {
     at: Pick,
     op: Op,
 }
@@ -347,7 +348,7 @@ enum Op {
     Swap(Index),
 }
 
-fn mutation() -> impl Strategy<Value = Mutation> {
+pub(crate) fn mutation() -> impl Strategy<Value = Mutation> {
     let op = prop_oneof![
         Just(Op::Drop),
         field_value().prop_map(Op::Retype),
@@ -385,7 +386,7 @@ impl Pick {
 }
 
 impl Mutation {
-    fn apply(self, entries: &mut Vec<(String, J)>) {
+    pub(crate) fn apply(self, entries: &mut Vec<(String, J)>) {
         if let Op::Insert(key, value) = self.op {
             let at = self.at.index.index(entries.len() + 1);
             entries.insert(at, (key, value));
@@ -414,7 +415,7 @@ impl Mutation {
 }
 
 #[derive(Clone, Debug)]
-enum Top {
+pub(crate) enum Top {
     Object(Vec<(String, J)>),
     Other(J),
 }
@@ -422,7 +423,7 @@ enum Top {
 /// How a line is written: the whitespace between tokens, and which
 /// characters of keys and strings are written as `\u` escapes.
 #[derive(Clone, Debug)]
-struct Style {
+pub(crate) struct Style {
     /// Used in turn, one per gap between tokens; none when empty.
     ws: Vec<&'static str>,
     /// Bit `i % 64` set: the `i`th character of a key is `\u`-escaped.
@@ -431,7 +432,7 @@ struct Style {
     str_escapes: u64,
 }
 
-fn style() -> impl Strategy<Value = Style> {
+pub(crate) fn style() -> impl Strategy<Value = Style> {
     let ws = select(&["", " ", "\t", "\r", "  ", " \t\r "][..]);
     let escapes = prop_oneof![6 => Just(0u64), 1 => any::<u64>(), 1 => Just(u64::MAX)];
     (
@@ -447,7 +448,7 @@ fn style() -> impl Strategy<Value = Style> {
 }
 
 impl Style {
-    fn render(&self, top: &Top) -> String {
+    pub(crate) fn render(&self, top: &Top) -> String {
         let mut w = Writer {
             style: self,
             out: String::new(),

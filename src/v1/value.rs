@@ -3,7 +3,7 @@
 use crate::v1::command::Val;
 use crate::v1::rules::{self, Fields};
 use crate::v1::{Command, ParseError};
-use crate::wire::fields::{FieldSet, Slot};
+use crate::wire::fields::Slot;
 use serde_json::{Map, Value};
 use std::convert::Infallible;
 

@@ -4,6 +4,7 @@
 
 #[cfg(feature = "tokio")]
 pub(crate) mod codec;
+pub(crate) mod de;
 pub(crate) mod escape;
 pub(crate) mod fields;
 pub(crate) mod find;

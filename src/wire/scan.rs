@@ -5,8 +5,11 @@
 //! line as the reference's JSON parser would, but keeps only what the rules
 //! read: for each key the revision knows ([`FieldSet`]), whether it holds a
 //! string (as a span of the line, unescaped only if a command takes it),
-//! `true`, `false`, or anything else. Everything else is skipped without
-//! being built, iteratively, so no depth of nesting can overflow the stack.
+//! `true`, `false`, or anything else; and for a key the revision reads
+//! inside (v2's `content`, [`Field::Array`]), an array's items one by one,
+//! an object item reduced to its own known keys. Everything else is skipped
+//! without being built, iteratively, so no depth of nesting can overflow
+//! the stack.
 //! The rules are each revision's own (`v1/rules.rs`).
 //!
 //! UTF-8 is checked only where it can occur: inside strings (any other byte
@@ -17,7 +20,7 @@
 //! byte, whatever else is wrong with it.
 
 use crate::error::SyntaxError;
-use crate::wire::fields::{FieldSet, Slot, WireStr};
+use crate::wire::fields::{ArrayField, Field, FieldSet, Item, Slot, WireStr};
 use crate::wire::find::{
     mask, next_backslash, next_stop, string_masks, Backslash, Special, Stops, HIGH,
 };
@@ -97,6 +100,24 @@ impl WireStr for RawStr<'_> {
             return self.raw.bytes() == lit.as_bytes();
         }
         escaped_is(self.raw.text(), lit)
+    }
+
+    #[inline]
+    fn as_text(&self) -> std::borrow::Cow<'_, str> {
+        if self.escaped {
+            std::borrow::Cow::Owned(self.into_string())
+        } else {
+            std::borrow::Cow::Borrowed(self.raw.text())
+        }
+    }
+
+    #[inline]
+    fn as_utf8(&self) -> std::borrow::Cow<'_, [u8]> {
+        if self.escaped {
+            std::borrow::Cow::Owned(self.into_string().into_bytes())
+        } else {
+            std::borrow::Cow::Borrowed(self.raw.bytes())
+        }
     }
 
     #[inline]
@@ -532,25 +553,114 @@ impl<'a> Parser<'a> {
         }
         loop {
             let key = self.key()?;
-            let value = match self.peek() {
-                Some(b'"') => {
+            match field_of(fields, key) {
+                Some(Field::Flat(slot)) => *slot = self.value(1)?,
+                // Only an array leaves the loop; any other value is a slot.
+                Some(Field::Array { value, .. }) if self.peek() != Some(b'[') => {
+                    *value = self.value(1)?;
+                }
+                Some(Field::Array { value, items }) => {
+                    *value = Slot::Absent;
+                    self.array_field(items, F::item)?;
+                }
+                None => {
+                    self.value(1)?;
+                }
+            }
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => {
                     self.i += 1;
-                    Slot::Str(self.string()?)
+                    self.skip_ws();
                 }
-                Some(b't') => {
-                    self.literal(b"true")?;
-                    Slot::True
+                Some(b'}') => {
+                    self.i += 1;
+                    return Ok(());
                 }
-                Some(b'f') => {
-                    self.literal(b"false")?;
-                    Slot::False
+                _ => return Err(self.err("expected ',' or '}'")),
+            }
+        }
+    }
+
+    /// One value, reduced to a slot; `depth` is the nesting level of the
+    /// container it sits in.
+    #[inline(always)]
+    fn value(&mut self, depth: usize) -> Result<Slot<RawStr<'a>>> {
+        Ok(match self.peek() {
+            Some(b'"') => {
+                self.i += 1;
+                Slot::Str(self.string()?)
+            }
+            Some(b't') => {
+                self.literal(b"true")?;
+                Slot::True
+            }
+            Some(b'f') => {
+                self.literal(b"false")?;
+                Slot::False
+            }
+            _ => {
+                self.skip_value(depth)?;
+                Slot::Other
+            }
+        })
+    }
+
+    /// The array value of a key the rules read inside: its items (level 2)
+    /// go to `array` one by one, an object item (level 3) as the fields
+    /// `item` makes. Syntax errors are found and placed exactly as
+    /// [`Parser::skip_value`] would.
+    #[inline(never)]
+    fn array_field<O: FieldSet<RawStr<'a>>>(
+        &mut self,
+        array: &mut dyn ArrayField<RawStr<'a>, O>,
+        item: fn() -> O,
+    ) -> Result<()> {
+        array.begin();
+        self.i += 1;
+        self.skip_ws();
+        if self.peek() == Some(b']') {
+            self.i += 1;
+            return Ok(());
+        }
+        loop {
+            if !array.wants_more() {
+                self.skip_value(2)?;
+            } else if self.peek() == Some(b'{') {
+                let mut fields = item();
+                self.item_object(&mut fields)?;
+                array.item(Item::Object(fields));
+            } else {
+                let value = self.value(2)?;
+                array.item(Item::Value(value));
+            }
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => {
+                    self.i += 1;
+                    self.skip_ws();
                 }
-                _ => {
-                    self.skip_value(1)?;
-                    Slot::Other
+                Some(b']') => {
+                    self.i += 1;
+                    return Ok(());
                 }
-            };
-            if let Some(slot) = slot_of(fields, key) {
+                _ => return Err(self.err("expected ',' or ']'")),
+            }
+        }
+    }
+
+    /// An object item of an array key (level 3), keeping its flat fields.
+    fn item_object<O: FieldSet<RawStr<'a>>>(&mut self, fields: &mut O) -> Result<()> {
+        self.i += 1; // '{'
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.i += 1;
+            return Ok(());
+        }
+        loop {
+            let key = self.key()?;
+            let value = self.value(3)?;
+            if let Some(Field::Flat(slot)) = field_of(fields, key) {
                 *slot = value;
             }
             self.skip_ws();
@@ -877,18 +987,19 @@ const DENSE_GAP: usize = 32;
 const SPARSE: u32 = 3;
 const LONE_SURROGATE: &str = "lone UTF-16 surrogate escape (cannot be held by a Rust String)";
 
-/// The slot of the known key `key` names, comparing keys after unescaping.
+/// Where the value of the known key `key` names goes, comparing keys after
+/// unescaping.
 #[inline(always)]
-fn slot_of<'f, 'a, F: FieldSet<RawStr<'a>>>(
+fn field_of<'f, 'a, F: FieldSet<RawStr<'a>>>(
     fields: &'f mut F,
     key: RawStr<'_>,
-) -> Option<&'f mut Slot<RawStr<'a>>> {
+) -> Option<Field<'f, RawStr<'a>, F::Item>> {
     if !key.escaped {
-        return fields.slot(key.raw.bytes());
+        return fields.field(key.raw.bytes());
     }
     let mut buf = [0u8; KEY_BUF];
     let len = escaped_key(key.raw.text(), &mut buf[..F::MAX_KEY_LEN.min(KEY_BUF)])?;
-    fields.slot(&buf[..len])
+    fields.field(&buf[..len])
 }
 
 /// Room for the longest known key of any revision, unescaped.

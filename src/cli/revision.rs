@@ -1,0 +1,58 @@
+//! `--revision`: which revision of the wire a subcommand speaks, and what
+//! the CLI needs from each beyond the library's `Revision` trait.
+
+use clap::ValueEnum;
+use serve_command::v2;
+
+/// A revision of the wire, as `--revision` names it. The wire itself
+/// carries no version: both ends must agree on one.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Revision {
+    /// The seed's revision (`command.mbt`), the crate root: messages carry
+    /// `text`.
+    V1,
+    /// Upstream openseek's later revision (`serve_command::v2`): messages
+    /// carry `content` (text and image parts), steers may be tagged, and
+    /// `jobs_snapshot` and `job_stop` are commands.
+    V2,
+}
+
+/// What `decode --summary` needs of a revision's command, generically.
+pub trait Summarized: serve_command::Revision {
+    /// The command's wire name, with goal's two actions apart (`goal set`,
+    /// `goal clear`): they do different things.
+    fn label(&self) -> &'static str;
+}
+
+impl Summarized for serve_command::Command {
+    fn label(&self) -> &'static str {
+        use serve_command::Command;
+        match self {
+            Command::GoalSet { .. } => "goal set",
+            Command::GoalClear => "goal clear",
+            other => other.name(),
+        }
+    }
+}
+
+impl Summarized for v2::Command {
+    fn label(&self) -> &'static str {
+        use v2::Command;
+        match self {
+            Command::GoalSet { .. } => "goal set",
+            Command::GoalClear => "goal clear",
+            other => other.name(),
+        }
+    }
+}
+
+/// A command's canonical line without its LF, through the `Revision`
+/// trait: what `corpus` records as `ok`.
+pub fn canonical<C: serve_command::Revision>(command: &C) -> String {
+    let mut line = Vec::new();
+    command
+        .encode_line(&mut line)
+        .expect("writing to a Vec cannot fail");
+    line.pop();
+    String::from_utf8(line).expect("a wire line is UTF-8")
+}

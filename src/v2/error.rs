@@ -1,0 +1,174 @@
+//! The later revision's wire strings: why a JSON line is not a command.
+
+use crate::error::UnknownMessage;
+use crate::v2::ImageError;
+use crate::LineError;
+use std::str::FromStr;
+
+/// A JSON line that is not a command the later revision can read.
+///
+/// `Display` is exactly the string the reference's `Command::parse` returns
+/// (`latest/upstream/command.mbt`): the seed's nine messages, and the new
+/// ones for content, legacy image URLs and background job commands.
+#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ParseError {
+    /// `prompt` or `steer` with neither `content` nor a string `text`.
+    #[error("expected a string \"text\" field")]
+    ExpectedText,
+    /// `prompt` or `steer` whose `submission_id` is present but not a
+    /// string (`null` included).
+    #[error("expected a string \"submission_id\" field")]
+    ExpectedSubmissionId,
+    /// `steer` whose `kind` is present but not a string (`null` included).
+    #[error("expected a string \"kind\" field")]
+    ExpectedKind,
+    /// `steer` whose `kind` is a string other than `"prompt"` or
+    /// `"command"`. Holds the kind verbatim.
+    #[error("unknown steer kind: {0}")]
+    UnknownSteerKind(String),
+    /// `goal` that is neither `{"action":"set","text":<string>}` nor
+    /// `{"action":"clear"}`.
+    #[error("expected {{\"action\": \"set\", \"text\": ...}} or {{\"action\": \"clear\"}}")]
+    ExpectedGoal,
+    /// `approval` without a string `id`.
+    #[error("expected a string \"id\" field")]
+    ExpectedId,
+    /// `approval` with a string `id` but no boolean `allow`.
+    #[error("expected a boolean \"allow\" field")]
+    ExpectedAllow,
+    /// A string `command` that names no command. Holds the name verbatim.
+    #[error("unknown command: {0}")]
+    UnknownCommand(String),
+    /// The JSON is not an object, or has no string `command` field.
+    #[error("expected a {{\"command\": ...}} object")]
+    ExpectedCommand,
+    /// A `content` that is not content, and where: the reference's
+    /// `JsonDecodeError((path, message))`. `path` is `""` for the value
+    /// itself, `/1` for its second part, `/1/media_type` for a field of it;
+    /// `message` is `expected content string or array`, `expected content
+    /// part object`, `unknown content part type`, `String::from_json:
+    /// expected string`, or `invalid image: <the image error>`.
+    #[error("invalid content: JsonDecodeError(({path}, {message}))")]
+    InvalidContent {
+        /// Where, as a JSON pointer into the `content` value.
+        path: String,
+        /// What.
+        message: String,
+    },
+    /// A legacy `text` line whose `images` is not an array of strings.
+    #[error("expected an array of image URLs")]
+    ExpectedImageUrls,
+    /// A legacy `images` URL that is not an image; displays as the image
+    /// error, verbatim.
+    #[error(transparent)]
+    Image(#[from] ImageError),
+    /// `jobs_snapshot` without a non-empty string `request_id`, or
+    /// `job_stop` without that and a valid `generation` and `job_id`
+    /// (1 to 200 of `[A-Za-z0-9._-]`, neither `.` nor `..`).
+    #[error("invalid background job command")]
+    InvalidJobCommand,
+}
+
+/// The seed's messages are this revision's too, unchanged: the arms the two
+/// share are written once (in the seed's rules), and their errors cross here.
+impl From<crate::ParseError> for ParseError {
+    fn from(e: crate::ParseError) -> Self {
+        use crate::ParseError as V1;
+        match e {
+            V1::ExpectedText => ParseError::ExpectedText,
+            V1::ExpectedSubmissionId => ParseError::ExpectedSubmissionId,
+            V1::ExpectedKind => ParseError::ExpectedKind,
+            V1::UnknownSteerKind(kind) => ParseError::UnknownSteerKind(kind),
+            V1::ExpectedGoal => ParseError::ExpectedGoal,
+            V1::ExpectedId => ParseError::ExpectedId,
+            V1::ExpectedAllow => ParseError::ExpectedAllow,
+            V1::UnknownCommand(name) => ParseError::UnknownCommand(name),
+            V1::ExpectedCommand => ParseError::ExpectedCommand,
+        }
+    }
+}
+
+impl From<ParseError> for LineError<ParseError> {
+    fn from(e: ParseError) -> Self {
+        LineError::Command(e)
+    }
+}
+
+impl FromStr for ParseError {
+    type Err = UnknownMessage;
+
+    /// The error a wire string names, for a controller reading
+    /// `command_error` events: every message of this revision gives its
+    /// variant back; anything else is an [`UnknownMessage`].
+    ///
+    /// ```
+    /// use serve_command::v2::{ImageError, ParseError};
+    /// assert_eq!(
+    ///     "invalid content: JsonDecodeError((/0/type, unknown content part type))".parse(),
+    ///     Ok(ParseError::InvalidContent { path: "/0/type".into(), message: "unknown content part type".into() }),
+    /// );
+    /// assert_eq!("image exceeds the 5 MiB limit".parse(), Ok(ParseError::Image(ImageError::TooLarge)));
+    /// ```
+    fn from_str(message: &str) -> Result<ParseError, UnknownMessage> {
+        // The seed's nine messages first: they are this revision's too.
+        if let Ok(e) = message.parse::<crate::ParseError>() {
+            return Ok(e.into());
+        }
+        if let Some(inner) = message
+            .strip_prefix("invalid content: JsonDecodeError((")
+            .and_then(|m| m.strip_suffix("))"))
+        {
+            // A path holds no ", ": indices and the four part keys.
+            let (path, message) = inner.split_once(", ").ok_or_else(UnknownMessage::new)?;
+            return Ok(ParseError::InvalidContent {
+                path: path.to_owned(),
+                message: message.to_owned(),
+            });
+        }
+        if let Ok(image) = message.parse() {
+            return Ok(ParseError::Image(image));
+        }
+        [ParseError::ExpectedImageUrls, ParseError::InvalidJobCommand]
+            .into_iter()
+            .find(|e| e.to_string() == message)
+            .ok_or_else(UnknownMessage::new)
+    }
+}
+
+impl FromStr for ImageError {
+    type Err = UnknownMessage;
+
+    /// The image error a message names.
+    ///
+    /// ```
+    /// use serve_command::v2::ImageError;
+    /// assert_eq!(
+    ///     "image declares image/jpeg but bytes identify image/png".parse(),
+    ///     Ok(ImageError::MediaTypeMismatch { expected: "image/jpeg".into(), actual: "image/png".into() }),
+    /// );
+    /// ```
+    fn from_str(message: &str) -> Result<ImageError, UnknownMessage> {
+        if let Some((expected, actual)) = message
+            .strip_prefix("image declares ")
+            .and_then(|m| m.rsplit_once(" but bytes identify "))
+        {
+            // `actual` is always a sniffed type: the declared one may hold
+            // anything, so the split is from the right.
+            if ["image/png", "image/jpeg", "image/gif", "image/webp"].contains(&actual) {
+                return Ok(ImageError::MediaTypeMismatch {
+                    expected: expected.to_owned(),
+                    actual: actual.to_owned(),
+                });
+            }
+        }
+        [
+            ImageError::TooLarge,
+            ImageError::InvalidBase64,
+            ImageError::UnsupportedFormat,
+        ]
+        .into_iter()
+        .find(|e| e.to_string() == message)
+        .ok_or_else(UnknownMessage::new)
+    }
+}

@@ -1,0 +1,214 @@
+//! Images as the later revision carries them: a raster format's bytes,
+//! checked the reference's way (`image.mbt`): size, canonical padded
+//! base64, four magic-byte sniffs, and the declared media type.
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use std::fmt;
+
+/// The most decoded bytes an image may hold: 5 MiB.
+pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
+
+/// The longest base64 string [`Image::from_base64`] decodes, in UTF-16 code
+/// units as the reference counts a string's length: anything longer is
+/// [`ImageError::TooLarge`] before a byte is decoded.
+pub const MAX_BASE64_LEN: usize = MAX_IMAGE_BYTES.div_ceil(3) * 4;
+
+/// Image bytes whose format is PNG, JPEG, GIF or WebP (by their first
+/// bytes; no pixel is decoded), at most [`MAX_IMAGE_BYTES`], with the media
+/// type those bytes identify.
+///
+/// ```
+/// use serve_command::v2::Image;
+/// let image = Image::from_base64("image/png", "iVBORw0KGgo=")?;
+/// assert_eq!(image.media_type(), "image/png");
+/// assert_eq!(image.bytes(), b"\x89PNG\r\n\x1a\n");
+/// assert_eq!(image.to_base64(), "iVBORw0KGgo=");
+/// # Ok::<(), serve_command::v2::ImageError>(())
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Image {
+    media_type: &'static str,
+    bytes: Vec<u8>,
+}
+
+/// Why bytes, base64 or a data URL are not an [`Image`]. `Display` is the
+/// reference's text, which reaches the wire.
+#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ImageError {
+    /// More than [`MAX_IMAGE_BYTES`] decoded, or a base64 string longer than
+    /// [`MAX_BASE64_LEN`].
+    #[error("image exceeds the 5 MiB limit")]
+    TooLarge,
+    /// Not the canonical padded base64 of any bytes (or, for a data URL, no
+    /// `data:` prefix or no `;base64,`).
+    #[error("image data must be canonical padded base64")]
+    InvalidBase64,
+    /// The bytes start like none of PNG, JPEG, GIF or WebP.
+    #[error("expected PNG, JPEG, GIF, or WebP image bytes")]
+    UnsupportedFormat,
+    /// The declared media type is not the one the bytes identify.
+    #[error("image declares {expected} but bytes identify {actual}")]
+    MediaTypeMismatch {
+        /// The media type the line declared, verbatim.
+        expected: String,
+        /// The media type the bytes identify: `image/png`, `image/jpeg`,
+        /// `image/gif` or `image/webp`.
+        actual: String,
+    },
+}
+
+/// The four media types, by their first bytes.
+fn sniff(bytes: &[u8]) -> Option<&'static str> {
+    match bytes {
+        [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n', ..] => Some("image/png"),
+        [0xff, 0xd8, 0xff, ..] => Some("image/jpeg"),
+        [b'G', b'I', b'F', b'8', b'7' | b'9', b'a', ..] => Some("image/gif"),
+        [b'R', b'I', b'F', b'F', _, _, _, _, b'W', b'E', b'B', b'P', ..] => Some("image/webp"),
+        _ => None,
+    }
+}
+
+/// The length of a string's UTF-8 bytes as the reference counts a string:
+/// UTF-16 code units (one per character, two for a character past U+FFFF).
+fn utf16_len(utf8: &[u8]) -> usize {
+    // Never more than the UTF-8 length, so only a long string is counted.
+    if utf8.len() <= MAX_BASE64_LEN {
+        return utf8.len();
+    }
+    utf8.iter()
+        .map(|&b| usize::from(b & 0xc0 != 0x80) + usize::from(b >= 0xf0))
+        .sum()
+}
+
+impl Image {
+    /// The image these bytes are, by their format's first bytes.
+    ///
+    /// ```
+    /// use serve_command::v2::{Image, ImageError};
+    /// assert_eq!(Image::from_bytes(b"GIF89a...".to_vec())?.media_type(), "image/gif");
+    /// assert_eq!(Image::from_bytes(b"BM".to_vec()), Err(ImageError::UnsupportedFormat));
+    /// # Ok::<(), ImageError>(())
+    /// ```
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Image, ImageError> {
+        if bytes.len() > MAX_IMAGE_BYTES {
+            return Err(ImageError::TooLarge);
+        }
+        let media_type = sniff(&bytes).ok_or(ImageError::UnsupportedFormat)?;
+        Ok(Image { media_type, bytes })
+    }
+
+    /// The image in canonical padded base64 `data`, declared as
+    /// `media_type`: the reference's `Image::from_base64`, check for check.
+    /// The length is checked before anything is decoded, so a long string
+    /// costs no allocation.
+    pub fn from_base64(media_type: &str, data: &str) -> Result<Image, ImageError> {
+        Image::from_base64_utf8(media_type, data.as_bytes())
+    }
+
+    /// [`Image::from_base64`] over a string's UTF-8 bytes, as the line holds
+    /// them: decoded straight from the line, with no copy or check first.
+    pub(crate) fn from_base64_utf8(media_type: &str, data: &[u8]) -> Result<Image, ImageError> {
+        if utf16_len(data) > MAX_BASE64_LEN {
+            return Err(ImageError::TooLarge);
+        }
+        // The standard engine requires padding and zero trailing bits, so
+        // it decodes exactly the strings that re-encode to themselves: the
+        // reference's decode-then-compare, without the second pass.
+        let bytes = STANDARD
+            .decode(data)
+            .map_err(|_| ImageError::InvalidBase64)?;
+        let image = Image::from_bytes(bytes)?;
+        if image.media_type != media_type {
+            return Err(ImageError::MediaTypeMismatch {
+                expected: media_type.to_owned(),
+                actual: image.media_type.to_owned(),
+            });
+        }
+        Ok(image)
+    }
+
+    /// The image in a `data:<media type>;base64,<data>` URL (split at the
+    /// first `;base64,`), as the legacy `images` field carries it.
+    ///
+    /// ```
+    /// use serve_command::v2::{Image, ImageError};
+    /// let image = Image::from_data_url("data:image/png;base64,iVBORw0KGgo=")?;
+    /// assert_eq!(image.data_url(), "data:image/png;base64,iVBORw0KGgo=");
+    /// assert_eq!(Image::from_data_url("https://x/y.png"), Err(ImageError::InvalidBase64));
+    /// # Ok::<(), ImageError>(())
+    /// ```
+    pub fn from_data_url(url: &str) -> Result<Image, ImageError> {
+        let (media_type, data) = url
+            .strip_prefix("data:")
+            .and_then(|rest| rest.split_once(";base64,"))
+            .ok_or(ImageError::InvalidBase64)?;
+        Image::from_base64(media_type, data)
+    }
+
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    #[must_use]
+    pub fn media_type(&self) -> &'static str {
+        self.media_type
+    }
+
+    /// The image file's bytes.
+    #[must_use]
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The image file's bytes, owned.
+    #[must_use]
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+
+    /// The bytes in canonical padded base64, as the wire carries them.
+    #[must_use]
+    pub fn to_base64(&self) -> String {
+        STANDARD.encode(&self.bytes)
+    }
+
+    /// `data:<media type>;base64,<data>`.
+    #[must_use]
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.media_type, self.to_base64())
+    }
+}
+
+impl fmt::Debug for Image {
+    // Never the bytes: an image in a log is its type and size.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Image({}, {} bytes)", self.media_type, self.bytes.len())
+    }
+}
+
+impl TryFrom<Vec<u8>> for Image {
+    type Error = ImageError;
+
+    /// [`Image::from_bytes`].
+    fn try_from(bytes: Vec<u8>) -> Result<Image, ImageError> {
+        Image::from_bytes(bytes)
+    }
+}
+
+#[cfg(feature = "arbitrary")]
+impl<'a> arbitrary::Arbitrary<'a> for Image {
+    /// A valid image: one of the four formats' first bytes, then arbitrary
+    /// bytes, so every arbitrary command round-trips through its line.
+    fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Image> {
+        const HEADERS: [&[u8]; 5] = [
+            b"\x89PNG\r\n\x1a\n",
+            b"\xff\xd8\xff",
+            b"GIF87a",
+            b"GIF89a",
+            b"RIFF\0\0\0\0WEBP",
+        ];
+        let mut bytes = u.choose(&HEADERS)?.to_vec();
+        let tail: &[u8] = u.arbitrary()?;
+        bytes.extend_from_slice(&tail[..tail.len().min(64)]);
+        Image::from_bytes(bytes).map_err(|_| arbitrary::Error::IncorrectFormat)
+    }
+}

@@ -1,0 +1,437 @@
+//! [`proptest`](mod@proptest) strategies for the later revision: commands,
+//! and near-miss command lines paired with the outcome this crate gives
+//! them (feature `proptest`), as [`crate::strategy`] does for the seed's.
+//!
+//! ```
+//! use proptest::prelude::*;
+//! use serve_command::v2::{strategy, Command};
+//!
+//! proptest!(|(cmd in strategy::command())| {
+//!     prop_assert_eq!(Command::from_slice(cmd.to_line().as_bytes()), Ok(cmd));
+//! });
+//! proptest!(|((line, outcome) in strategy::line())| {
+//!     let got = Command::from_slice(line.as_bytes()).map_err(|e| e.to_string());
+//!     prop_assert_eq!(got, outcome);
+//! });
+//! ```
+
+use crate::v1::strategy::{
+    field_value, key as v1_key, mutation, name as v1_name, style, wire_string, Top, J,
+};
+use crate::v2::command::Val;
+use crate::v2::{Command, Content, ContentPart, Image, ParseError};
+use crate::{LineError, SteerKind};
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use proptest::collection::vec;
+use proptest::option;
+use proptest::prelude::*;
+use proptest::sample::select;
+use std::convert::Infallible;
+
+/// The first bytes of each format, and of near misses.
+const HEADERS: &[&[u8]] = &[
+    b"\x89PNG\r\n\x1a\n",
+    b"\xff\xd8\xff",
+    b"GIF87a",
+    b"GIF89a",
+    b"RIFF\0\0\0\0WEBP",
+];
+
+/// Bytes that are no image: short or bent headers.
+const NOT_IMAGES: &[&[u8]] = &[
+    b"",
+    b"\x89PNG\r\n\x1a",
+    b"\x89PNG\r\n\x1b\n",
+    b"\xff\xd8",
+    b"GIF88a",
+    b"RIFF\0\0\0\0WEBQ",
+    b"RIFF\0\0\0WEBP",
+    b"BM",
+    b"<svg",
+];
+
+const MEDIA_TYPES: &[&str] = &[
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "image/PNG",
+    "image/jpg",
+    "image/svg+xml",
+    "",
+    "image/png ",
+];
+
+/// A small valid image: a format's header, then a few arbitrary bytes.
+pub fn image() -> impl Strategy<Value = Image> {
+    (select(HEADERS), vec(any::<u8>(), 0..12)).prop_filter_map("a valid image", |(h, tail)| {
+        let mut bytes = h.to_vec();
+        bytes.extend(tail);
+        Image::from_bytes(bytes).ok()
+    })
+}
+
+/// Content: mostly one text part (what the wire writes as a string), else
+/// up to four parts of text and small images, or none.
+pub fn content() -> impl Strategy<Value = Content> {
+    let part = prop_oneof![
+        wire_string().prop_map(ContentPart::Text),
+        image().prop_map(ContentPart::Image),
+    ];
+    prop_oneof![
+        2 => wire_string().prop_map(Content::from),
+        2 => vec(part, 0..4).prop_map(Content::new),
+    ]
+}
+
+/// A job component the decoder accepts.
+fn component() -> impl Strategy<Value = String> {
+    "[A-Za-z0-9._-]{1,12}".prop_map(|s| if s == "." || s == ".." { s + "x" } else { s })
+}
+
+/// Any command the decoder reads back: strings drawn to stress an encoder,
+/// content of text and small valid images, valid job fields.
+pub fn command() -> impl Strategy<Value = Command> {
+    let kind = prop_oneof![Just(SteerKind::Prompt), Just(SteerKind::Command)];
+    let request_id = || wire_string().prop_map(|s| if s.is_empty() { "r".into() } else { s });
+    prop_oneof![
+        (content(), option::of(wire_string())).prop_map(|(content, submission_id)| {
+            Command::Prompt {
+                content,
+                submission_id,
+            }
+        }),
+        (kind, content(), option::of(wire_string())).prop_map(|(kind, content, submission_id)| {
+            Command::Steer {
+                kind,
+                content,
+                submission_id,
+            }
+        }),
+        Just(Command::Compact),
+        Just(Command::Cancel),
+        request_id().prop_map(|request_id| Command::JobsSnapshot { request_id }),
+        (request_id(), component(), component()).prop_map(|(request_id, generation, job_id)| {
+            Command::JobStop {
+                request_id,
+                generation,
+                job_id,
+            }
+        }),
+        (wire_string(), any::<bool>()).prop_map(|(text, auto)| Command::GoalSet { text, auto }),
+        Just(Command::GoalClear),
+        (wire_string(), any::<bool>())
+            .prop_map(|(id, allow)| Command::ApprovalDecision { id, allow }),
+    ]
+}
+
+/// A near-miss v2 line, without its LF, and the outcome this crate gives
+/// it: `Ok(command)` or `Err(message)`, the `command_error` wire string.
+///
+/// Lines are JSON (never a lone surrogate escape, never a LF). Besides the
+/// seed strategy's bends (fields dropped, retyped, duplicated, renamed,
+/// reordered, escaped, spaced), they hold content arrays with parts that
+/// are not objects, of unknown or missing type, with missing or non-string
+/// fields; images valid and broken (unpadded, over-padded, trailing bits,
+/// URL-safe, spaces, non-ASCII base64; bytes of no format; another media
+/// type); legacy `text` with data-URL `images`, good and bad; and job
+/// commands with empty, `.`, `..`, 201-character and non-ASCII fields.
+pub fn line() -> impl Strategy<Value = (String, Result<Command, String>)> {
+    let object = prop_oneof![
+        3 => command().prop_map(|cmd| entries_of(&cmd)),
+        3 => message_line(),
+        2 => job_line(),
+        2 => (name(), vec((key(), field_value()), 0..5)).prop_map(|(name, mut rest)| {
+            rest.insert(0, ("command".to_owned(), J::Str(name)));
+            rest
+        }),
+        1 => vec((key(), value()), 0..6),
+    ];
+    let top = prop_oneof![
+        12 => (object, vec(mutation(), 0..3)).prop_map(|(mut entries, mutations)| {
+            for m in mutations {
+                m.apply(&mut entries);
+            }
+            Top::Object(entries)
+        }),
+        1 => field_value().prop_map(Top::Other),
+    ];
+    (top, style()).prop_map(|(top, style)| {
+        let line = style.render(&top);
+        let outcome = outcome(&line);
+        (line, outcome)
+    })
+}
+
+/// What an engine answers: the command, or its `command_error` message.
+fn outcome(line: &str) -> Result<Command, String> {
+    match Command::from_slice(line.as_bytes()) {
+        Ok(cmd) => Ok(cmd),
+        Err(e @ LineError::<ParseError>::Command(_)) => Err(e.to_string()),
+        // Never reached (lines are JSON), but if it were, this is the
+        // message the engine would send.
+        Err(LineError::Syntax(e)) => Err(format!("command stream: {e}")),
+    }
+}
+
+const NAMES: &[&str] = &["jobs_snapshot", "job_stop", "jobs", "job_stop ", "Job_stop"];
+
+fn name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => v1_name(),
+        1 => select(NAMES).prop_map(str::to_owned),
+    ]
+}
+
+const KEYS: &[&str] = &[
+    "content",
+    "images",
+    "request_id",
+    "generation",
+    "job_id",
+    "submission_id",
+    "type",
+    "media_type",
+    "data",
+    "Content",
+    "image",
+];
+
+fn key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        2 => v1_key(),
+        1 => select(KEYS).prop_map(str::to_owned),
+    ]
+}
+
+/// Any value, with this revision's structures among them.
+fn value() -> BoxedStrategy<J> {
+    prop_oneof![
+        3 => field_value(),
+        1 => content_value(),
+        1 => images_value(),
+    ]
+    .boxed()
+}
+
+/// Base64 that is not canonical padded base64 of these bytes, or is.
+fn data(bytes: Vec<u8>, bend: u8) -> String {
+    let good = STANDARD.encode(&bytes);
+    match bend % 12 {
+        0 => good.trim_end_matches('=').to_owned(),
+        1 => format!("{good}="),
+        2 => format!("{good}===="),
+        3 if good.ends_with("=") => {
+            // Nonzero trailing bits before the padding.
+            let mut b = good.into_bytes();
+            let i = b.iter().position(|&c| c == b'=').unwrap_or(1) - 1;
+            b[i] = if b[i] == b'B' { b'C' } else { b'B' };
+            String::from_utf8(b).unwrap_or_default()
+        }
+        4 => good.replace('+', "-").replace('/', "_") + "-_",
+        5 => format!(" {good}"),
+        6 => format!("{good}\n"),
+        7 => format!("é{good}"),
+        8 => good.to_lowercase(),
+        _ => good,
+    }
+}
+
+fn image_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let head = prop_oneof![4 => select(HEADERS), 1 => select(NOT_IMAGES)];
+    (head, vec(any::<u8>(), 0..10)).prop_map(|(h, tail)| {
+        let mut b = h.to_vec();
+        b.extend(tail);
+        b
+    })
+}
+
+fn media_type() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => select(MEDIA_TYPES).prop_map(str::to_owned),
+        1 => wire_string(),
+    ]
+}
+
+/// A data string: mostly good, often bent.
+fn data_value() -> BoxedStrategy<String> {
+    (
+        image_bytes(),
+        prop_oneof![2 => Just(255u8), 1 => any::<u8>()],
+    )
+        .prop_map(|(bytes, bend)| data(bytes, bend))
+        .boxed()
+}
+
+/// An image part whose media type usually matches its bytes.
+fn image_part() -> BoxedStrategy<J> {
+    (
+        image_bytes(),
+        prop_oneof![3 => Just(255u8), 1 => any::<u8>()],
+        prop_oneof![3 => Just(None), 1 => media_type().prop_map(Some)],
+    )
+        .prop_map(|(bytes, bend, declared)| {
+            let sniffed = Image::from_bytes(bytes.clone())
+                .map(|i| i.media_type())
+                .unwrap_or("image/png");
+            J::Obj(vec![
+                ("type".into(), J::Str("image".into())),
+                (
+                    "media_type".into(),
+                    J::Str(declared.unwrap_or_else(|| sniffed.to_owned())),
+                ),
+                ("data".into(), J::Str(data(bytes, bend))),
+            ])
+        })
+        .boxed()
+}
+
+/// A content part, or a near miss of one.
+fn part_value() -> BoxedStrategy<J> {
+    let part_key = select(&["type", "text", "media_type", "data", "Type", "kind"][..]);
+    let part_field = prop_oneof![
+        2 => select(&["text", "image", "Text", "", "images"][..]).prop_map(|s| J::Str(s.into())),
+        2 => wire_string().prop_map(J::Str),
+        1 => data_value().prop_map(J::Str),
+        1 => media_type().prop_map(J::Str),
+        2 => field_value(),
+    ];
+    prop_oneof![
+        4 => wire_string().prop_map(|t| J::Obj(vec![
+            ("type".into(), J::Str("text".into())),
+            ("text".into(), J::Str(t)),
+        ])),
+        4 => image_part(),
+        3 => vec((part_key.prop_map(str::to_owned), part_field), 0..5).prop_map(J::Obj),
+        1 => field_value(),
+    ]
+    .boxed()
+}
+
+/// A `content` value: a string, an array of parts, or neither.
+fn content_value() -> BoxedStrategy<J> {
+    prop_oneof![
+        2 => wire_string().prop_map(J::Str),
+        5 => vec(part_value(), 0..4).prop_map(J::Arr),
+        1 => field_value(),
+    ]
+    .boxed()
+}
+
+/// A data URL, or a near miss of one.
+fn url_value() -> BoxedStrategy<J> {
+    (data_value(), media_type(), any::<u8>())
+        .prop_map(|(data, mt, bend)| {
+            J::Str(match bend % 8 {
+                0 => format!("data:{mt},{data}"),
+                1 => format!("DATA:{mt};base64,{data}"),
+                2 => format!("{mt};base64,{data}"),
+                3 => format!("data:{mt};base64,{data};base64,"),
+                _ => format!("data:{mt};base64,{data}"),
+            })
+        })
+        .boxed()
+}
+
+fn images_value() -> BoxedStrategy<J> {
+    prop_oneof![
+        5 => vec(prop_oneof![6 => url_value(), 1 => field_value()], 0..3).prop_map(J::Arr),
+        1 => field_value(),
+    ]
+    .boxed()
+}
+
+/// A `prompt` or `steer` line with content, legacy text and images, or
+/// both, and the fields around them.
+fn message_line() -> BoxedStrategy<Vec<(String, J)>> {
+    (
+        select(&["prompt", "steer"][..]),
+        option::of(content_value()),
+        option::of(prop_oneof![3 => wire_string().prop_map(J::Str), 1 => field_value()]),
+        option::of(images_value()),
+        option::of(prop_oneof![3 => wire_string().prop_map(J::Str), 1 => field_value()]),
+        option::of(prop_oneof![
+            3 => select(&["prompt", "command", "notice"][..]).prop_map(|s| J::Str(s.into())),
+            1 => field_value(),
+        ]),
+    )
+        .prop_map(|(name, content, text, images, tag, kind)| {
+            let mut out = vec![("command".to_owned(), J::Str(name.into()))];
+            for (k, v) in [
+                ("content", content),
+                ("text", text),
+                ("images", images),
+                ("submission_id", tag),
+                ("kind", kind),
+            ] {
+                if let Some(v) = v {
+                    out.push((k.to_owned(), v));
+                }
+            }
+            out
+        })
+        .boxed()
+}
+
+/// A job command line, its fields valid or near misses.
+fn job_line() -> BoxedStrategy<Vec<(String, J)>> {
+    let field = prop_oneof![
+        3 => component().prop_map(J::Str),
+        2 => select(&["", ".", "..", "...", "a/b", "é", "a b", "../x"][..])
+            .prop_map(|s| J::Str(s.into())),
+        1 => (199usize..=202).prop_map(|n| J::Str("x".repeat(n))),
+        1 => wire_string().prop_map(J::Str),
+        1 => field_value(),
+    ];
+    (
+        select(&["jobs_snapshot", "job_stop"][..]),
+        vec(
+            (select(&["request_id", "generation", "job_id"][..]), field),
+            0..4,
+        ),
+    )
+        .prop_map(|(name, fields)| {
+            let mut out = vec![("command".to_owned(), J::Str(name.into()))];
+            out.extend(fields.into_iter().map(|(k, v)| (k.to_owned(), v)));
+            out
+        })
+        .boxed()
+}
+
+/// The command's wire entries, in the encoder's order.
+fn entries_of(cmd: &Command) -> Vec<(String, J)> {
+    let mut out = Vec::new();
+    let Ok(()) = cmd.entries(|key, val| -> Result<(), Infallible> {
+        let value = match val {
+            Val::Str(s) => J::Str(s.to_owned()),
+            Val::Bool(b) => J::Bool(b),
+            Val::Content(c) => content_j(c),
+        };
+        out.push((key.to_owned(), value));
+        Ok(())
+    });
+    out
+}
+
+fn content_j(content: &Content) -> J {
+    if let Some(text) = content.as_single_text() {
+        return J::Str(text.to_owned());
+    }
+    J::Arr(
+        content
+            .iter()
+            .map(|part| match part {
+                ContentPart::Text(text) => J::Obj(vec![
+                    ("type".into(), J::Str("text".into())),
+                    ("text".into(), J::Str(text.clone())),
+                ]),
+                ContentPart::Image(image) => J::Obj(vec![
+                    ("type".into(), J::Str("image".into())),
+                    ("media_type".into(), J::Str(image.media_type().into())),
+                    ("data".into(), J::Str(image.to_base64())),
+                ]),
+            })
+            .collect(),
+    )
+}

@@ -1,0 +1,162 @@
+//! How the v2 decoder allocates: what the command owns (a string content
+//! is its `String` alone: one part is held inline), one list of parts while
+//! they are checked, an image's decoded bytes; a base64 string past the limit
+//! is refused before anything of its size is allocated; and `write_line`
+//! allocates nothing, images included.
+
+use serve_command::v2::{Command, Content, ContentPart, Image};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+/// The system allocator, counting a thread's allocations (and their
+/// largest size) while that thread is inside [`allocations`].
+struct Counting;
+
+thread_local! {
+    static MEASURING: Cell<bool> = const { Cell::new(false) };
+    static COUNT: Cell<usize> = const { Cell::new(0) };
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
+}
+
+fn count_one(size: usize) {
+    if MEASURING.try_with(Cell::get).unwrap_or(false) {
+        let _ = COUNT.try_with(|c| c.set(c.get() + 1));
+        let _ = LARGEST.try_with(|c| c.set(c.get().max(size)));
+    }
+}
+
+// SAFETY: every call is passed to `System` unchanged; counting touches only
+// const-initialised thread-locals, which never allocate.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count_one(layout.size());
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count_one(layout.size());
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count_one(new_size);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// `f`'s result, how many times it allocated on this thread, and the
+/// largest allocation.
+fn allocations<T>(f: impl FnOnce() -> T) -> (T, usize, usize) {
+    COUNT.with(|c| c.set(0));
+    LARGEST.with(|c| c.set(0));
+    MEASURING.with(|m| m.set(true));
+    let out = f();
+    MEASURING.with(|m| m.set(false));
+    (out, COUNT.with(Cell::get), LARGEST.with(Cell::get))
+}
+
+const GIF: &str = r#"{"type":"image","media_type":"image/gif","data":"R0lGODlh"}"#;
+
+#[test]
+fn decoding_allocates_what_the_command_owns() {
+    // (line, allocations)
+    let cases = [
+        (r#"{"command":"cancel","content":[1,2,{"type":"text"}]}"#.to_owned(), 0),
+        (r#"{"command":"jobs_snapshot","request_id":"r1"}"#.to_owned(), 1),
+        (
+            r#"{"command":"job_stop","request_id":"r1","generation":"g","job_id":"j"}"#.to_owned(),
+            3,
+        ),
+        // One text part is held inline: the text is all.
+        (r#"{"command":"prompt","content":"fix the build"}"#.to_owned(), 1),
+        (r#"{"command":"prompt","text":"fix the build"}"#.to_owned(), 1),
+        (
+            r#"{"command":"steer","submission_id":"s","content":"look","kind":"command"}"#.to_owned(),
+            2,
+        ),
+        // Parts: the list kept while checking, the content's list, a string
+        // per text part.
+        (
+            r#"{"command":"prompt","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}"#
+                .to_owned(),
+            1 + 1 + 2,
+        ),
+        // An image: the two lists, and its decoded bytes (the media type is
+        // static).
+        (format!(r#"{{"command":"prompt","content":[{GIF}]}}"#), 1 + 1 + 1),
+        // A legacy URL: the URL list, the text, the bytes, the content's
+        // list once a second part joins the text.
+        (
+            r#"{"command":"prompt","text":"x","images":["data:image/gif;base64,R0lGODlh"]}"#
+                .to_owned(),
+            1 + 1 + 1 + 1,
+        ),
+    ];
+    for (line, want) in cases {
+        let (got, n, _) = allocations(|| Command::from_slice(line.as_bytes()));
+        assert!(got.is_ok(), "{line}: {got:?}");
+        assert_eq!(n, want, "allocations decoding {line}");
+    }
+}
+
+/// Image data without escapes is decoded straight from the line: the
+/// largest allocation is the decoded image, not a copy of its base64.
+#[test]
+fn image_data_is_decoded_from_the_line() {
+    let bytes: Vec<u8> = b"GIF89a"
+        .iter()
+        .copied()
+        .chain(vec![7u8; 3_000_000])
+        .collect();
+    let cmd = Command::Prompt {
+        content: Content::new(vec![ContentPart::Image(Image::from_bytes(bytes).unwrap())]),
+        submission_id: None,
+    };
+    let line = cmd.to_line();
+    assert!(line.len() > 4_000_000);
+    let (got, n, largest) = allocations(|| Command::from_slice(line.as_bytes()));
+    assert_eq!(got.as_ref(), Ok(&cmd));
+    assert_eq!(n, 3);
+    // The decoder's estimate may round up a little; never the base64's size.
+    assert!((3_000_006..3_000_100).contains(&largest), "{largest}");
+}
+
+/// Past the length limit the data is refused before it is decoded: nothing
+/// near its size is allocated, only the error's strings and the part list.
+#[test]
+fn too_long_base64_is_refused_without_decoding() {
+    let data = "A".repeat(serve_command::v2::MAX_BASE64_LEN + 1);
+    let line = format!(
+        r#"{{"command":"prompt","content":[{{"type":"image","media_type":"image/png","data":"{data}"}}]}}"#
+    );
+    let (got, n, largest) = allocations(|| Command::from_slice(line.as_bytes()));
+    assert_eq!(
+        got.unwrap_err().to_string(),
+        "invalid content: JsonDecodeError((/0, invalid image: image exceeds the 5 MiB limit))"
+    );
+    assert!(n <= 5, "{n}");
+    assert!(largest < 1024, "{largest}");
+}
+
+#[test]
+fn encoding_allocates_nothing_or_once() {
+    let image = Image::from_bytes(b"\xff\xd8\xff".repeat(10_000)).unwrap();
+    let cmd = Command::Steer {
+        kind: serve_command::SteerKind::Command,
+        content: Content::new(vec![
+            ContentPart::Text("look".into()),
+            ContentPart::Image(image),
+        ]),
+        submission_id: Some("s".into()),
+    };
+    let line = cmd.to_line();
+    let mut out = Vec::with_capacity(line.len());
+    let ((), n, _) = allocations(|| cmd.write_line(&mut out).unwrap());
+    assert_eq!((n, out.as_slice()), (0, line.as_bytes()));
+    let (again, n, _) = allocations(|| cmd.to_line());
+    assert_eq!((n, again), (1, line));
+}

@@ -1,0 +1,336 @@
+//! The v2 rules, one table each: precedence, content errors and their
+//! paths, job commands, and the crossing to and from the seed revision.
+//! Every verdict was asked of `oracle-latest`.
+
+use serve_command::v2::{Command, Content, ContentPart, Image, NotInV1, ParseError};
+use serve_command::{CommandReader, SteerKind};
+
+#[track_caller]
+fn check(line: &str, expected: Result<&str, &str>) {
+    let got = Command::from_slice(line.as_bytes())
+        .map(|c| c.to_line().trim_end().to_owned())
+        .map_err(|e| e.to_string());
+    assert_eq!(got.as_deref().map_err(String::as_str), expected, "{line}");
+}
+
+const PNG: &str = "iVBORw0KGgo=";
+
+#[test]
+fn precedence() {
+    // prompt: content, then submission_id.
+    check(
+        r#"{"command":"prompt","content":5,"submission_id":5}"#,
+        Err("invalid content: JsonDecodeError((, expected content string or array))"),
+    );
+    check(
+        r#"{"command":"prompt","content":"a","submission_id":5}"#,
+        Err("expected a string \"submission_id\" field"),
+    );
+    // steer: submission_id, then content, then kind.
+    check(
+        r#"{"command":"steer","submission_id":7}"#,
+        Err("expected a string \"submission_id\" field"),
+    );
+    check(
+        r#"{"command":"steer","kind":5,"content":null}"#,
+        Err("invalid content: JsonDecodeError((, expected content string or array))"),
+    );
+    check(
+        r#"{"command":"steer","kind":"notice","content":"x"}"#,
+        Err("unknown steer kind: notice"),
+    );
+    // content wins over text, even malformed; text is read only without it.
+    check(
+        r#"{"command":"prompt","text":"t","content":"c"}"#,
+        Ok(r#"{"command":"prompt","content":"c"}"#),
+    );
+    check(
+        r#"{"command":"prompt","text":"t","content":{}}"#,
+        Err("invalid content: JsonDecodeError((, expected content string or array))"),
+    );
+    check(
+        r#"{"command":"prompt","text":5}"#,
+        Err("expected a string \"text\" field"),
+    );
+    check(
+        r#"{"command":"prompt","text":"t","images":[]}"#,
+        Ok(r#"{"command":"prompt","content":"t"}"#),
+    );
+    // images is read only with text, and only without content.
+    check(
+        r#"{"command":"prompt","content":"c","images":5}"#,
+        Ok(r#"{"command":"prompt","content":"c"}"#),
+    );
+    check(
+        r#"{"command":"prompt","images":5}"#,
+        Err("expected a string \"text\" field"),
+    );
+    // The whole list must be strings before any URL is decoded.
+    check(
+        r#"{"command":"prompt","text":"t","images":["nope",1]}"#,
+        Err("expected an array of image URLs"),
+    );
+    check(
+        r#"{"command":"prompt","text":"t","images":["nope"]}"#,
+        Err("image data must be canonical padded base64"),
+    );
+    // The last duplicate wins, for content as for every key.
+    check(
+        r#"{"command":"prompt","content":[1],"content":"ok"}"#,
+        Ok(r#"{"command":"prompt","content":"ok"}"#),
+    );
+    check(
+        r#"{"command":"prompt","content":"ok","content":[1]}"#,
+        Err("invalid content: JsonDecodeError((/0, expected content part object))"),
+    );
+}
+
+#[test]
+fn content_errors_and_their_paths() {
+    let p = |parts: &str| format!(r#"{{"command":"prompt","content":[{parts}]}}"#);
+    let image =
+        |mt: &str, data: &str| format!(r#"{{"type":"image","media_type":"{mt}","data":"{data}"}}"#);
+    let err = |path: &str, m: &str| format!("invalid content: JsonDecodeError(({path}, {m}))");
+    let cases = [
+        (p("1"), err("/0", "expected content part object")),
+        (p("[]"), err("/0", "expected content part object")),
+        (p(r#""text""#), err("/0", "expected content part object")),
+        (p("{}"), err("/0/type", "unknown content part type")),
+        (
+            p(r#"{"type":1}"#),
+            err("/0/type", "unknown content part type"),
+        ),
+        (
+            p(r#"{"type":"Text"}"#),
+            err("/0/type", "unknown content part type"),
+        ),
+        (
+            p(r#"{"type":"text"}"#),
+            err("/0/text", "String::from_json: expected string"),
+        ),
+        (
+            p(r#"{"type":"text","text":null}"#),
+            err("/0/text", "String::from_json: expected string"),
+        ),
+        (
+            p(r#"{"type":"image","data":"x"}"#),
+            err("/0/media_type", "String::from_json: expected string"),
+        ),
+        (
+            p(r#"{"type":"image","media_type":"image/png"}"#),
+            err("/0/data", "String::from_json: expected string"),
+        ),
+        (
+            p(&image("image/png", "iVBORw0KGgo")),
+            err(
+                "/0",
+                "invalid image: image data must be canonical padded base64",
+            ),
+        ),
+        (
+            p(&image("image/gif", PNG)),
+            err(
+                "/0",
+                "invalid image: image declares image/gif but bytes identify image/png",
+            ),
+        ),
+        (
+            p(&image("image/png", "Qk0=")),
+            err(
+                "/0",
+                "invalid image: expected PNG, JPEG, GIF, or WebP image bytes",
+            ),
+        ),
+        // The first bad part, in order: an image checked late still comes
+        // before a later part's shape.
+        (
+            p(&format!(
+                r#"{{"type":"text","text":"a"}},{},7"#,
+                image("image/gif", PNG)
+            )),
+            err(
+                "/1",
+                "invalid image: image declares image/gif but bytes identify image/png",
+            ),
+        ),
+        (
+            p(&format!(
+                r#"{{"type":"text","text":"a"}},{},7"#,
+                image("image/png", PNG)
+            )),
+            err("/2", "expected content part object"),
+        ),
+    ];
+    for (line, message) in cases {
+        check(&line, Err(&message));
+        // Each message names its error back, path and all.
+        let e: ParseError = message.parse().unwrap();
+        assert_eq!(e.to_string(), message);
+    }
+}
+
+#[test]
+fn job_commands() {
+    let x200 = "x".repeat(200);
+    let x201 = "x".repeat(201);
+    let stop = |r: &str, g: &str, j: &str| {
+        format!(r#"{{"command":"job_stop","request_id":"{r}","generation":"{g}","job_id":"{j}"}}"#)
+    };
+    const BAD: Result<&str, &str> = Err("invalid background job command");
+    check(
+        r#"{"command":"jobs_snapshot","request_id":"r"}"#,
+        Ok(r#"{"command":"jobs_snapshot","request_id":"r"}"#),
+    );
+    check(r#"{"command":"jobs_snapshot","request_id":""}"#, BAD);
+    check(r#"{"command":"jobs_snapshot","request_id":1}"#, BAD);
+    check(r#"{"command":"jobs_snapshot"}"#, BAD);
+    let ok = stop("r", "g-1.2_3", &x200);
+    check(&ok, Ok(&ok));
+    for (r, g, j) in [
+        ("", "g", "j"),
+        ("r", "", "j"),
+        ("r", ".", "j"),
+        ("r", "g", ".."),
+        ("r", "g", &x201),
+        ("r", "a/b", "j"),
+        ("r", "g", "\u{e9}"),
+        ("r", "g", "a b"),
+    ] {
+        check(&stop(r, g, j), BAD);
+    }
+    check(
+        r#"{"command":"job_stop","request_id":"r","generation":"g"}"#,
+        BAD,
+    );
+    // Escapes are read before the check: `\u002e\u002e` is `..`.
+    check(&stop("r", "g", r"\u002e\u002e"), BAD);
+    check(&stop("r", r"\u0067", "j"), Ok(&stop("r", "g", "j")));
+}
+
+#[test]
+fn crossing_revisions() {
+    use serve_command::Command as V1;
+    let image = Image::from_base64("image/png", PNG).unwrap();
+    let text = |t: &str| ContentPart::Text(t.into());
+    let steer = |content: Content, submission_id: Option<&str>| Command::Steer {
+        kind: SteerKind::Command,
+        content,
+        submission_id: submission_id.map(Into::into),
+    };
+    let cases: Vec<(Command, Result<V1, NotInV1>)> = vec![
+        (
+            Command::Prompt {
+                content: "a".into(),
+                submission_id: Some("s".into()),
+            },
+            Ok(V1::Prompt {
+                text: "a".into(),
+                submission_id: Some("s".into()),
+            }),
+        ),
+        (
+            steer("a".into(), None),
+            Ok(V1::Steer {
+                kind: SteerKind::Command,
+                text: "a".into(),
+            }),
+        ),
+        (steer("a".into(), Some("s")), Err(NotInV1::SteerTag)),
+        (
+            Command::Prompt {
+                content: Content::new(vec![]),
+                submission_id: None,
+            },
+            Err(NotInV1::Parts(0)),
+        ),
+        (
+            Command::Prompt {
+                content: Content::new(vec![text("a"), text("b")]),
+                submission_id: None,
+            },
+            Err(NotInV1::Parts(2)),
+        ),
+        (
+            steer(
+                Content::new(vec![text("a"), ContentPart::Image(image)]),
+                None,
+            ),
+            Err(NotInV1::Image),
+        ),
+        (
+            Command::JobsSnapshot {
+                request_id: "r".into(),
+            },
+            Err(NotInV1::JobCommand("jobs_snapshot")),
+        ),
+        (Command::GoalClear, Ok(V1::GoalClear)),
+    ];
+    for (cmd, expected) in cases {
+        assert_eq!(V1::try_from(cmd.clone()), expected, "{cmd:?}");
+        if let Ok(v1) = expected {
+            assert_eq!(Command::from(v1), cmd);
+        }
+    }
+    assert_eq!(
+        NotInV1::Parts(2).to_string(),
+        "the seed revision cannot carry content of 2 parts"
+    );
+    assert_eq!(
+        NotInV1::JobCommand("job_stop").to_string(),
+        "the seed revision cannot carry the job_stop command"
+    );
+}
+
+#[test]
+fn content_reads_like_the_reference() {
+    let image = Image::from_base64("image/png", PNG).unwrap();
+    let c = Content::new(vec![
+        ContentPart::Text("a".into()),
+        ContentPart::Image(image),
+        ContentPart::Text("b".into()),
+    ]);
+    assert_eq!(
+        (c.text(), c.is_text_only(), c.as_single_text()),
+        ("ab".into(), false, None)
+    );
+    let one = Content::from("x");
+    assert_eq!(
+        (one.text(), one.is_text_only(), one.as_single_text()),
+        ("x".into(), true, Some("x"))
+    );
+    let none = Content::default();
+    assert_eq!((none.text(), none.is_text_only()), (String::new(), true));
+}
+
+/// A line decoded by the wrong revision is no panic either way: the
+/// reader of one revision reads the other's stream, item for item.
+#[test]
+fn readers_of_both_revisions_share_the_framing() {
+    let input = b"{\"command\":\"prompt\",\"content\":\"a\"}\n\n{\"command\":\"job_stop\"}\nnope\n";
+    let v1: Vec<_> = CommandReader::new(&input[..])
+        .map(|r| r.map_err(|e| e.to_string()))
+        .collect();
+    let v2: Vec<_> =
+        CommandReader::<_, Command>::for_revision(&input[..], serve_command::DEFAULT_MAX_LINE_LEN)
+            .map(|r| r.map_err(|e| e.to_string()))
+            .collect();
+    assert_eq!(
+        v1,
+        [
+            Err("line 1: expected a string \"text\" field".to_owned()),
+            Err("line 3: unknown command: job_stop".to_owned()),
+            Err("line 4: expected a JSON value at byte 0".to_owned()),
+        ]
+    );
+    assert_eq!(
+        v2,
+        [
+            Ok(Command::Prompt {
+                content: "a".into(),
+                submission_id: None
+            }),
+            Err("line 3: invalid background job command".to_owned()),
+            Err("line 4: expected a JSON value at byte 0".to_owned()),
+        ]
+    );
+}
