@@ -4,8 +4,8 @@
 use crate::v1::command::Val;
 use crate::v1::rules::{self, Fields, Key};
 use crate::v1::Command;
-use crate::wire::de::FieldValue;
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use crate::wire::de::{deserialize_command, FieldValue, FromMap};
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::borrow::Cow;
 use std::convert::Infallible;
@@ -34,24 +34,16 @@ impl<'de> Deserialize<'de> for Command {
     /// not a command fails with a custom error whose message is the wire
     /// string (`serde_json` appends the position).
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(CommandVisitor)
+        deserialize_command(deserializer)
     }
 }
 
-struct CommandVisitor;
-
-fn not_an_object<E: de::Error>() -> Result<Command, E> {
-    Err(E::custom(rules::not_an_object()))
-}
-
-impl<'de> Visitor<'de> for CommandVisitor {
-    type Value = Command;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a {\"command\": ...} object")
+impl<'de> FromMap<'de> for Command {
+    fn not_an_object() -> impl fmt::Display {
+        rules::not_an_object()
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Command, A::Error> {
+    fn from_map<A: MapAccess<'de>>(mut map: A) -> Result<Command, A::Error> {
         let mut fields: Fields<Cow<'de, str>> = Fields::new();
         while let Some(FieldKey(key)) = map.next_key()? {
             match key {
@@ -62,29 +54,6 @@ impl<'de> Visitor<'de> for CommandVisitor {
             }
         }
         rules::decide(fields).map_err(de::Error::custom)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Command, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        not_an_object()
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Command, E> {
-        not_an_object()
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Command, E> {
-        not_an_object()
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Command, E> {
-        not_an_object()
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Command, E> {
-        not_an_object()
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Command, E> {
-        not_an_object()
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Command, E> {
-        not_an_object()
     }
 }
 
