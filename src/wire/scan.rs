@@ -567,17 +567,8 @@ impl<'a> Parser<'a> {
                     self.value(1)?;
                 }
             }
-            self.skip_ws();
-            match self.peek() {
-                Some(b',') => {
-                    self.i += 1;
-                    self.skip_ws();
-                }
-                Some(b'}') => {
-                    self.i += 1;
-                    return Ok(());
-                }
-                _ => return Err(self.err("expected ',' or '}'")),
+            if !self.more_members()? {
+                return Ok(());
             }
         }
     }
@@ -663,18 +654,28 @@ impl<'a> Parser<'a> {
             if let Some(Field::Flat(slot)) = field_of(fields, key) {
                 *slot = value;
             }
-            self.skip_ws();
-            match self.peek() {
-                Some(b',') => {
-                    self.i += 1;
-                    self.skip_ws();
-                }
-                Some(b'}') => {
-                    self.i += 1;
-                    return Ok(());
-                }
-                _ => return Err(self.err("expected ',' or '}'")),
+            if !self.more_members()? {
+                return Ok(());
             }
+        }
+    }
+
+    /// After an object's member: `,` and another member follows (`true`),
+    /// or `}` and the object is over (`false`).
+    #[inline(always)]
+    fn more_members(&mut self) -> Result<bool> {
+        self.skip_ws();
+        match self.peek() {
+            Some(b',') => {
+                self.i += 1;
+                self.skip_ws();
+                Ok(true)
+            }
+            Some(b'}') => {
+                self.i += 1;
+                Ok(false)
+            }
+            _ => Err(self.err("expected ',' or '}'")),
         }
     }
 
