@@ -11,7 +11,8 @@ use criterion::{
 };
 use serde::Deserialize;
 use serde_json::Value;
-use serve_command::{v2, Command, CommandReader, SteerKind};
+use serve_command::v1::{Command, CommandReader, SteerKind};
+use serve_command::v2;
 use std::hint::black_box;
 use std::io::{BufRead, BufReader};
 use std::time::Duration;
@@ -509,7 +510,7 @@ fn check(input: &Input) {
     for line in &input.lines {
         let cmd = Command::from_slice(line.as_bytes())
             .unwrap_or_else(|e| panic!("{}: {e}: {line}", input.name));
-        let via_value = Command::parse(&serde_json::from_str::<Value>(line).unwrap()).unwrap();
+        let via_value = Command::from_json(&serde_json::from_str::<Value>(line).unwrap()).unwrap();
         assert_eq!(cmd, via_value, "{}: {line}", input.name);
         serde_json::from_str::<TaggedWire>(line)
             .unwrap_or_else(|e| panic!("{}: tagged: {e}: {line}", input.name));
@@ -562,7 +563,7 @@ fn decode(c: &mut Criterion) {
             b.iter(|| {
                 for &line in &lines {
                     let v: Value = serde_json::from_slice(black_box(line)).unwrap();
-                    black_box(Command::parse(&v).unwrap());
+                    black_box(Command::from_json(&v).unwrap());
                 }
             })
         });

@@ -3,7 +3,7 @@
 //!
 //!     cargo run --example controller | cargo run --example engine
 
-use serve_command::{Command, SteerKind};
+use serve_command::v1::{Command, SteerKind};
 use std::io::{self, Write};
 
 fn main() -> io::Result<()> {

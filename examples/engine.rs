@@ -11,7 +11,7 @@
 //! more `cancel`: the engine answers the cut line and stops, so that last
 //! `cancel` gets no output, and the engine says why on stderr.
 
-use serve_command::{Command, CommandReader};
+use serve_command::v1::{Command, CommandReader};
 use std::io::{self, Write};
 
 fn main() -> io::Result<()> {

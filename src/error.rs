@@ -8,7 +8,6 @@
 //! message once.
 
 use crate::wire::escape;
-use crate::ParseError;
 use std::{error, fmt, io};
 
 /// Why a line is not JSON (as the reference's JSON parser sees it), and where.
@@ -58,11 +57,22 @@ impl error::Error for SyntaxError {}
 
 /// Why one raw line did not decode into a command.
 ///
-/// `E` is the revision's `ParseError`: [`ParseError`] for the seed's
-/// revision (the default), `v2::ParseError` for the later one. `Display` is
-/// the inner error's, unchanged: this type only says which kind it is.
+/// Each revision names it with its own `ParseError` as `E`:
+/// [`v2::LineError`](crate::v2::LineError) and
+/// [`v1::LineError`](crate::v1::LineError). `Display` is the inner error's,
+/// unchanged: this type only says which kind it is.
+///
+/// ```
+/// use serve_command::v2::{Command, LineError, ParseError};
+/// let err = Command::from_slice(br#"{"command":"nap"}"#).unwrap_err();
+/// assert_eq!(err, LineError::Command(ParseError::UnknownCommand("nap".into())));
+/// assert!(!err.is_stream_error());
+/// let err = Command::from_slice(b"{\"command\"").unwrap_err();
+/// assert_eq!(err.to_string(), "unexpected end of line at byte 10");
+/// assert!(err.is_stream_error());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum LineError<E = ParseError> {
+pub enum LineError<E> {
     /// The line is not JSON. The reference engine answers this with
     /// `command stream: <detail>` and stops reading.
     Syntax(SyntaxError),
@@ -101,12 +111,6 @@ impl<E> From<SyntaxError> for LineError<E> {
     }
 }
 
-impl From<ParseError> for LineError {
-    fn from(e: ParseError) -> Self {
-        LineError::Command(e)
-    }
-}
-
 impl<E: fmt::Display> fmt::Display for LineError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -126,14 +130,18 @@ impl<E: error::Error> error::Error for LineError<E> {
     }
 }
 
-/// Why a [`CommandReader`](crate::CommandReader) (or `CommandCodec`) refused
-/// a line, or stopped.
+/// Why a [`CommandReader`](crate::generic::CommandReader) (or
+/// `CommandCodec`) refused a line, or stopped.
+///
+/// Each revision names it with its own `ParseError` as `E`:
+/// [`v2::ReadError`](crate::v2::ReadError) and
+/// [`v1::ReadError`](crate::v1::ReadError).
 ///
 /// Line numbers are 1-based and count every physical line, blank ones
 /// included, as an editor would.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum ReadError<E = ParseError> {
+pub enum ReadError<E> {
     /// The line is not a command. The stream goes on with the next line.
     ///
     /// Displays as `line <line>: <error>`.
@@ -159,7 +167,7 @@ pub enum ReadError<E = ParseError> {
     ///
     /// Displays as `read failed: <the I/O error>`.
     ///
-    /// [`CommandReader`]: crate::CommandReader
+    /// [`CommandReader`]: crate::generic::CommandReader
     Io(io::Error),
 }
 
@@ -170,7 +178,7 @@ impl<E> ReadError<E> {
     /// but not a command, after which the engine reads on.
     ///
     /// ```
-    /// use serve_command::{CommandReader, ReadError};
+    /// use serve_command::v2::CommandReader;
     /// let mut reader = CommandReader::new(&b"{\"command\":\"nap\"}\nnot json\n"[..]);
     /// assert!(!reader.next().unwrap().unwrap_err().is_stream_error());
     /// assert!(reader.next().unwrap().unwrap_err().is_stream_error());
@@ -196,8 +204,8 @@ impl<E: fmt::Display> ReadError<E> {
     /// `command stream: read failed: <the I/O error>`.
     ///
     /// ```
-    /// use serve_command::ReadError;
-    /// let e: ReadError = ReadError::TooLong { line: 3, max: 65536 };
+    /// use serve_command::v2::ReadError;
+    /// let e = ReadError::TooLong { line: 3, max: 65536 };
     /// assert_eq!(
     ///     e.event_line(),
     ///     "{\"event\":\"command_error\",\"error\":\"command stream: line 3 is longer than 65536 bytes\"}\n",

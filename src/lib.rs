@@ -2,36 +2,37 @@
 //!
 //! A controller (a TUI, a desktop app, a script) writes one JSON command per
 //! line to an agent engine's stdin; the engine decodes each line into a
-//! [`Command`], or answers an unreadable one with a `command_error` event.
-//! This crate writes those lines for controllers and reads them for engines,
+//! command, or answers an unreadable one with a `command_error` event. This
+//! crate writes those lines for controllers and reads them for engines,
 //! byte for byte as the protocol's reference implementation does, with the
 //! reference's error strings.
 //!
+//! The protocol has two revisions, and the wire does not say which one a
+//! line belongs to: both ends agree on one. Each is a module with the same
+//! names in it; pick one and use only it.
+//! - [`v2`]: today's protocol, which upstream openseek speaks: content parts
+//!   with images, tagged steers, background job commands.
+//! - [`v1`]: the seed's revision, every message a string `text`.
+//!
 //! ```
-//! use serve_command::{Command, LineError, ParseError};
+//! use serve_command::v2::{Command, CommandReader};
 //!
-//! // A controller writes a line...
-//! let line = Command::Prompt { text: "fix the build".into(), submission_id: Some("s1".into()) }
-//!     .to_line();
-//! assert_eq!(line, "{\"command\":\"prompt\",\"text\":\"fix the build\",\"submission_id\":\"s1\"}\n");
+//! // An engine reads its stdin...
+//! let stdin = &b"{\"command\":\"prompt\",\"content\":\"fix the build\"}\n{\"command\":\"nap\"}\n"[..];
+//! let mut replies = String::new();
+//! for item in CommandReader::new(stdin) {
+//!     match item {
+//!         Ok(Command::Prompt { content, .. }) => assert_eq!(content.to_text(), "fix the build"),
+//!         Ok(_) => {}
+//!         Err(error) => replies.push_str(&error.event_line()),
+//!     }
+//! }
+//! assert_eq!(replies, "{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}\n");
 //!
-//! // ...and an engine reads it back.
-//! let cmd = Command::from_slice(line.as_bytes())?;
-//! assert!(matches!(cmd, Command::Prompt { .. }));
-//!
-//! // A line that is JSON but not a command: the error is the wire string.
-//! let err = Command::from_slice(br#"{"command":"steer","kind":"notice","text":"hi"}"#).unwrap_err();
-//! assert_eq!(err, LineError::Command(ParseError::UnknownSteerKind("notice".into())));
-//! assert_eq!(err.to_string(), "unknown steer kind: notice");
-//! assert_eq!(err.event_line(), "{\"event\":\"command_error\",\"error\":\"unknown steer kind: notice\"}\n");
-//! # Ok::<(), LineError>(())
+//! // ...which a controller wrote.
+//! let line = Command::Prompt { content: "fix the build".into(), submission_id: None }.to_line();
+//! assert_eq!(line, "{\"command\":\"prompt\",\"content\":\"fix the build\"}\n");
 //! ```
-//!
-//! The crate root is the seed's revision of the wire (`command.mbt`). The
-//! later revision, with content parts, images, tagged steers and job
-//! commands, is [`v2`]: its own `Command` and `ParseError`, the same
-//! [`CommandReader`] and `CommandCodec` (with `v2::Command` as their
-//! revision parameter), and conversions between the two command types.
 #![forbid(unsafe_code)]
 // docs.rs (Cargo.toml: `--cfg docsrs`, nightly): "Available on crate feature
 // ... only" on every feature-gated item, derived from its `#[cfg]`.
@@ -39,22 +40,43 @@
 #![deny(missing_docs)]
 
 // The file list is the architecture: `wire/` is what every revision shares
-// (scanning, escaping, framing, reading), `v1/` is the seed's revision, which
-// the root re-exports, and data flows down: revision -> wire -> error.
+// (scanning, escaping, framing, reading), `v1/` and `v2/` are the two
+// revisions, each a complete face over it, and data flows down:
+// revision -> wire -> error.
 mod error;
 mod revision;
-mod v1;
+pub mod v1;
 pub mod v2;
 mod wire;
 
-pub use crate::error::{LineError, ReadError, SyntaxError, UnknownMessage};
-pub use crate::revision::Revision;
-#[cfg(feature = "proptest")]
-pub use crate::v1::strategy;
-pub use crate::v1::{Command, ParseError, SteerKind};
-#[cfg(feature = "tokio")]
-pub use crate::wire::codec::CommandCodec;
-pub use crate::wire::read::{CommandReader, DEFAULT_MAX_LINE_LEN};
+/// The machinery every revision shares, generic over the revision: for code
+/// that handles either one (a CLI, a proxy, a test harness).
+///
+/// An engine or a controller speaks one revision and uses its module,
+/// [`v2`] or [`v1`], whose `CommandReader`, `CommandCodec`, `LineError`
+/// and `ReadError` are these types with the revision filled in. Here the
+/// revision is a type parameter, [`Revision`], with no default: a reader
+/// of the wrong revision cannot be written without naming it.
+///
+/// ```
+/// use serve_command::generic::{CommandReader, Revision};
+/// use serve_command::{v1, v2};
+///
+/// // How many lines of a stream are commands of revision `C`.
+/// fn commands<C: Revision>(stream: &[u8]) -> usize {
+///     CommandReader::<_, C>::new(stream).filter(Result::is_ok).count()
+/// }
+/// let stream = b"{\"command\":\"prompt\",\"content\":\"hi\"}\n{\"command\":\"cancel\"}\n";
+/// assert_eq!(commands::<v2::Command>(stream), 2);
+/// assert_eq!(commands::<v1::Command>(stream), 1); // v1 reads `text`, not `content`
+/// ```
+pub mod generic {
+    pub use crate::error::{LineError, ReadError, SyntaxError, UnknownMessage};
+    pub use crate::revision::Revision;
+    #[cfg(feature = "tokio")]
+    pub use crate::wire::codec::CommandCodec;
+    pub use crate::wire::read::{CommandReader, DEFAULT_MAX_LINE_LEN};
+}
 
 // The README's examples are tested with the rest.
 #[cfg(doctest)]

@@ -3,7 +3,7 @@
 //! tagged prompt), whatever else the line holds; `write_line` into a `Vec`
 //! with room allocates nothing, and `to_line` allocates once.
 
-use serve_command::{Command, LineError, SteerKind};
+use serve_command::v1::{Command, LineError, SteerKind};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 

@@ -702,7 +702,7 @@ fn corpus_writes_lines_and_their_outcomes() {
         // Each corpus file is its record's line, and the record is the crate's verdict.
         let line = std::fs::read(dir.join("first/corpus").join(format!("line-{n:06}"))).unwrap();
         assert_eq!(record["line"].as_str().unwrap().as_bytes(), line);
-        match serve_command::Command::from_slice(&line) {
+        match serve_command::v1::Command::from_slice(&line) {
             Ok(cmd) => assert_eq!(record["ok"].as_str().unwrap(), cmd.to_line().trim_end()),
             Err(e) => assert_eq!(record["error"].as_str().unwrap(), e.to_string()),
         }

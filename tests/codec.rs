@@ -7,7 +7,7 @@ mod support;
 use bytes::BytesMut;
 use futures_core::Stream;
 use futures_sink::Sink;
-use serve_command::{Command, CommandCodec, ParseError, SteerKind};
+use serve_command::v1::{Command, CommandCodec, ParseError, SteerKind};
 use std::future::poll_fn;
 use std::pin::Pin;
 use support::stream::{got, session_items, Got, SESSION};
@@ -112,11 +112,11 @@ fn decoding_lines() {
 fn defaults() {
     assert_eq!(
         CommandCodec::new().max_line_len(),
-        serve_command::DEFAULT_MAX_LINE_LEN
+        serve_command::v1::DEFAULT_MAX_LINE_LEN
     );
     assert_eq!(
         CommandCodec::default().max_line_len(),
-        serve_command::DEFAULT_MAX_LINE_LEN
+        serve_command::v1::DEFAULT_MAX_LINE_LEN
     );
     assert_eq!(CommandCodec::with_max_line_len(5).max_line_len(), 5);
     assert_eq!(CommandCodec::new().line_number(), 0);

@@ -1,7 +1,7 @@
 //! Decoding facts the vectors file cannot carry: invalid UTF-8, extreme
 //! nesting, and where a syntax error is reported.
 
-use serve_command::{Command, LineError, ParseError, SyntaxError};
+use serve_command::v1::{Command, LineError, ParseError, SyntaxError};
 
 #[track_caller]
 fn syntax(line: &[u8]) -> SyntaxError {
@@ -94,10 +94,7 @@ fn syntax_errors_say_what_and_where() {
             "{:?}",
             String::from_utf8_lossy(line)
         );
-        assert_eq!(
-            LineError::<ParseError>::Syntax(e.clone()).to_string(),
-            expected
-        );
+        assert_eq!(LineError::Syntax(e.clone()).to_string(), expected);
         assert!(expected.ends_with(&format!(" at byte {}", e.offset())));
         assert!(expected.starts_with(e.reason()));
     }

@@ -1,6 +1,6 @@
 //! The exact bytes of every line the encoder writes.
 
-use serve_command::{Command, SteerKind};
+use serve_command::v1::{Command, SteerKind};
 
 fn prompt(text: &str, id: Option<&str>) -> Command {
     Command::Prompt {

@@ -1,7 +1,7 @@
 //! Every wire error string, and which one wins when a line has several
 //! faults. These strings are what controllers read.
 
-use serve_command::{Command, CommandReader, LineError, ParseError, ReadError, SteerKind};
+use serve_command::v1::{Command, CommandReader, LineError, ParseError, ReadError, SteerKind};
 use std::error::Error;
 use std::{fmt, io};
 
@@ -13,7 +13,7 @@ fn refused(line: &str, expected: ParseError, message: &str) {
         "{line}"
     );
     let value: serde_json::Value = serde_json::from_str(line).unwrap();
-    assert_eq!(Command::parse(&value), Err(expected.clone()), "{line}");
+    assert_eq!(Command::from_json(&value), Err(expected.clone()), "{line}");
     assert_eq!(expected.to_string(), message);
 }
 
@@ -301,16 +301,16 @@ fn every_error_reads_once_down_its_source_chain() {
         &["line 4: unexpected end of line at byte 10"],
     );
     reads_once(
-        &ReadError::<ParseError>::TooLong { line: 2, max: 10 },
+        &ReadError::TooLong { line: 2, max: 10 },
         &["line 2 is longer than 10 bytes"],
     );
     reads_once(
-        &ReadError::<ParseError>::Io(io::Error::other("boom")),
+        &ReadError::Io(io::Error::other("boom")),
         &["read failed: boom"],
     );
     // A cause below the I/O error is still reachable, once.
     reads_once(
-        &ReadError::<ParseError>::Io(io::Error::other(Tunnel(Transport))),
+        &ReadError::Io(io::Error::other(Tunnel(Transport))),
         &["read failed: tunnel closed", "connection reset"],
     );
 }
@@ -396,7 +396,7 @@ fn stream_errors_are_the_ones_the_engine_stops_at() {
             ("line 5 is longer than 30 bytes".to_owned(), true),
         ]
     );
-    assert!(ReadError::<ParseError>::Io(io::Error::other("x")).is_stream_error());
+    assert!(ReadError::Io(io::Error::other("x")).is_stream_error());
     let syntax = Command::from_slice(b"[").unwrap_err();
     assert!(syntax.is_stream_error());
     assert!(!LineError::Command(ParseError::ExpectedId).is_stream_error());

@@ -5,7 +5,7 @@
 //! reference (shared/reference-oracle); the syntax errors' reasons and
 //! offsets are this crate's own.
 
-use serve_command::{Command, LineError};
+use serve_command::v1::{Command, LineError};
 
 /// What a line must decode to.
 #[derive(Debug, PartialEq)]
@@ -144,7 +144,7 @@ fn every_fuzz_regression_decodes_as_recorded() {
         }
         // Where serde_json reads the line, `parse` says the same.
         if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&input) {
-            let parsed = match Command::parse(&value) {
+            let parsed = match Command::from_json(&value) {
                 Ok(c) => Got::Ok(c.to_line().trim_end_matches('\n').to_owned()),
                 Err(e) => Got::Err(e.to_string()),
             };

@@ -5,7 +5,7 @@ mod support;
 
 use proptest::prelude::*;
 use serde_json::Value;
-use serve_command::{Command, LineError, SteerKind};
+use serve_command::v1::{Command, LineError, SteerKind};
 use support::model::{model_parse, model_to_line};
 
 /// What happened to a line, in terms every path can express.
@@ -168,7 +168,7 @@ proptest! {
         };
         let from_slice = of_command(from_slice.map_err(|e| e.to_string()));
         prop_assert_eq!(&from_slice, &model, "from_slice: {}", line);
-        let parsed = of_command(Command::parse(&value).map_err(|e| e.to_string()));
+        let parsed = of_command(Command::from_json(&value).map_err(|e| e.to_string()));
         prop_assert_eq!(&parsed, &model, "parse: {}", line);
         let deserialized = of_command(serde_json::from_str::<Command>(&line).map_err(|e| {
             let msg = e.to_string();
@@ -255,7 +255,7 @@ proptest! {
         prop_assert!(line.ends_with('\n'));
         prop_assert_eq!(line.matches('\n').count(), 1, "one LF, at the end: {:?}", line);
         prop_assert_eq!(Command::from_slice(line.as_bytes()), Ok(cmd.clone()));
-        prop_assert_eq!(Command::parse(&cmd.to_json()), Ok(cmd.clone()));
+        prop_assert_eq!(Command::from_json(&cmd.to_json()), Ok(cmd.clone()));
         let mut written = Vec::new();
         cmd.write_line(&mut written).unwrap();
         prop_assert_eq!(&written, line.as_bytes());

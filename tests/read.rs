@@ -3,7 +3,7 @@
 
 mod support;
 
-use serve_command::{
+use serve_command::v1::{
     Command, CommandReader, LineError, ParseError, ReadError, DEFAULT_MAX_LINE_LEN,
 };
 use std::io::{self, BufRead, BufReader, Read};

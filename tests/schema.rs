@@ -19,7 +19,8 @@
 //! every `Arbitrary` v2 command must fit its shape.
 
 use serde_json::Value;
-use serve_command::{v2, Command, LineError, ParseError, SteerKind};
+use serve_command::v1::{Command, LineError, ParseError, SteerKind};
+use serve_command::v2;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -177,7 +178,7 @@ fn lines(cmds: impl IntoIterator<Item = Command>) -> Vec<String> {
 
 const COMMAND_NAME: &str = "The command's name. A string naming no command is refused with `unknown command: <name>`; a line without a string `command` with `expected a {\"command\": ...} object`.";
 
-/// The seed's revision: the crate root, `serve_command::Command`.
+/// The seed's revision: the crate root, `serve_command::v1::Command`.
 fn v1() -> Revision {
     let text = || "a".to_owned();
     let field = |name, ty, description| Field {
@@ -193,7 +194,7 @@ fn v1() -> Revision {
         decode: Some(decode_v1),
         title: "serve command",
         description: "One command a controller writes to an agent engine's stdin: one JSON object per line, compact, ending in one LF. The engine answers a line it cannot read with a `command_error` event whose `error` is one of the reference's messages (wire contract, byte for byte).",
-        source: "serve_command::Command",
+        source: "serve_command::v1::Command",
         lenient: "The decoder is more lenient, as the README's \"When a field may be absent, and why\" says: a `steer` without `kind` is a prompt steer; `auto` of any type is read, and only `true` arms it; a duplicate key is allowed and the last one wins; unknown fields are ignored wherever they are and whatever they hold.",
         defs: vec![Def {
             name: "SteerKind",
@@ -1255,8 +1256,8 @@ fn decode_v2(line: &str) -> (Outcome, Option<&'static str>) {
             Outcome::Ok(cmd.to_line().trim_end_matches('\n').to_owned()),
             Some(shape_of_v2(&cmd)),
         ),
-        Err(LineError::Command(e)) => (Outcome::Error(e.to_string()), None),
-        Err(LineError::Syntax(_)) => (Outcome::NotJson, None),
+        Err(v2::LineError::Command(e)) => (Outcome::Error(e.to_string()), None),
+        Err(v2::LineError::Syntax(_)) => (Outcome::NotJson, None),
     }
 }
 

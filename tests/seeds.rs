@@ -4,7 +4,7 @@
 //! After changing the vectors, rewrite the seeds with
 //! `SERVE_COMMAND_WRITE_SEEDS=1 cargo test --test seeds`.
 
-use serve_command::{Command, SteerKind};
+use serve_command::v1::{Command, SteerKind};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! `serve_command::strategy` held to the reference model, so the strategies
+//! `serve_command::v1::strategy` held to the reference model, so the strategies
 //! cannot drift from the protocol unnoticed. Run with `--features proptest`.
 #![cfg(feature = "proptest")]
 
@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
 use serde_json::Value;
-use serve_command::{strategy, Command, LineError};
+use serve_command::v1::{strategy, Command, LineError};
 use std::collections::BTreeSet;
 use support::model::{model_parse, model_to_line};
 use support::to_model::to_model;

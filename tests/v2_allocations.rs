@@ -146,7 +146,7 @@ fn too_long_base64_is_refused_without_decoding() {
 fn encoding_allocates_nothing_or_once() {
     let image = Image::from_bytes(b"\xff\xd8\xff".repeat(10_000)).unwrap();
     let cmd = Command::Steer {
-        kind: serve_command::SteerKind::Command,
+        kind: serve_command::v2::SteerKind::Command,
         content: Content::new(vec![
             ContentPart::Text("look".into()),
             ContentPart::Image(image),

@@ -3,8 +3,8 @@
 #![cfg(feature = "tokio")]
 
 use bytes::BytesMut;
+use serve_command::generic::{CommandCodec, ReadError};
 use serve_command::v2::{Command, ContentPart, Image};
-use serve_command::{CommandCodec, ReadError};
 use tokio_util::codec::{Decoder, Encoder};
 
 const INPUT: &[u8] = b"{\"command\":\"prompt\",\"content\":[{\"type\":\"text\",\"text\":\"see\"},{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}]}\n\
@@ -13,7 +13,7 @@ const INPUT: &[u8] = b"{\"command\":\"prompt\",\"content\":[{\"type\":\"text\",\
 {\"command\":\"jobs_snapshot\",\"request_id\":\"r\"}";
 
 fn decode_split(at: usize) -> Vec<(u64, Result<String, String>)> {
-    let mut codec = CommandCodec::<Command>::for_revision(1 << 20);
+    let mut codec = CommandCodec::<Command>::with_max_line_len(1 << 20);
     let mut src = BytesMut::new();
     let mut items = Vec::new();
     let mut push = |codec: &CommandCodec<Command>, item: Result<Command, ReadError<_>>| {
@@ -55,11 +55,11 @@ fn v2_codec_at_every_split() {
 fn v2_codec_encodes_the_canonical_line() {
     let image = Image::from_base64("image/gif", "R0lGODlh").unwrap();
     let cmd = Command::Steer {
-        kind: serve_command::SteerKind::Prompt,
+        kind: serve_command::v2::SteerKind::Prompt,
         content: vec![ContentPart::Image(image)].into(),
         submission_id: Some("s".into()),
     };
-    let mut codec = CommandCodec::<Command>::for_revision(1024);
+    let mut codec = CommandCodec::<Command>::with_max_line_len(1024);
     let mut dst = BytesMut::new();
     codec.encode(&cmd, &mut dst).unwrap();
     codec.encode(cmd.clone(), &mut dst).unwrap();

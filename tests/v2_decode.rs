@@ -2,8 +2,8 @@
 //! paths, job commands, and the crossing to and from the seed revision.
 //! Every verdict was asked of `oracle-latest`.
 
+use serve_command::v2::SteerKind;
 use serve_command::v2::{Command, Content, ContentPart, Image, NotInV1, ParseError};
-use serve_command::{CommandReader, SteerKind};
 
 #[track_caller]
 fn check(line: &str, expected: Result<&str, &str>) {
@@ -209,7 +209,7 @@ fn job_commands() {
 
 #[test]
 fn crossing_revisions() {
-    use serve_command::Command as V1;
+    use serve_command::v1::Command as V1;
     let image = Image::from_base64("image/png", PNG).unwrap();
     let text = |t: &str| ContentPart::Text(t.into());
     let steer = |content: Content, submission_id: Option<&str>| Command::Steer {
@@ -290,16 +290,16 @@ fn content_reads_like_the_reference() {
         ContentPart::Text("b".into()),
     ]);
     assert_eq!(
-        (c.text(), c.is_text_only(), c.as_single_text()),
+        (c.to_text(), c.is_text_only(), c.as_single_text()),
         ("ab".into(), false, None)
     );
     let one = Content::from("x");
     assert_eq!(
-        (one.text(), one.is_text_only(), one.as_single_text()),
+        (one.to_text(), one.is_text_only(), one.as_single_text()),
         ("x".into(), true, Some("x"))
     );
     let none = Content::default();
-    assert_eq!((none.text(), none.is_text_only()), (String::new(), true));
+    assert_eq!((none.to_text(), none.is_text_only()), (String::new(), true));
 }
 
 /// A line decoded by the wrong revision is no panic either way: the
@@ -307,13 +307,12 @@ fn content_reads_like_the_reference() {
 #[test]
 fn readers_of_both_revisions_share_the_framing() {
     let input = b"{\"command\":\"prompt\",\"content\":\"a\"}\n\n{\"command\":\"job_stop\"}\nnope\n";
-    let v1: Vec<_> = CommandReader::new(&input[..])
+    let v1: Vec<_> = serve_command::v1::CommandReader::new(&input[..])
         .map(|r| r.map_err(|e| e.to_string()))
         .collect();
-    let v2: Vec<_> =
-        CommandReader::<_, Command>::for_revision(&input[..], serve_command::DEFAULT_MAX_LINE_LEN)
-            .map(|r| r.map_err(|e| e.to_string()))
-            .collect();
+    let v2: Vec<_> = serve_command::v2::CommandReader::new(&input[..])
+        .map(|r| r.map_err(|e| e.to_string()))
+        .collect();
     assert_eq!(
         v1,
         [

@@ -6,8 +6,8 @@
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
+use serve_command::generic::LineError;
 use serve_command::v2::{Command, ContentPart, Image, ImageError, ParseError, MAX_BASE64_LEN};
-use serve_command::LineError;
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n";
 const TOO_LARGE: &str = "image exceeds the 5 MiB limit";
@@ -236,5 +236,5 @@ fn image_errors_display_and_parse_back() {
 fn an_image_debugs_as_its_type_and_size() {
     let image = Image::from_base64("image/png", "iVBORw0KGgo=").unwrap();
     assert_eq!(format!("{image:?}"), "Image(image/png, 8 bytes)");
-    assert_eq!(image.data_url(), "data:image/png;base64,iVBORw0KGgo=");
+    assert_eq!(image.to_data_url(), "data:image/png;base64,iVBORw0KGgo=");
 }

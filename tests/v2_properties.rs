@@ -11,8 +11,8 @@ mod model_v2;
 use model_v2::model_v2;
 use proptest::prelude::*;
 use serde_json::Value;
+use serve_command::generic::CommandReader;
 use serve_command::v2::{strategy, Command, NotInV1};
-use serve_command::CommandReader;
 
 /// What a path made of a line: the canonical line (no LF), or the message.
 fn verdict(r: Result<Command, String>) -> Result<String, String> {
@@ -31,7 +31,7 @@ proptest! {
         prop_assert_eq!(&got, &verdict(outcome));
         if let Ok(value) = serde_json::from_str::<Value>(&line) {
             prop_assert_eq!(&got, &model_v2(&value), "model");
-            prop_assert_eq!(&got, &verdict(Command::parse(&value).map_err(|e| e.to_string())), "parse");
+            prop_assert_eq!(&got, &verdict(Command::from_json(&value).map_err(|e| e.to_string())), "parse");
             let de = serde_json::from_str::<Command>(&line).map_err(|e| {
                 let msg = e.to_string();
                 msg.rsplit_once(" at line ").map_or(msg.clone(), |(m, _)| m.to_owned())
@@ -50,11 +50,11 @@ proptest! {
         prop_assert_eq!(&written, line.as_bytes());
         prop_assert_eq!(serde_json::to_string(&cmd).unwrap() + "\n", line.clone());
         prop_assert_eq!(Command::from_slice(line.as_bytes()), Ok(cmd.clone()));
-        prop_assert_eq!(Command::parse(&cmd.to_json()), Ok(cmd.clone()));
+        prop_assert_eq!(Command::from_json(&cmd.to_json()), Ok(cmd.clone()));
         prop_assert_eq!(serde_json::from_str::<Command>(&line).unwrap(), cmd.clone());
         let value: Value = serde_json::from_str(&line).unwrap();
         prop_assert_eq!(model_v2(&value), Ok(line.trim_end_matches('\n').to_owned()));
-        let mut reader = CommandReader::<_, Command>::for_revision(line.as_bytes(), line.len());
+        let mut reader = CommandReader::<_, Command>::with_max_line_len(line.as_bytes(), line.len());
         prop_assert_eq!(reader.next().map(|r| r.map_err(|e| e.to_string())), Some(Ok(cmd)));
         prop_assert!(reader.next().is_none());
     }
@@ -62,17 +62,17 @@ proptest! {
     /// A seed command's canonical line, decoded by v2, is the command
     /// converted; and it converts back.
     #[test]
-    fn v1_lines_read_in_v2_as_converted(cmd in serve_command::strategy::command()) {
+    fn v1_lines_read_in_v2_as_converted(cmd in serve_command::v1::strategy::command()) {
         let converted = Command::from(cmd.clone());
         prop_assert_eq!(Command::from_slice(cmd.to_line().as_bytes()), Ok(converted.clone()));
-        prop_assert_eq!(serve_command::Command::try_from(converted), Ok(cmd));
+        prop_assert_eq!(serve_command::v1::Command::try_from(converted), Ok(cmd));
     }
 
     /// A v2 command the seed can carry: its seed line, read by v2, is the
     /// command again. One it cannot: the error says why.
     #[test]
     fn v2_commands_cross_to_v1_when_they_can(cmd in strategy::command()) {
-        match serve_command::Command::try_from(cmd.clone()) {
+        match serve_command::v1::Command::try_from(cmd.clone()) {
             Ok(v1) => prop_assert_eq!(Command::from_slice(v1.to_line().as_bytes()), Ok(cmd)),
             Err(e) => {
                 let why = match &cmd {

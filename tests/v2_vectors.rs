@@ -4,8 +4,8 @@
 //! encoder, and the error strings back through `FromStr`.
 
 use serde_json::Value;
+use serve_command::generic::{CommandReader, LineError, ReadError};
 use serve_command::v2::{Command, ParseError};
-use serve_command::{CommandReader, LineError, ReadError};
 
 #[path = "support/vectors.rs"]
 mod format;
@@ -79,7 +79,7 @@ fn reader_matches_every_v2_vector() {
         input.extend_from_slice(line.as_bytes());
         input.push(b'\n');
     }
-    let mut reader = CommandReader::<_, Command>::for_revision(&input[..], 1 << 24);
+    let mut reader = CommandReader::<_, Command>::with_max_line_len(&input[..], 1 << 24);
     for (n, (line, expected, why)) in vectors.into_iter().enumerate() {
         if line.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
             continue;
@@ -110,7 +110,7 @@ fn parse_and_deserialize_match_where_serde_json_reads_the_line() {
             continue;
         };
         compared += 1;
-        let parsed = match Command::parse(&value) {
+        let parsed = match Command::from_json(&value) {
             Ok(cmd) => Outcome::Ok(canonical(&cmd)),
             Err(e) => Outcome::Error(e.to_string()),
         };

@@ -6,7 +6,7 @@ mod format;
 
 use format::Outcome;
 use serde_json::Value;
-use serve_command::{Command, LineError};
+use serve_command::v1::{Command, LineError};
 
 fn outcome(r: Result<Command, LineError>) -> Outcome {
     match r {
@@ -101,7 +101,7 @@ fn parse_and_deserialize_agree_where_serde_json_reads_the_line() {
             continue;
         };
         compared += 1;
-        let parsed = match Command::parse(&value) {
+        let parsed = match Command::from_json(&value) {
             Ok(cmd) => Outcome::Ok(cmd.to_line().trim_end_matches('\n').to_owned()),
             Err(e) => Outcome::Error(e.to_string()),
         };

@@ -4,7 +4,7 @@
 
 use bytes::BytesMut;
 use libfuzzer_sys::fuzz_target;
-use serve_command::CommandCodec;
+use serve_command::v1::CommandCodec;
 use serve_command_fuzz::{buffered, item, stream_model, StreamInput};
 use tokio_util::codec::Decoder;
 

@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use serve_command::{Command, LineError};
+use serve_command::v1::{Command, LineError};
 use serve_command_fuzz::{as_model, model::model_parse};
 
 fuzz_target!(|data: &[u8]| {
@@ -33,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
         Ok(value) => {
             // serde_json (depth 128) read it: `parse`, `Deserialize` and the
             // model must all agree with `from_slice`.
-            let parsed = Command::parse(&value);
+            let parsed = Command::from_json(&value);
             match (&decoded, &parsed) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b),
                 (Err(LineError::Command(a)), Err(b)) => assert_eq!(a, b),

@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use serve_command::v2::{Command, ParseError};
-use serve_command::{CommandReader, LineError, ReadError};
+use serve_command::generic::{CommandReader, LineError, ReadError};
 use serve_command_fuzz::model_v2::model_v2;
 
 fuzz_target!(|data: &[u8]| {
@@ -36,7 +36,7 @@ fuzz_target!(|data: &[u8]| {
     // One line in a stream: the reader's item is from_slice's verdict (a
     // blank line is no item).
     if !data.contains(&b'\n') {
-        let mut reader = CommandReader::<_, Command>::for_revision(data, data.len());
+        let mut reader = CommandReader::<_, Command>::with_max_line_len(data, data.len());
         let blank = data.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
         match (reader.next(), &decoded) {
             (None, _) => assert!(blank, "no item for a line that is not blank"),
@@ -50,7 +50,7 @@ fuzz_target!(|data: &[u8]| {
 
     match serde_json::from_slice::<Value>(data) {
         Ok(value) => {
-            let parsed = Command::parse(&value);
+            let parsed = Command::from_json(&value);
             match (&decoded, &parsed) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b),
                 (Err(LineError::Command(a)), Err(b)) => assert_eq!(a, b),

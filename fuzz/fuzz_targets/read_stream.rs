@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use serve_command::{CommandReader, ReadError};
+use serve_command::v1::{CommandReader, ReadError};
 use serve_command_fuzz::{buffered, item, stream_model, ChunkedRead, StreamInput};
 
 fuzz_target!(|bytes: &[u8]| {

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use serve_command::Command;
+use serve_command::v1::Command;
 use serve_command_fuzz::model::{model_parse, model_to_line};
 use serve_command_fuzz::to_model;
 
@@ -20,7 +20,7 @@ fuzz_target!(|cmd: Command| {
     assert_eq!(written, line.as_bytes(), "write_line");
 
     let json = cmd.to_json();
-    assert_eq!(Command::parse(&json).as_ref(), Ok(&cmd), "to_json, parse");
+    assert_eq!(Command::from_json(&json).as_ref(), Ok(&cmd), "to_json, parse");
     assert_eq!(model_parse(&json), Ok(to_model(&cmd)), "to_json, the model");
 
     let serialized = serde_json::to_string(&cmd).expect("a command serializes");

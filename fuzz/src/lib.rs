@@ -1,7 +1,7 @@
 //! What the fuzz targets share: the test-only reference model, and ways to
 //! compare the crate's answers with it.
 
-use serve_command::{Command, LineError};
+use serve_command::v1::{Command, LineError};
 
 // The same file as the crate's tests use, so the fuzzers and the tests hold
 // the crate to one model. Not this crate's to format.
@@ -217,8 +217,8 @@ pub enum What {
 }
 
 /// The item a reader or codec gave.
-pub fn item(got: Result<Command, serve_command::ReadError>, line_number: u64) -> Item {
-    use serve_command::ReadError;
+pub fn item(got: Result<Command, serve_command::v1::ReadError>, line_number: u64) -> Item {
+    use serve_command::v1::ReadError;
     let what = match got {
         Ok(c) => What::Command(c),
         Err(ReadError::Line { line, error }) => What::Line(line, error),

@@ -49,13 +49,13 @@ pub struct Corpus {
 
 pub fn run(args: Corpus) -> output::Result<()> {
     match args.revision {
-        Revision::V1 => write(&args, serve_command::strategy::line()),
+        Revision::V1 => write(&args, serve_command::v1::strategy::line()),
         Revision::V2 => write(&args, serve_command::v2::strategy::line()),
     }
 }
 
 /// Writes the corpus from `strategy`'s lines and outcomes.
-fn write<C: serve_command::Revision>(
+fn write<C: serve_command::generic::Revision>(
     args: &Corpus,
     strategy: impl Strategy<Value = (String, Result<C, String>)>,
 ) -> output::Result<()> {

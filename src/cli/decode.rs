@@ -3,7 +3,9 @@
 use crate::output::{self, io_error, stdout_error};
 use crate::revision::{Revision, Summarized};
 use clap::{Args, ValueEnum};
-use serve_command::{v2, Command, CommandReader, LineError, ReadError, DEFAULT_MAX_LINE_LEN};
+use serve_command::generic::{CommandReader, LineError, ReadError, DEFAULT_MAX_LINE_LEN};
+use serve_command::v1::Command;
+use serve_command::v2;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -127,7 +129,7 @@ fn run_as<C: Summarized>(args: &Decode) -> output::Result<ExitCode> {
 }
 
 /// What one physical input line turned into.
-enum Line<C: serve_command::Revision> {
+enum Line<C: serve_command::generic::Revision> {
     /// Only spaces, tabs and CRs: the engine skips it.
     Blank,
     Decoded(Result<C, ReadError<C::ParseError>>),
@@ -141,7 +143,7 @@ struct Lines<W, C> {
     eof: Rc<Cell<bool>>,
 }
 
-impl<W: Write, C: serve_command::Revision> Lines<W, C> {
+impl<W: Write, C: serve_command::generic::Revision> Lines<W, C> {
     fn new(input: Box<dyn Read>, out: Rc<RefCell<W>>, max: usize) -> Self {
         let eof = Rc::new(Cell::new(false));
         let input = Input {
@@ -152,7 +154,7 @@ impl<W: Write, C: serve_command::Revision> Lines<W, C> {
             flush_error: None,
         };
         Lines {
-            reader: CommandReader::for_revision(input, max),
+            reader: CommandReader::with_max_line_len(input, max),
             eof,
         }
     }
@@ -163,7 +165,7 @@ impl<W: Write, C: serve_command::Revision> Lines<W, C> {
     }
 }
 
-impl<W: Write, C: serve_command::Revision> Iterator for Lines<W, C> {
+impl<W: Write, C: serve_command::generic::Revision> Iterator for Lines<W, C> {
     type Item = io::Result<(u64, Line<C>)>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -234,7 +236,7 @@ impl<W: Write> BufRead for Input<W> {
     }
 }
 
-fn write_line<C: serve_command::Revision>(
+fn write_line<C: serve_command::generic::Revision>(
     out: &mut impl Write,
     args: &Decode,
     number: u64,

@@ -3,8 +3,8 @@
 use crate::output::{self, io_error, stdout_error, Failure};
 use crate::revision::Revision;
 use clap::{Args, Subcommand, ValueEnum};
+use serve_command::v1::{Command, SteerKind};
 use serve_command::v2::{self, Content, ContentPart, Image, MAX_IMAGE_BYTES};
-use serve_command::{Command, SteerKind};
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};

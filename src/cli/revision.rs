@@ -18,15 +18,15 @@ pub enum Revision {
 }
 
 /// What `decode --summary` needs of a revision's command, generically.
-pub trait Summarized: serve_command::Revision {
+pub trait Summarized: serve_command::generic::Revision {
     /// The command's wire name, with goal's two actions apart (`goal set`,
     /// `goal clear`): they do different things.
     fn label(&self) -> &'static str;
 }
 
-impl Summarized for serve_command::Command {
+impl Summarized for serve_command::v1::Command {
     fn label(&self) -> &'static str {
-        use serve_command::Command;
+        use serve_command::v1::Command;
         match self {
             Command::GoalSet { .. } => "goal set",
             Command::GoalClear => "goal clear",
@@ -48,7 +48,7 @@ impl Summarized for v2::Command {
 
 /// A command's canonical line without its LF, through the `Revision`
 /// trait: what `corpus` records as `ok`.
-pub fn canonical<C: serve_command::Revision>(command: &C) -> String {
+pub fn canonical<C: serve_command::generic::Revision>(command: &C) -> String {
     let mut line = Vec::new();
     command
         .encode_line(&mut line)

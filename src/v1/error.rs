@@ -44,6 +44,12 @@ pub enum ParseError {
     ExpectedCommand,
 }
 
+impl From<ParseError> for crate::error::LineError<ParseError> {
+    fn from(e: ParseError) -> Self {
+        crate::error::LineError::Command(e)
+    }
+}
+
 impl FromStr for ParseError {
     type Err = UnknownMessage;
 
@@ -53,7 +59,7 @@ impl FromStr for ParseError {
     /// its variant back; anything else is an [`UnknownMessage`].
     ///
     /// ```
-    /// use serve_command::ParseError;
+    /// use serve_command::v1::ParseError;
     /// assert_eq!("unknown command: nap".parse(), Ok(ParseError::UnknownCommand("nap".into())));
     /// assert_eq!("expected a string \"id\" field".parse(), Ok(ParseError::ExpectedId));
     /// assert!("command stream: unterminated string at byte 3".parse::<ParseError>().is_err());

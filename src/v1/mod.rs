@@ -1,6 +1,20 @@
-//! The seed's revision of the wire (`command.mbt`), which the crate root
-//! re-exports: its command type, rules, error strings, and every way in and
-//! out of them.
+//! The seed's revision of the wire: messages carry `text`.
+//!
+//! The protocol's first revision, as its reference implementation
+//! (`command.mbt`, "the seed") defines it: `prompt`, `steer`, `compact`,
+//! `cancel`, `goal` and `approval`, each message a string `text`. Engines
+//! and controllers built before content parts speak it; [`v2`](crate::v2)
+//! is what upstream speaks today. Everything an engine or a controller of
+//! this revision uses is here, named as in `v2`.
+//!
+//! ```
+//! use serve_command::v1::{Command, CommandReader};
+//!
+//! let line = Command::Prompt { text: "fix the build".into(), submission_id: None }.to_line();
+//! assert_eq!(line, "{\"command\":\"prompt\",\"text\":\"fix the build\"}\n");
+//! let mut reader = CommandReader::new(line.as_bytes());
+//! assert!(matches!(reader.next(), Some(Ok(Command::Prompt { .. }))));
+//! ```
 
 mod command;
 mod decode;
@@ -14,3 +28,21 @@ mod value;
 
 pub use self::command::{Command, SteerKind};
 pub use self::error::ParseError;
+
+crate::revision::face!("v1");
+
+impl crate::revision::sealed::Sealed for Command {}
+
+impl crate::revision::Revision for Command {
+    type ParseError = ParseError;
+
+    #[inline]
+    fn decode_line(line: &[u8]) -> Result<Command, LineError> {
+        Command::from_slice(line)
+    }
+
+    #[inline]
+    fn encode_line<W: std::io::Write>(&self, out: W) -> std::io::Result<()> {
+        self.write_line(out)
+    }
+}

@@ -1,7 +1,7 @@
 //! `Serialize` and `Deserialize`, over the same wire shape and rules as the
 //! byte path.
 
-use crate::v1::command::Val;
+use crate::v1::encode::Val;
 use crate::v1::rules::{self, Fields, Key};
 use crate::v1::Command;
 use crate::wire::de::{deserialize_command, FieldValue, FromMap};

@@ -7,7 +7,7 @@
 //!
 //! ```
 //! use proptest::prelude::*;
-//! use serve_command::{strategy, Command};
+//! use serve_command::v1::{strategy, Command};
 //!
 //! proptest!(|(cmd in strategy::command())| {
 //!     prop_assert_eq!(Command::from_slice(cmd.to_line().as_bytes()), Ok(cmd));
@@ -19,8 +19,9 @@
 //! });
 //! ```
 
-use crate::v1::command::Val;
-use crate::{Command, LineError, SteerKind};
+use crate::error::LineError;
+use crate::v1::encode::Val;
+use crate::v1::{Command, SteerKind};
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;

@@ -1,6 +1,6 @@
 //! The `serde_json::Value` path: the reference's `parse` and `to_json`.
 
-use crate::v1::command::Val;
+use crate::v1::encode::Val;
 use crate::v1::rules::{self, Fields};
 use crate::v1::{Command, ParseError};
 use crate::wire::fields::Slot;
@@ -36,4 +36,51 @@ pub(crate) fn to_json(cmd: &Command) -> Value {
         Ok(())
     });
     Value::Object(map)
+}
+
+impl Command {
+    /// Decodes a JSON value, exactly as the reference's `Command::parse`
+    /// (the pair of [`Command::to_json`]).
+    ///
+    /// ```
+    /// use serve_command::v1::{Command, ParseError};
+    /// let v = serde_json::json!({"command": "steer", "text": "look at tests"});
+    /// assert_eq!(
+    ///     Command::from_json(&v),
+    ///     Ok(Command::Steer { kind: serve_command::v1::SteerKind::Prompt, text: "look at tests".into() }),
+    /// );
+    /// let v = serde_json::json!({"command": "approval", "id": "a1"});
+    /// assert_eq!(Command::from_json(&v), Err(ParseError::ExpectedAllow));
+    /// ```
+    #[must_use = "a command, or why the value is not one"]
+    #[doc(alias = "parse")]
+    pub fn from_json(value: &serde_json::Value) -> Result<Command, ParseError> {
+        parse(value)
+    }
+
+    /// The command as a JSON object with the keys and values of
+    /// [`Command::to_line`] (the reference's `to_json`).
+    ///
+    /// A `serde_json::Value` object does not keep its keys in order unless
+    /// `serde_json`'s `preserve_order` feature is on: printed, it has the
+    /// keys sorted (`{"action":"set","auto":true,"command":"goal",...}`).
+    /// For the canonical line, use [`Command::to_line`],
+    /// [`Command::write_line`], or `serde_json::to_string(&command)`
+    /// (`Serialize` writes the wire's key order).
+    ///
+    /// ```
+    /// use serve_command::v1::Command;
+    /// let cmd = Command::GoalSet { text: "ship".into(), auto: true };
+    /// assert_eq!(cmd.to_json()["auto"], true);
+    /// assert_eq!(
+    ///     serde_json::to_string(&cmd.to_json())?,
+    ///     r#"{"action":"set","auto":true,"command":"goal","text":"ship"}"#,
+    /// );
+    /// assert_eq!(serde_json::to_string(&cmd)? + "\n", cmd.to_line());
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    #[must_use]
+    pub fn to_json(&self) -> serde_json::Value {
+        to_json(self)
+    }
 }

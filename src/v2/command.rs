@@ -1,17 +1,15 @@
 //! The later revision's command type, the shape of its wire line, and the
 //! crossings to and from the seed's revision.
 
-use crate::revision::{sealed::Sealed, Revision};
-use crate::v2::{decode, encode, value, Content, ContentPart, ParseError};
-use crate::wire::escape::StackBuf;
-use crate::{LineError, SteerKind};
-use std::{fmt, io};
+use crate::v1::SteerKind;
+use crate::v2::{Content, ContentPart};
+use std::fmt;
 
 /// One command a controller writes to the engine's stdin, in the later
 /// revision: messages carry [`Content`] (text and images), a steer may be
 /// tagged, and background jobs can be listed and stopped.
 ///
-/// Decode with [`Command::from_slice`], [`Command::parse`], `str::parse` or
+/// Decode with [`Command::from_slice`], [`Command::from_json`], `str::parse` or
 /// `Deserialize`; encode with [`Command::to_line`], [`Command::write_line`]
 /// or `Serialize`. They agree as the seed revision's do.
 ///
@@ -81,14 +79,6 @@ pub enum Command {
     },
 }
 
-/// A value in the wire line.
-#[derive(Clone, Copy)]
-pub(crate) enum Val<'a> {
-    Str(&'a str),
-    Bool(bool),
-    Content(&'a Content),
-}
-
 impl Command {
     /// The command's wire name: `"prompt"`, `"steer"`, `"compact"`,
     /// `"cancel"`, `"jobs_snapshot"`, `"job_stop"`, `"goal"` or
@@ -106,157 +96,13 @@ impl Command {
             Command::ApprovalDecision { .. } => "approval",
         }
     }
-
-    /// The wire line's entries, in the reference's `to_json` order. Every
-    /// encoder walks this.
-    #[inline]
-    pub(crate) fn entries<'a, E>(
-        &'a self,
-        mut entry: impl FnMut(&'static str, Val<'a>) -> Result<(), E>,
-    ) -> Result<(), E> {
-        use Val::{Bool, Str};
-        entry("command", Str(self.name()))?;
-        match self {
-            Command::Prompt {
-                content,
-                submission_id,
-            } => {
-                entry("content", Val::Content(content))?;
-                if let Some(id) = submission_id {
-                    entry("submission_id", Str(id))?;
-                }
-            }
-            Command::Steer {
-                kind,
-                content,
-                submission_id,
-            } => {
-                entry("kind", Str(kind.as_str()))?;
-                entry("content", Val::Content(content))?;
-                if let Some(id) = submission_id {
-                    entry("submission_id", Str(id))?;
-                }
-            }
-            Command::Compact | Command::Cancel => {}
-            Command::JobsSnapshot { request_id } => entry("request_id", Str(request_id))?,
-            Command::JobStop {
-                request_id,
-                generation,
-                job_id,
-            } => {
-                entry("request_id", Str(request_id))?;
-                entry("generation", Str(generation))?;
-                entry("job_id", Str(job_id))?;
-            }
-            Command::GoalSet { text, auto } => {
-                entry("action", Str("set"))?;
-                entry("text", Str(text))?;
-                if *auto {
-                    entry("auto", Bool(true))?;
-                }
-            }
-            Command::GoalClear => entry("action", Str("clear"))?,
-            Command::ApprovalDecision { id, allow } => {
-                entry("id", Str(id))?;
-                entry("allow", Bool(*allow))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Decodes a JSON value, exactly as the reference's `Command::parse`.
-    ///
-    /// ```
-    /// use serve_command::v2::{Command, Content, ParseError};
-    /// let v = serde_json::json!({"command": "prompt", "text": "hi"});
-    /// assert_eq!(Command::parse(&v), Ok(Command::Prompt { content: Content::from("hi"), submission_id: None }));
-    /// let v = serde_json::json!({"command": "prompt", "content": 7, "text": "hi"});
-    /// assert_eq!(
-    ///     Command::parse(&v).unwrap_err().to_string(),
-    ///     "invalid content: JsonDecodeError((, expected content string or array))",
-    /// );
-    /// ```
-    #[must_use = "a command, or why the value is not one"]
-    pub fn parse(value: &serde_json::Value) -> Result<Command, ParseError> {
-        value::parse(value)
-    }
-
-    /// The command as a JSON object with the keys and values of
-    /// [`Command::to_line`] (key order is `serde_json`'s).
-    #[must_use]
-    pub fn to_json(&self) -> serde_json::Value {
-        value::to_json(self)
-    }
-
-    /// Decodes one raw line, with or without its trailing `"\n"`. Never
-    /// builds a `serde_json::Value`; allocates only what the command owns
-    /// (and a list of the parts while they are checked). Image data without
-    /// escapes is decoded straight from the line.
-    ///
-    /// ```
-    /// use serve_command::v2::{Command, ContentPart};
-    /// let line = br#"{"command":"prompt","content":[{"type":"text","text":"see"},{"type":"image","media_type":"image/png","data":"iVBORw0KGgo="}]}"#;
-    /// let Command::Prompt { content, .. } = Command::from_slice(line)? else { panic!() };
-    /// assert!(matches!(content.parts(), [ContentPart::Text(_), ContentPart::Image(_)]));
-    /// # Ok::<(), serve_command::LineError<serve_command::v2::ParseError>>(())
-    /// ```
-    #[must_use = "a command, or why the line is not one"]
-    pub fn from_slice(line: &[u8]) -> Result<Command, LineError<ParseError>> {
-        decode::from_slice(line)
-    }
-
-    /// The wire line: compact JSON in the reference's key order, ending in
-    /// exactly one `"\n"`. Allocates once.
-    ///
-    /// ```
-    /// use serve_command::v2::Command;
-    /// let cmd = Command::Prompt { content: "fix it".into(), submission_id: None };
-    /// assert_eq!(cmd.to_line(), "{\"command\":\"prompt\",\"content\":\"fix it\"}\n");
-    /// ```
-    #[must_use]
-    pub fn to_line(&self) -> String {
-        encode::to_line(self)
-    }
-
-    /// Writes the same bytes as [`Command::to_line`] to `out`. Allocates
-    /// nothing: image data is base64-encoded in small chunks on the stack.
-    pub fn write_line<W: io::Write>(&self, out: W) -> io::Result<()> {
-        let mut sink = StackBuf::new(out);
-        encode::write_command(self, &mut sink)?;
-        sink.finish()
-    }
 }
 
-impl Sealed for Command {}
-
-impl Revision for Command {
-    type ParseError = ParseError;
-
-    #[inline]
-    fn decode_line(line: &[u8]) -> Result<Command, LineError<ParseError>> {
-        decode::from_slice(line)
-    }
-
-    #[inline]
-    fn encode_line<W: io::Write>(&self, out: W) -> io::Result<()> {
-        self.write_line(out)
-    }
-}
-
-impl std::str::FromStr for Command {
-    type Err = LineError<ParseError>;
-
-    /// Same as [`Command::from_slice`] on the string's bytes.
-    fn from_str(line: &str) -> Result<Command, LineError<ParseError>> {
-        Command::from_slice(line.as_bytes())
-    }
-}
-
-impl From<crate::Command> for Command {
+impl From<crate::v1::Command> for Command {
     /// Every seed command has a form here: its `text` becomes one text part.
     /// Its canonical line, decoded by this revision, is this command.
-    fn from(cmd: crate::Command) -> Command {
-        use crate::Command as V1;
+    fn from(cmd: crate::v1::Command) -> Command {
+        use crate::v1::Command as V1;
         match cmd {
             V1::Prompt {
                 text,
@@ -322,7 +168,7 @@ fn single_text(content: Content) -> Result<String, NotInV1> {
     }
 }
 
-impl TryFrom<Command> for crate::Command {
+impl TryFrom<Command> for crate::v1::Command {
     type Error = NotInV1;
 
     /// The seed revision's form of a command that carries nothing it cannot:
@@ -330,11 +176,11 @@ impl TryFrom<Command> for crate::Command {
     ///
     /// ```
     /// use serve_command::v2::{self, NotInV1};
-    /// let steer = v2::Command::Steer { kind: serve_command::SteerKind::Prompt, content: "go".into(), submission_id: Some("s".into()) };
-    /// assert_eq!(serve_command::Command::try_from(steer), Err(NotInV1::SteerTag));
+    /// let steer = v2::Command::Steer { kind: serve_command::v1::SteerKind::Prompt, content: "go".into(), submission_id: Some("s".into()) };
+    /// assert_eq!(serve_command::v1::Command::try_from(steer), Err(NotInV1::SteerTag));
     /// ```
-    fn try_from(cmd: Command) -> Result<crate::Command, NotInV1> {
-        use crate::Command as V1;
+    fn try_from(cmd: Command) -> Result<crate::v1::Command, NotInV1> {
+        use crate::v1::Command as V1;
         Ok(match cmd {
             Command::Prompt {
                 content,

@@ -24,7 +24,7 @@ pub enum ContentPart {
 /// use serve_command::v2::{Content, ContentPart};
 /// let content = Content::from("look");
 /// assert_eq!(content.parts(), &[ContentPart::Text("look".into())]);
-/// assert_eq!(content.text(), "look");
+/// assert_eq!(content.to_text(), "look");
 /// let two = Content::new(vec![ContentPart::Text("a".into()), ContentPart::Text("b".into())]);
 /// assert_eq!(two.parts().len(), 2);
 /// ```
@@ -88,10 +88,11 @@ impl Content {
     /// ```
     /// use serve_command::v2::{Content, ContentPart};
     /// let c = Content::new(vec![ContentPart::Text("a".into()), ContentPart::Text("b".into())]);
-    /// assert_eq!(c.text(), "ab");
+    /// assert_eq!(c.to_text(), "ab");
     /// ```
     #[must_use]
-    pub fn text(&self) -> String {
+    #[doc(alias = "text")]
+    pub fn to_text(&self) -> String {
         self.iter()
             .filter_map(|part| match part {
                 ContentPart::Text(text) => Some(text.as_str()),

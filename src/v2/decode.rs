@@ -1,16 +1,44 @@
 //! `Command::from_slice`: the shared line scanner, then the rules.
 
 use crate::v2::rules::{self, Fields};
-use crate::v2::{Command, ParseError};
+use crate::v2::Command;
+use crate::v2::LineError;
 use crate::wire::scan;
-use crate::LineError;
 
-pub(crate) fn from_slice(line: &[u8]) -> Result<Command, LineError<ParseError>> {
+pub(crate) fn from_slice(line: &[u8]) -> Result<Command, LineError> {
     // Filled in place: the fields are never moved until `decide` takes them.
     let mut fields = Fields::new();
     if scan::scan(line, &mut fields)? {
         Ok(rules::decide(&mut fields)?)
     } else {
         Err(rules::not_an_object().into())
+    }
+}
+
+impl Command {
+    /// Decodes one raw line, with or without its trailing `"\n"`. Never
+    /// builds a `serde_json::Value`; allocates only what the command owns
+    /// (and a list of the parts while they are checked). Image data without
+    /// escapes is decoded straight from the line.
+    ///
+    /// ```
+    /// use serve_command::v2::{Command, ContentPart};
+    /// let line = br#"{"command":"prompt","content":[{"type":"text","text":"see"},{"type":"image","media_type":"image/png","data":"iVBORw0KGgo="}]}"#;
+    /// let Command::Prompt { content, .. } = Command::from_slice(line)? else { panic!() };
+    /// assert!(matches!(content.parts(), [ContentPart::Text(_), ContentPart::Image(_)]));
+    /// # Ok::<(), serve_command::v2::LineError>(())
+    /// ```
+    #[must_use = "a command, or why the line is not one"]
+    pub fn from_slice(line: &[u8]) -> Result<Command, LineError> {
+        from_slice(line)
+    }
+}
+
+impl std::str::FromStr for Command {
+    type Err = LineError;
+
+    /// Same as [`Command::from_slice`] on the string's bytes.
+    fn from_str(line: &str) -> Result<Command, LineError> {
+        Command::from_slice(line.as_bytes())
     }
 }

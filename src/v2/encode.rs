@@ -2,7 +2,7 @@
 //! key order (from [`Command::entries`]), `content` as a string when it is
 //! one text part, one `\n` at the end.
 
-use crate::v2::command::{Command, Val};
+use crate::v2::command::Command;
 use crate::v2::{Content, ContentPart};
 use crate::wire::escape::{write_str, Len, Sink, StackBuf};
 use base64::engine::general_purpose::STANDARD;
@@ -106,4 +106,92 @@ pub(crate) fn to_line(cmd: &Command) -> String {
     let mut line = String::with_capacity(len.0);
     let Ok(()) = write_command(cmd, &mut line);
     line
+}
+
+/// A value in the wire line.
+#[derive(Clone, Copy)]
+pub(crate) enum Val<'a> {
+    Str(&'a str),
+    Bool(bool),
+    Content(&'a Content),
+}
+
+impl Command {
+    /// The wire line's entries, in the reference's `to_json` order. Every
+    /// encoder walks this.
+    #[inline]
+    pub(crate) fn entries<'a, E>(
+        &'a self,
+        mut entry: impl FnMut(&'static str, Val<'a>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        use Val::{Bool, Str};
+        entry("command", Str(self.name()))?;
+        match self {
+            Command::Prompt {
+                content,
+                submission_id,
+            } => {
+                entry("content", Val::Content(content))?;
+                if let Some(id) = submission_id {
+                    entry("submission_id", Str(id))?;
+                }
+            }
+            Command::Steer {
+                kind,
+                content,
+                submission_id,
+            } => {
+                entry("kind", Str(kind.as_str()))?;
+                entry("content", Val::Content(content))?;
+                if let Some(id) = submission_id {
+                    entry("submission_id", Str(id))?;
+                }
+            }
+            Command::Compact | Command::Cancel => {}
+            Command::JobsSnapshot { request_id } => entry("request_id", Str(request_id))?,
+            Command::JobStop {
+                request_id,
+                generation,
+                job_id,
+            } => {
+                entry("request_id", Str(request_id))?;
+                entry("generation", Str(generation))?;
+                entry("job_id", Str(job_id))?;
+            }
+            Command::GoalSet { text, auto } => {
+                entry("action", Str("set"))?;
+                entry("text", Str(text))?;
+                if *auto {
+                    entry("auto", Bool(true))?;
+                }
+            }
+            Command::GoalClear => entry("action", Str("clear"))?,
+            Command::ApprovalDecision { id, allow } => {
+                entry("id", Str(id))?;
+                entry("allow", Bool(*allow))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The wire line: compact JSON in the reference's key order, ending in
+    /// exactly one `"\n"`. Allocates once.
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// let cmd = Command::Prompt { content: "fix it".into(), submission_id: None };
+    /// assert_eq!(cmd.to_line(), "{\"command\":\"prompt\",\"content\":\"fix it\"}\n");
+    /// ```
+    #[must_use]
+    pub fn to_line(&self) -> String {
+        to_line(self)
+    }
+
+    /// Writes the same bytes as [`Command::to_line`] to `out`. Allocates
+    /// nothing: image data is base64-encoded in small chunks on the stack.
+    pub fn write_line<W: io::Write>(&self, out: W) -> io::Result<()> {
+        let mut sink = StackBuf::new(out);
+        write_command(self, &mut sink)?;
+        sink.finish()
+    }
 }

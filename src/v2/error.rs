@@ -2,7 +2,7 @@
 
 use crate::error::UnknownMessage;
 use crate::v2::ImageError;
-use crate::LineError;
+use crate::v2::LineError;
 use std::str::FromStr;
 
 /// A JSON line that is not a command the later revision can read.
@@ -72,9 +72,9 @@ pub enum ParseError {
 
 /// The seed's messages are this revision's too, unchanged: the arms the two
 /// share are written once (in the seed's rules), and their errors cross here.
-impl From<crate::ParseError> for ParseError {
-    fn from(e: crate::ParseError) -> Self {
-        use crate::ParseError as V1;
+impl From<crate::v1::ParseError> for ParseError {
+    fn from(e: crate::v1::ParseError) -> Self {
+        use crate::v1::ParseError as V1;
         match e {
             V1::ExpectedText => ParseError::ExpectedText,
             V1::ExpectedSubmissionId => ParseError::ExpectedSubmissionId,
@@ -89,7 +89,7 @@ impl From<crate::ParseError> for ParseError {
     }
 }
 
-impl From<ParseError> for LineError<ParseError> {
+impl From<ParseError> for LineError {
     fn from(e: ParseError) -> Self {
         LineError::Command(e)
     }
@@ -112,7 +112,7 @@ impl FromStr for ParseError {
     /// ```
     fn from_str(message: &str) -> Result<ParseError, UnknownMessage> {
         // The seed's nine messages first: they are this revision's too.
-        if let Ok(e) = message.parse::<crate::ParseError>() {
+        if let Ok(e) = message.parse::<crate::v1::ParseError>() {
             return Ok(e.into());
         }
         if let Some(inner) = message

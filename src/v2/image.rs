@@ -135,7 +135,7 @@ impl Image {
     /// ```
     /// use serve_command::v2::{Image, ImageError};
     /// let image = Image::from_data_url("data:image/png;base64,iVBORw0KGgo=")?;
-    /// assert_eq!(image.data_url(), "data:image/png;base64,iVBORw0KGgo=");
+    /// assert_eq!(image.to_data_url(), "data:image/png;base64,iVBORw0KGgo=");
     /// assert_eq!(Image::from_data_url("https://x/y.png"), Err(ImageError::InvalidBase64));
     /// # Ok::<(), ImageError>(())
     /// ```
@@ -173,7 +173,7 @@ impl Image {
 
     /// `data:<media type>;base64,<data>`.
     #[must_use]
-    pub fn data_url(&self) -> String {
+    pub fn to_data_url(&self) -> String {
         format!("data:{};base64,{}", self.media_type, self.to_base64())
     }
 }

@@ -1,7 +1,7 @@
 //! `Serialize` and `Deserialize`, over the same wire shape and rules as the
 //! byte path.
 
-use crate::v2::command::Val;
+use crate::v2::encode::Val;
 use crate::v2::rules::{self, Fields, Key, PartFields};
 use crate::v2::{Command, Content, ContentPart, Image};
 use crate::wire::de::{deserialize_command, FieldValue, FromMap};

@@ -15,12 +15,13 @@
 //! });
 //! ```
 
+use crate::error::LineError;
 use crate::v1::strategy::{
     field_value, key as v1_key, mutation, name as v1_name, style, wire_string, Top, J,
 };
-use crate::v2::command::Val;
-use crate::v2::{Command, Content, ContentPart, Image, ParseError};
-use crate::{LineError, SteerKind};
+use crate::v1::SteerKind;
+use crate::v2::encode::Val;
+use crate::v2::{Command, Content, ContentPart, Image};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use proptest::collection::vec;
@@ -168,7 +169,7 @@ pub fn line() -> impl Strategy<Value = (String, Result<Command, String>)> {
 fn outcome(line: &str) -> Result<Command, String> {
     match Command::from_slice(line.as_bytes()) {
         Ok(cmd) => Ok(cmd),
-        Err(e @ LineError::<ParseError>::Command(_)) => Err(e.to_string()),
+        Err(e @ LineError::Command(_)) => Err(e.to_string()),
         // Never reached (lines are JSON), but if it were, this is the
         // message the engine would send.
         Err(LineError::Syntax(e)) => Err(format!("command stream: {e}")),

@@ -1,6 +1,6 @@
 //! The `serde_json::Value` path: the reference's `parse` and `to_json`.
 
-use crate::v2::command::Val;
+use crate::v2::encode::Val;
 use crate::v2::rules::{self, Fields, Key, PartFields};
 use crate::v2::{Command, Content, ContentPart, ParseError};
 use crate::wire::fields::{ArrayField, Field, Item, Slot};
@@ -99,4 +99,32 @@ pub(crate) fn to_json(cmd: &Command) -> Value {
         Ok(())
     });
     Value::Object(map)
+}
+
+impl Command {
+    /// Decodes a JSON value, exactly as the reference's `Command::parse`
+    /// (the pair of [`Command::to_json`]).
+    ///
+    /// ```
+    /// use serve_command::v2::{Command, Content, ParseError};
+    /// let v = serde_json::json!({"command": "prompt", "text": "hi"});
+    /// assert_eq!(Command::from_json(&v), Ok(Command::Prompt { content: Content::from("hi"), submission_id: None }));
+    /// let v = serde_json::json!({"command": "prompt", "content": 7, "text": "hi"});
+    /// assert_eq!(
+    ///     Command::from_json(&v).unwrap_err().to_string(),
+    ///     "invalid content: JsonDecodeError((, expected content string or array))",
+    /// );
+    /// ```
+    #[must_use = "a command, or why the value is not one"]
+    #[doc(alias = "parse")]
+    pub fn from_json(value: &serde_json::Value) -> Result<Command, ParseError> {
+        parse(value)
+    }
+
+    /// The command as a JSON object with the keys and values of
+    /// [`Command::to_line`] (key order is `serde_json`'s).
+    #[must_use]
+    pub fn to_json(&self) -> serde_json::Value {
+        to_json(self)
+    }
 }

@@ -1,9 +1,9 @@
-//! The tokio codec: [`CommandReader`](crate::CommandReader)'s framing for
-//! `FramedRead`, and the wire line for `FramedWrite`.
+//! The tokio codec: [`CommandReader`]'s framing for `FramedRead`, and the
+//! wire line for `FramedWrite`, written once for every revision.
 
+use crate::revision::Revision;
 use crate::wire::framing::{Framer, Item};
 use crate::wire::read::DEFAULT_MAX_LINE_LEN;
-use crate::{Command, Revision};
 use bytes::{Buf, BufMut, BytesMut};
 use std::fmt;
 use std::io;
@@ -13,26 +13,32 @@ use tokio_util::codec::{Decoder, Encoder};
 /// A [`tokio_util::codec`] codec for command lines. Needs the `tokio` cargo
 /// feature.
 ///
-/// Decoding follows exactly [`CommandReader`](crate::CommandReader)'s rules
+/// An engine or controller names its revision: [`v2::CommandCodec`] or
+/// [`v1::CommandCodec`], aliases of this type with `C` (the revision's
+/// command type) filled in.
+///
+/// Decoding follows exactly [`CommandReader`]'s rules
 /// (blank lines skipped, the same limit on line length, the same line
 /// numbers, the last line read without its LF), and a bad line is an item,
 /// `Err(ReadError)`, never a decoder error: a decoder error would end a
 /// `FramedRead` for good. The decoder itself never fails and never yields
-/// [`ReadError::Io`](crate::ReadError::Io); the transport's own errors come out of the stream as
+/// [`ReadError::Io`]; the transport's own errors come out of the stream as
 /// they are.
 ///
 /// The decoder consumes its input buffer as it goes, so memory stays within
 /// the limit plus one read, whatever arrives.
 ///
-/// Encoding writes [`Command::to_line`]'s bytes, from a `Command` or a
-/// `&Command`.
+/// Encoding writes the command's wire line (its `to_line`), from a `C` or a
+/// `&C`.
 ///
-/// `C` is the revision: [`Command`] by default, any [`Revision`] through
-/// [`CommandCodec::for_revision`].
+/// [`v1::CommandCodec`]: crate::v1::CommandCodec
+/// [`v2::CommandCodec`]: crate::v2::CommandCodec
+/// [`CommandReader`]: crate::generic::CommandReader
+/// [`ReadError::Io`]: crate::generic::ReadError::Io
 ///
 /// ```
 /// use bytes::BytesMut;
-/// use serve_command::{Command, CommandCodec, ReadError};
+/// use serve_command::v2::{Command, CommandCodec, ReadError};
 /// use tokio_util::codec::{Decoder, Encoder};
 ///
 /// let mut codec = CommandCodec::new();
@@ -48,33 +54,21 @@ use tokio_util::codec::{Decoder, Encoder};
 /// assert_eq!(codec.decode_eof(&mut buf)?.unwrap()?, Command::Compact);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct CommandCodec<C = Command> {
+pub struct CommandCodec<C> {
     framer: Framer,
     revision: PhantomData<fn() -> C>,
 }
 
-// As for `CommandReader`: the short names are the seed revision's.
-impl CommandCodec {
-    /// A codec of the seed's revision with the limit
-    /// [`DEFAULT_MAX_LINE_LEN`].
+impl<C: Revision> CommandCodec<C> {
+    /// A codec with the limit [`DEFAULT_MAX_LINE_LEN`].
     #[must_use]
     pub fn new() -> Self {
-        Self::for_revision(DEFAULT_MAX_LINE_LEN)
+        Self::with_max_line_len(DEFAULT_MAX_LINE_LEN)
     }
 
-    /// A codec of the seed's revision that refuses lines longer than `max`
-    /// bytes, LF excluded.
+    /// A codec that refuses lines longer than `max` bytes, LF excluded.
     #[must_use]
     pub fn with_max_line_len(max: usize) -> Self {
-        Self::for_revision(max)
-    }
-}
-
-impl<C: Revision> CommandCodec<C> {
-    /// A codec of revision `C` that refuses lines longer than `max` bytes,
-    /// LF excluded.
-    #[must_use]
-    pub fn for_revision(max: usize) -> Self {
         CommandCodec {
             framer: Framer::new(max),
             revision: PhantomData,
@@ -82,7 +76,7 @@ impl<C: Revision> CommandCodec<C> {
     }
 
     /// How many physical lines have been decoded, blank ones included, as
-    /// [`CommandReader::line_number`](crate::CommandReader::line_number).
+    /// [`CommandReader::line_number`](crate::generic::CommandReader::line_number).
     pub fn line_number(&self) -> u64 {
         self.framer.line_number()
     }
@@ -93,7 +87,7 @@ impl<C: Revision> CommandCodec<C> {
     }
 }
 
-impl Default for CommandCodec {
+impl<C: Revision> Default for CommandCodec<C> {
     /// Same as [`CommandCodec::new`].
     fn default() -> Self {
         Self::new()

@@ -7,7 +7,8 @@
 //! is reported once and then discarded without being buffered. Every chunking
 //! of the same bytes yields the same items, with the same line numbers.
 
-use crate::{ReadError, Revision};
+use crate::error::ReadError;
+use crate::revision::Revision;
 use std::fmt;
 
 /// What one line turns into.
@@ -164,7 +165,7 @@ fn decode<C: Revision>(line: &[u8], number: u64) -> Option<Item<C>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Command;
+    use crate::v1::Command;
 
     /// Feeds `chunk` whole, checking the buffer bound after every step.
     #[track_caller]
@@ -213,7 +214,7 @@ mod tests {
             [
                 format!(
                     "{:?}",
-                    Ok::<_, ReadError>(Command::Prompt {
+                    Ok::<_, crate::v1::ReadError>(Command::Prompt {
                         text: " ".repeat(text),
                         submission_id: None
                     })

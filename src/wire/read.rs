@@ -1,7 +1,9 @@
-//! Reading commands from a byte stream, as an engine reads its stdin.
+//! Reading commands from a byte stream, as an engine reads its stdin:
+//! written once, for every revision.
 
+use crate::error::ReadError;
+use crate::revision::Revision;
 use crate::wire::framing::{Framer, Item};
-use crate::{Command, ReadError, Revision};
 use std::fmt;
 use std::io::{self, BufRead};
 use std::marker::PhantomData;
@@ -13,7 +15,12 @@ pub const DEFAULT_MAX_LINE_LEN: usize = 64 * 1024 * 1024;
 /// Reads commands from a [`BufRead`], one per line, as the reference engine
 /// reads its stdin, but with a limit on line length.
 ///
-/// An iterator of `Result<Command, ReadError>`:
+/// An engine names its revision: [`v2::CommandReader`] (today's protocol)
+/// or [`v1::CommandReader`] (the seed's), aliases of this type with `C`
+/// filled in. `C` is the revision's command type; code that handles either
+/// revision stays generic over [`Revision`].
+///
+/// An iterator of `Result<C, ReadError<C::ParseError>>`:
 /// - a line of only spaces, tabs and CRs is skipped, with no item;
 /// - a line that is not a command is an `Err(ReadError::Line)`, and reading
 ///   goes on (the reference engine stops at a line that is not JSON; an
@@ -28,11 +35,11 @@ pub const DEFAULT_MAX_LINE_LEN: usize = 64 * 1024 * 1024;
 /// Memory stays within the limit plus the `BufRead`'s own buffer, whatever
 /// the input, and the items do not depend on how the input is chunked.
 ///
-/// `C` is the revision whose commands it reads: [`Command`] by default, any
-/// [`Revision`] through [`CommandReader::for_revision`].
+/// [`v1::CommandReader`]: crate::v1::CommandReader
+/// [`v2::CommandReader`]: crate::v2::CommandReader
 ///
 /// ```
-/// use serve_command::{Command, CommandReader, ReadError};
+/// use serve_command::v2::{Command, CommandReader, ReadError};
 /// let input = b"{\"command\":\"cancel\"}\n\n not json\n{\"command\":\"compact\"}";
 /// let mut reader = CommandReader::new(&input[..]);
 /// assert_eq!(reader.next().unwrap()?, Command::Cancel);
@@ -43,7 +50,7 @@ pub const DEFAULT_MAX_LINE_LEN: usize = 64 * 1024 * 1024;
 /// assert!(reader.next().is_none());
 /// # Ok::<(), ReadError>(())
 /// ```
-pub struct CommandReader<R, C = Command> {
+pub struct CommandReader<R, C> {
     inner: R,
     framer: Framer,
     /// An I/O error was handed out: the iterator is over.
@@ -51,32 +58,17 @@ pub struct CommandReader<R, C = Command> {
     revision: PhantomData<fn() -> C>,
 }
 
-// The seed's revision keeps the constructors' short names: with a second
-// set for the generic case, `CommandReader::new(stdin)` would not know
-// which revision it meant.
-impl<R: BufRead> CommandReader<R> {
-    /// A reader of the seed's revision with the limit
-    /// [`DEFAULT_MAX_LINE_LEN`].
+impl<R: BufRead, C: Revision> CommandReader<R, C> {
+    /// A reader with the limit [`DEFAULT_MAX_LINE_LEN`].
     #[must_use]
     pub fn new(inner: R) -> Self {
-        Self::for_revision(inner, DEFAULT_MAX_LINE_LEN)
+        Self::with_max_line_len(inner, DEFAULT_MAX_LINE_LEN)
     }
 
-    /// A reader of the seed's revision that refuses lines longer than `max`
-    /// bytes, LF excluded. With `max` 0 every line that is not empty is
-    /// refused.
+    /// A reader that refuses lines longer than `max` bytes, LF excluded.
+    /// With `max` 0 every line that is not empty is refused.
     #[must_use]
     pub fn with_max_line_len(inner: R, max: usize) -> Self {
-        Self::for_revision(inner, max)
-    }
-}
-
-impl<R: BufRead, C: Revision> CommandReader<R, C> {
-    /// A reader of revision `C` that refuses lines longer than `max` bytes,
-    /// LF excluded: `CommandReader::<_, v2::Command>::for_revision(stdin,
-    /// DEFAULT_MAX_LINE_LEN)`.
-    #[must_use]
-    pub fn for_revision(inner: R, max: usize) -> Self {
         CommandReader {
             inner,
             framer: Framer::new(max),

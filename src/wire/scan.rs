@@ -1031,7 +1031,8 @@ mod tests {
     //! block: a string needs a few escapes and 64 bytes to reach them, which
     //! few vectors have.
 
-    use crate::{Command, LineError};
+    use crate::error::LineError;
+    use crate::v1::Command;
 
     /// xorshift64*, so every run tests the same strings.
     struct Rng(u64);

@@ -2,7 +2,7 @@
 //! the framing rules are one implementation, so both readers are held to the
 //! same session and the same expected items.
 
-use serve_command::{Command, LineError, ParseError, ReadError, SteerKind};
+use serve_command::v1::{Command, LineError, ParseError, ReadError, SteerKind};
 use std::io;
 
 /// An item, in a form tests can compare exactly (`io::Error` has no `==`).

@@ -2,7 +2,7 @@
 //! Shared by the tests and the fuzz targets (`fuzz/src/lib.rs`).
 
 use super::model::ModelCommand;
-use serve_command::{Command, SteerKind};
+use serve_command::v1::{Command, SteerKind};
 
 pub fn to_model(c: &Command) -> ModelCommand {
     match c.clone() {
