@@ -78,6 +78,44 @@ pub mod generic {
     pub use crate::wire::read::{CommandReader, DEFAULT_MAX_LINE_LEN};
 }
 
+// The names the crate root had before each revision became a module of its
+// own, kept as uninhabited stubs: a path that names no revision fails to
+// compile (nothing can be built from an empty enum) with a deprecation note
+// saying which paths to use instead.
+macro_rules! name_a_revision {
+    ($($name:ident)*) => {$(
+        #[doc(hidden)]
+        #[deprecated = concat!(
+            "name a revision: `serve_command::v2::", stringify!($name),
+            "` (today's protocol) or `serve_command::v1::", stringify!($name), "` (the seed's)"
+        )]
+        pub enum $name {}
+    )*};
+}
+name_a_revision!(Command SteerKind ParseError LineError ReadError CommandReader CommandCodec);
+
+/// A path that names no revision does not compile:
+///
+/// ```compile_fail,E0599
+/// #![allow(deprecated)]
+/// let reader = serve_command::CommandReader::new(&b""[..]);
+/// ```
+///
+/// ```compile_fail,E0599
+/// #![allow(deprecated)]
+/// let cmd = serve_command::Command::Cancel;
+/// ```
+///
+/// ```compile_fail,E0283
+/// // The generic reader wants its revision named too.
+/// let reader = serve_command::generic::CommandReader::new(&b""[..]);
+/// for item in reader {
+///     let _ = item;
+/// }
+/// ```
+#[cfg(doctest)]
+struct NoDefaultRevision;
+
 // The README's examples are tested with the rest.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
