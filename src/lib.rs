@@ -43,6 +43,7 @@
 // the root re-exports, and data flows down: revision -> wire -> error.
 mod error;
 mod revision;
+pub mod shell;
 mod v1;
 pub mod v2;
 mod wire;

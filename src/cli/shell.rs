@@ -1,0 +1,129 @@
+//! `shell`: the `<user_shell_command>` envelope as an oracle, in
+//! `oracle-shell`'s request and answer protocol.
+
+use crate::output::{self, io_error, stdout_error};
+use clap::Args;
+use serde_json::Value;
+use serve_command::shell::{self, ShellOutput};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::path::PathBuf;
+
+/// Encode and parse `<user_shell_command>` envelopes, one JSON request a
+/// line, one JSON answer a line: the protocol of upstream's
+/// `oracle-shell`, with the same answers byte for byte.
+///
+/// Requests:
+///   {"encode": COMMAND, "exit_code": N or null, "text": T, "output_limit_reached": B}
+///   {"encode": COMMAND, "error": MESSAGE}
+///   {"parse": CONTENT}
+///
+/// Answers:
+///   ["ENCODED", ENVELOPE]
+///   ["PARSED", COMMAND, EXIT, [LINE, ...], OUTPUT_LIMIT_REACHED]
+///   ["NONE"]            (not an envelope)
+///   ["BADREQ", WHY]     (the request is not one of these)
+///
+/// As the oracle reads them: an `exit_code` that is not a number is no
+/// code, a number is truncated toward zero and saturated to 32 bits; an
+/// `output_limit_reached` other than `true` is false; a request with
+/// `encode` and a string `error` is an error's. A line that is not JSON is
+/// `BADREQ` with serde_json's reason (the oracle's words differ), but for
+/// an empty line or JSON cut short: `Unexpected end of file`.
+///
+/// Each answer is written before the next request is read, when no more
+/// input is waiting. Exit status: 0, or 2 on an I/O error.
+#[derive(Args)]
+#[command(after_help = "Examples:
+  echo '{\"encode\":\"ls\",\"exit_code\":0,\"text\":\"a\",\"output_limit_reached\":false}' | serve-command shell
+  echo '{\"parse\":\"just a prompt\"}' | serve-command shell
+  serve-command shell requests.jsonl > answers.jsonl")]
+pub struct Shell {
+    /// The requests to read (`-` or none: stdin).
+    file: Option<PathBuf>,
+}
+
+pub fn run(args: Shell) -> output::Result<()> {
+    let (name, input): (String, Box<dyn Read>) = match &args.file {
+        Some(path) if path.as_os_str() != "-" => {
+            let name = path.display().to_string();
+            let file = File::open(path).map_err(|e| io_error(&name, &e))?;
+            (name, Box::new(file))
+        }
+        _ => ("stdin".to_owned(), Box::new(io::stdin().lock())),
+    };
+    let mut input = BufReader::with_capacity(64 * 1024, input);
+    let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = input
+            .read_until(b'\n', &mut line)
+            .map_err(|e| io_error(&name, &e))?;
+        if n == 0 {
+            break;
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+        }
+        // The oracle's reader decodes UTF-8 replacing what is not.
+        let request = String::from_utf8_lossy(&line);
+        out.write_all(answer(&request).as_bytes())
+            .and_then(|()| out.write_all(b"\n"))
+            .map_err(stdout_error)?;
+        if input.buffer().is_empty() {
+            out.flush().map_err(stdout_error)?;
+        }
+    }
+    out.flush().map_err(stdout_error)
+}
+
+/// The answer to one request line, as `oracle-shell` writes it (compact
+/// JSON, non-ASCII as it is: serde_json's writer).
+fn answer(request: &str) -> String {
+    let value: Value = match serde_json::from_str(request) {
+        Ok(value) => value,
+        Err(e) if e.is_eof() => return badreq("Unexpected end of file"),
+        Err(e) => return badreq(&e.to_string()),
+    };
+    let string = |key: &str| value.get(key).and_then(Value::as_str);
+    let json = if let (Some(command), Some(error)) = (string("encode"), string("error")) {
+        serde_json::to_string(&("ENCODED", shell::encode(command, Err(error))))
+    } else if let (Some(command), Some(exit_code), Some(text), Some(limit)) = (
+        string("encode"),
+        value.get("exit_code"),
+        string("text"),
+        value.get("output_limit_reached"),
+    ) {
+        let output = ShellOutput {
+            // The oracle's `Double::to_int`: toward zero, saturating (what
+            // `as` does).
+            exit_code: exit_code.as_f64().map(|n| n as i32),
+            text: text.to_owned(),
+            output_limit_reached: limit == &Value::Bool(true),
+        };
+        serde_json::to_string(&("ENCODED", shell::encode(command, Ok(&output))))
+    } else if let Some(content) = string("parse") {
+        match shell::parse(content) {
+            None => serde_json::to_string(&["NONE"]),
+            Some(p) => serde_json::to_string(&(
+                "PARSED",
+                p.command,
+                p.exit,
+                p.output,
+                p.output_limit_reached,
+            )),
+        }
+    } else {
+        return badreq("unknown request");
+    };
+    // Strings, arrays and bools always serialize.
+    json.unwrap_or_default()
+}
+
+fn badreq(why: &str) -> String {
+    serde_json::to_string(&("BADREQ", why)).unwrap_or_default()
+}
