@@ -113,6 +113,22 @@ fn shell_reads_requests_as_oracle_shell_does() {
         (r#"{"encode":"c","text":"t","output_limit_reached":true}"#.to_owned(), r#"["BADREQ","unknown request"]"#.to_owned()),
         ("[]".to_owned(), r#"["BADREQ","unknown request"]"#.to_owned()),
         ("null".to_owned(), r#"["BADREQ","unknown request"]"#.to_owned()),
+        // Numbers past f64 saturate; elsewhere they are read too.
+        (enc("1e400", "false"), ans("2147483647")),
+        (enc("-1E+999", "false"), ans("-2147483648")),
+        (
+            r#"{"parse":"x","n":[1e400,-1e400]}"#.to_owned(),
+            r#"["NONE"]"#.to_owned(),
+        ),
+        // A lone surrogate is U+FFFD; a pair, its char.
+        (
+            r#"{"encode":"\ud800\u0041","error":"\udc00x\ud83d\ude00\""}"#.to_owned(),
+            "[\"ENCODED\",\"<user_shell_command>\\n<command>\\n\u{fffd}A\\n</command>\\n<result>\\nerror running shell: \u{fffd}x😀\\\"\\n</result>\\n</user_shell_command>\"]".to_owned(),
+        ),
+        (
+            r#"{"encode":"x","exit_code":0,"text":"\\ud800","output_limit_reached":false}"#.to_owned(),
+            r#"["ENCODED","<user_shell_command>\n<command>\nx\n</command>\n<result>\nexit=0\n\\ud800\n</result>\n</user_shell_command>"]"#.to_owned(),
+        ),
         (String::new(), r#"["BADREQ","Unexpected end of file"]"#.to_owned()),
         ("  {".to_owned(), r#"["BADREQ","Unexpected end of file"]"#.to_owned()),
     ];

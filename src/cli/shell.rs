@@ -27,9 +27,11 @@ use std::path::PathBuf;
 /// As the oracle reads them: an `exit_code` that is not a number is no
 /// code, a number is truncated toward zero and saturated to 32 bits; an
 /// `output_limit_reached` other than `true` is false; a request with
-/// `encode` and a string `error` is an error's. A line that is not JSON is
-/// `BADREQ` with serde_json's reason (the oracle's words differ), but for
-/// an empty line or JSON cut short: `Unexpected end of file`.
+/// `encode` and a string `error` is an error's; a number past f64 is
+/// infinite (and saturates); a lone surrogate escape is U+FFFD (as the
+/// oracle writes it). A line that is not JSON is `BADREQ` with serde_json's
+/// reason (the oracle's words differ), but for an empty line or JSON cut
+/// short: `Unexpected end of file`.
 ///
 /// Each answer is written before the next request is read, when no more
 /// input is waiting. Exit status: 0, or 2 on an I/O error.
@@ -87,7 +89,10 @@ fn answer(request: &str) -> String {
     let value: Value = match serde_json::from_str(request) {
         Ok(value) => value,
         Err(e) if e.is_eof() => return badreq("Unexpected end of file"),
-        Err(e) => return badreq(&e.to_string()),
+        Err(e) => match as_serde_reads(request).and_then(|r| serde_json::from_str(&r).ok()) {
+            Some(value) => value,
+            None => return badreq(&e.to_string()),
+        },
     };
     let string = |key: &str| value.get(key).and_then(Value::as_str);
     let json = if let (Some(command), Some(error)) = (string("encode"), string("error")) {
@@ -122,6 +127,80 @@ fn answer(request: &str) -> String {
     };
     // Strings, arrays and bools always serialize.
     json.unwrap_or_default()
+}
+
+/// The request with what the oracle's reader takes and serde_json refuses
+/// made into what serde_json reads to the same answer; `None` if there is
+/// none. A lone surrogate escape becomes `\ufffd` (one char either way, and
+/// the oracle's UTF-8 output writes it as U+FFFD); a number past `f64`
+/// (infinite to the oracle), the largest finite one of its sign (both
+/// saturate as an exit code).
+fn as_serde_reads(request: &str) -> Option<String> {
+    let b = request.as_bytes();
+    let mut out = String::with_capacity(request.len());
+    let mut changed = false;
+    let mut copied = 0;
+    let mut i = 0;
+    let mut in_string = false;
+    let hex = |at: usize| -> Option<u32> {
+        let digits = request.get(at..at + 4)?;
+        if digits.bytes().all(|c| c.is_ascii_hexdigit()) {
+            u32::from_str_radix(digits, 16).ok()
+        } else {
+            None
+        }
+    };
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                in_string = !in_string;
+                i += 1;
+            }
+            b'\\' if in_string => {
+                if b.get(i + 1) == Some(&b'u') {
+                    match hex(i + 2) {
+                        Some(0xD800..=0xDBFF)
+                            if request.get(i + 6..i + 8) == Some("\\u")
+                                && matches!(hex(i + 8), Some(0xDC00..=0xDFFF)) =>
+                        {
+                            i += 12;
+                        }
+                        Some(0xD800..=0xDFFF) => {
+                            out.push_str(&request[copied..i]);
+                            out.push_str("\\ufffd");
+                            changed = true;
+                            i += 6;
+                            copied = i;
+                        }
+                        _ => i += 2,
+                    }
+                } else {
+                    i += 2;
+                }
+            }
+            b'-' | b'0'..=b'9' if !in_string => {
+                let end = b[i..]
+                    .iter()
+                    .position(|c| !matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                    .map_or(b.len(), |n| i + n);
+                let token = &request[i..end];
+                if token.parse::<f64>().is_ok_and(f64::is_infinite) {
+                    out.push_str(&request[copied..i]);
+                    out.push_str(if b[i] == b'-' {
+                        "-1.7976931348623157e308"
+                    } else {
+                        "1.7976931348623157e308"
+                    });
+                    changed = true;
+                    copied = end;
+                }
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(request.get(copied..)?);
+    changed.then_some(out)
 }
 
 fn badreq(why: &str) -> String {
