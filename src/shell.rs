@@ -376,10 +376,13 @@ pub fn parse(content: &str) -> Option<ShellCommand> {
         }
         joined.push_str(line);
     }
+    // Sized first: `collect` would grow it, reallocating.
+    let mut output = Vec::with_capacity(result_lines.clone().count());
+    output.extend(result_lines.map(str::to_owned));
     Some(ShellCommand {
         command: joined,
         exit: exit.to_owned(),
-        output: result_lines.map(str::to_owned).collect(),
+        output,
         output_limit_reached,
     })
 }
