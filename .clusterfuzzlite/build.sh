@@ -1,7 +1,7 @@
 #!/bin/bash -eu
 # Builds every fuzz target for ClusterFuzzLite / OSS-Fuzz and puts in $OUT,
 # per target: the binary, `<target>.dict` (src/command.dict; for a `_v2`
-# target src/command_v2.dict), and
+# target src/command_v2.dict; for `shell` fuzz/shell.dict), and
 # `<target>_seed_corpus.zip` (fuzz/seeds/<target>/).
 #
 # Run here with temporary $SRC and $OUT: bash fuzz/test_cflite_build.sh.
@@ -16,7 +16,7 @@ for target in $(cargo fuzz list); do
   cp "$bin_dir/$target" "$OUT/"
   # The later revision's targets get its words too.
   dict=src/command.dict
-  case "$target" in *_v2) dict=src/command_v2.dict ;; esac
+  case "$target" in *_v2) dict=src/command_v2.dict ;; shell) dict=fuzz/shell.dict ;; esac
   cp "$dict" "$OUT/$target.dict"
   rm -f "$OUT/${target}_seed_corpus.zip"
   (cd "fuzz/seeds/$target" && zip -q -X -r "$OUT/${target}_seed_corpus.zip" .)

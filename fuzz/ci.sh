@@ -54,7 +54,7 @@ for t in "${targets[@]}"; do
   # leaves its input in fuzz/artifacts/$t/.
   # The later revision's targets get its words too.
   dict=src/command.dict
-  case "$t" in *_v2) dict=src/command_v2.dict ;; esac
+  case "$t" in *_v2) dict=src/command_v2.dict ;; shell) dict=fuzz/shell.dict ;; esac
   if "${fuzz[@]}" run "$t" "$work/$t" "fuzz/seeds/$t" -- \
     -max_total_time="$secs" -dict="$dict" -print_final_stats=1 \
     >"$work/$t.log" 2>&1; then

@@ -45,6 +45,7 @@
 // revision -> wire -> error.
 mod error;
 mod revision;
+pub mod shell;
 pub mod v1;
 pub mod v2;
 mod wire;

@@ -281,3 +281,50 @@ fn to_line_allocates_once() {
         assert_eq!(Command::from_slice(line.as_bytes()), Ok(cmd));
     }
 }
+
+/// `shell::encode` allocates once; `shell::parse` nothing for text that is
+/// not an envelope, else exactly the strings and list it returns (a `""`
+/// and an empty list allocate nothing).
+#[test]
+fn the_shell_envelope_allocates_what_it_returns() {
+    use serve_command::shell::{encode, parse, ShellOutput};
+    let out = |code, text: &str, cut| ShellOutput {
+        exit_code: code,
+        text: text.to_owned(),
+        output_limit_reached: cut,
+    };
+    let runs = [
+        ("ls", out(Some(0), "a\nb", false)),
+        ("", out(None, "", true)),
+        ("x", out(Some(-1), &"é\n".repeat(100), true)),
+    ];
+    for (command, run) in &runs {
+        let (_, n) = allocations(|| encode(command, Ok(run)));
+        assert_eq!(n, 1, "encode({command:?}, {run:?})");
+    }
+    assert_eq!(allocations(|| encode("x", Err("denied"))).1, 1);
+
+    let lines = (0..100)
+        .map(|i| format!("line {i}\r"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let table: Vec<(String, usize)> = vec![
+        ("just a prompt".to_owned(), 0),
+        ("<user_shell_command>\n<command>\nls\n</command>\n<result>\nok\n</result>\n</user_shell_command>".to_owned(), 0),
+        ("<user_shell_command>\n<command>\nls\n</command>\n<result>\nexit=0\n</result>\n</user_shell_command>\n\n".to_owned(), 0),
+        // command, exit; no output.
+        ("<user_shell_command>\n<command>\nls\n</command>\n<result>\nexit=0\n</result>\n</user_shell_command>".to_owned(), 2),
+        // "" and "": nothing; the list and its one line.
+        ("<user_shell_command>\n<command>\n</command>\n<result>\nexit=\nx\n</result>\n</user_shell_command>".to_owned(), 2),
+        // A CRLF command of two lines is still one string.
+        (
+            format!("<user_shell_command>\r\n<command>\r\na\r\nb\r\n</command>\r\n<result>\r\nexit=0\r\n{lines}\r\n</result>\r\n</user_shell_command>"),
+            2 + 1 + 100,
+        ),
+        (encode("x", Err("a\nb")), 2 + 1 + 2),
+    ];
+    for (content, want) in &table {
+        let (parsed, n) = allocations(|| parse(content));
+        assert_eq!(n, *want, "parse({content:?}) = {parsed:?}");
+    }
+}

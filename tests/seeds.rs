@@ -1,6 +1,6 @@
 //! The fuzz targets' committed seed corpus, `fuzz/seeds/<target>/`, is what
 //! `tests/vectors/commands.jsonl` (and `commands-v2.jsonl` for the v2
-//! target) makes: this test fails when they differ.
+//! target, `shell.jsonl` for the shell target) makes: this test fails when they differ.
 //! After changing the vectors, rewrite the seeds with
 //! `SERVE_COMMAND_WRITE_SEEDS=1 cargo test --test seeds`.
 
@@ -36,6 +36,36 @@ fn v2_vector_lines() -> Vec<Vec<u8>> {
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).expect("vector is JSON");
             v["line"].as_str().expect("line").as_bytes().to_vec()
+        })
+        .collect()
+}
+
+/// The `shell` target's seeds, from `tests/vectors/shell.jsonl`: a parse
+/// request's text as it is; an encode as `COMMAND NUL MODE NUL PAYLOAD`
+/// (MODE `E` for an error, else `T` when cut off, then the exit code).
+fn shell_seeds() -> Vec<Vec<u8>> {
+    include_str!("vectors/shell.jsonl")
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("vector is JSON");
+            let r = &v["request"];
+            let s = |key: &str| r[key].as_str().expect("a string").to_owned();
+            if r.get("parse").is_some() {
+                s("parse")
+            } else if r.get("error").is_some() {
+                format!("{}\0E\0{}", s("encode"), s("error"))
+            } else {
+                let cut = if r["output_limit_reached"] == true {
+                    "T"
+                } else {
+                    ""
+                };
+                let code = r["exit_code"]
+                    .as_i64()
+                    .map_or(String::new(), |c| c.to_string());
+                format!("{}\0{cut}{code}\0{}", s("encode"), s("text"))
+            }
+            .into_bytes()
         })
         .collect()
 }
@@ -220,6 +250,7 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<u8>>> {
         ),
         ("read_stream", named(streams(&lines))),
         ("codec", named(streams(&lines))),
+        ("shell", named(shell_seeds())),
     ])
 }
 

@@ -16,6 +16,12 @@ pub mod model;
 #[path = "../../tests/support/model_v2.rs"]
 pub mod model_v2;
 
+// The `<user_shell_command>` envelope's model, as tests/shell.rs uses it.
+#[rustfmt::skip]
+#[allow(dead_code)]
+#[path = "../../tests/support/shell_model.rs"]
+pub mod shell_model;
+
 use model::ModelCommand;
 
 #[path = "../../tests/support/to_model.rs"]

@@ -9,6 +9,7 @@ mod dict;
 mod encode;
 mod output;
 mod revision;
+mod shell;
 
 use clap::{Parser, Subcommand};
 use std::io::{self, Write};
@@ -37,6 +38,7 @@ enum Cmd {
     Conform(conform::Conform),
     Corpus(corpus::Corpus),
     Dict(dict::Dict),
+    Shell(shell::Shell),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
         Cmd::Conform(args) => conform::run(args),
         Cmd::Corpus(args) => corpus::run(args).map(|()| ExitCode::SUCCESS),
         Cmd::Dict(args) => dict::run(args).map(|()| ExitCode::SUCCESS),
+        Cmd::Shell(args) => shell::run(args).map(|()| ExitCode::SUCCESS),
     })
 }
 
