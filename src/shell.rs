@@ -532,7 +532,7 @@ impl crate::v2::Command {
     /// assert_eq!(steer.shell_command().map(|c| c.output), Some(vec!["hi".to_owned()]));
     /// // Two text parts are not one envelope, even when they spell one.
     /// let Command::Steer { content, .. } = steer else { unreachable!() };
-    /// let text = content.text();
+    /// let text = content.to_text();
     /// let (a, b) = text.split_at(5);
     /// let split = Command::Steer {
     ///     kind: SteerKind::Command,
