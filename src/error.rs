@@ -247,20 +247,61 @@ impl<E: error::Error> error::Error for ReadError<E> {
 
 /// A `command_error` message that names no revision's `ParseError`: a
 /// `command stream: ...` message, another revision's string, or text that
-/// is not the protocol's.
+/// is not the protocol's. It keeps the text, so a controller can still
+/// show or log what the engine said.
+///
+/// `Display` reads `not one of the protocol's command error messages:
+/// <the text as a Rust string literal>` (quoted, control characters
+/// escaped).
+///
+/// ```
+/// use serve_command::v2::ParseError;
+/// let err = "command stream: line 3 is longer than 8 bytes".parse::<ParseError>().unwrap_err();
+/// assert_eq!(err.as_str(), "command stream: line 3 is longer than 8 bytes");
+/// assert_eq!(
+///     err.to_string(),
+///     "not one of the protocol's command error messages: \"command stream: line 3 is longer than 8 bytes\"",
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct UnknownMessage(());
+pub struct UnknownMessage(String);
 
 impl UnknownMessage {
     #[cold]
-    pub(crate) fn new() -> Self {
-        UnknownMessage(())
+    pub(crate) fn new(message: &str) -> Self {
+        UnknownMessage(message.to_owned())
+    }
+
+    /// The message, verbatim.
+    ///
+    /// ```
+    /// use serve_command::v1::ParseError;
+    /// assert_eq!("nap".parse::<ParseError>().unwrap_err().as_str(), "nap");
+    /// ```
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The message, verbatim and owned.
+    ///
+    /// ```
+    /// use serve_command::v1::ParseError;
+    /// assert_eq!("nap".parse::<ParseError>().unwrap_err().into_string(), "nap");
+    /// ```
+    #[must_use]
+    pub fn into_string(self) -> String {
+        self.0
     }
 }
 
 impl fmt::Display for UnknownMessage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("not one of the protocol's command error messages")
+        write!(
+            f,
+            "not one of the protocol's command error messages: {:?}",
+            self.0
+        )
     }
 }
 

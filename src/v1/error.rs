@@ -82,6 +82,6 @@ impl FromStr for ParseError {
         ]
         .into_iter()
         .find(|e| e.to_string() == message)
-        .ok_or_else(UnknownMessage::new)
+        .ok_or_else(|| UnknownMessage::new(message))
     }
 }

@@ -120,10 +120,12 @@ impl FromStr for ParseError {
             .and_then(|m| m.strip_suffix("))"))
         {
             // A path holds no ", ": indices and the four part keys.
-            let (path, message) = inner.split_once(", ").ok_or_else(UnknownMessage::new)?;
+            let (path, what) = inner
+                .split_once(", ")
+                .ok_or_else(|| UnknownMessage::new(message))?;
             return Ok(ParseError::InvalidContent {
                 path: path.to_owned(),
-                message: message.to_owned(),
+                message: what.to_owned(),
             });
         }
         if let Ok(image) = message.parse() {
@@ -132,7 +134,7 @@ impl FromStr for ParseError {
         [ParseError::ExpectedImageUrls, ParseError::InvalidJobCommand]
             .into_iter()
             .find(|e| e.to_string() == message)
-            .ok_or_else(UnknownMessage::new)
+            .ok_or_else(|| UnknownMessage::new(message))
     }
 }
 
@@ -145,20 +147,20 @@ impl FromStr for ImageError {
     /// use serve_command::v2::ImageError;
     /// assert_eq!(
     ///     "image declares image/jpeg but bytes identify image/png".parse(),
-    ///     Ok(ImageError::MediaTypeMismatch { expected: "image/jpeg".into(), actual: "image/png".into() }),
+    ///     Ok(ImageError::MediaTypeMismatch { declared: "image/jpeg".into(), sniffed: "image/png".into() }),
     /// );
     /// ```
     fn from_str(message: &str) -> Result<ImageError, UnknownMessage> {
-        if let Some((expected, actual)) = message
+        if let Some((declared, sniffed)) = message
             .strip_prefix("image declares ")
             .and_then(|m| m.rsplit_once(" but bytes identify "))
         {
-            // `actual` is always a sniffed type: the declared one may hold
-            // anything, so the split is from the right.
-            if ["image/png", "image/jpeg", "image/gif", "image/webp"].contains(&actual) {
+            // `sniffed` is always one of the four: the declared type may
+            // hold anything, so the split is from the right.
+            if ["image/png", "image/jpeg", "image/gif", "image/webp"].contains(&sniffed) {
                 return Ok(ImageError::MediaTypeMismatch {
-                    expected: expected.to_owned(),
-                    actual: actual.to_owned(),
+                    declared: declared.to_owned(),
+                    sniffed: sniffed.to_owned(),
                 });
             }
         }
@@ -169,6 +171,6 @@ impl FromStr for ImageError {
         ]
         .into_iter()
         .find(|e| e.to_string() == message)
-        .ok_or_else(UnknownMessage::new)
+        .ok_or_else(|| UnknownMessage::new(message))
     }
 }

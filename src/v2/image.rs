@@ -49,13 +49,13 @@ pub enum ImageError {
     #[error("expected PNG, JPEG, GIF, or WebP image bytes")]
     UnsupportedFormat,
     /// The declared media type is not the one the bytes identify.
-    #[error("image declares {expected} but bytes identify {actual}")]
+    #[error("image declares {declared} but bytes identify {sniffed}")]
     MediaTypeMismatch {
         /// The media type the line declared, verbatim.
-        expected: String,
-        /// The media type the bytes identify: `image/png`, `image/jpeg`,
-        /// `image/gif` or `image/webp`.
-        actual: String,
+        declared: String,
+        /// The media type the bytes identify (sniffed from their first
+        /// bytes): `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+        sniffed: String,
     },
 }
 
@@ -122,8 +122,8 @@ impl Image {
         let image = Image::from_bytes(bytes)?;
         if image.media_type != media_type {
             return Err(ImageError::MediaTypeMismatch {
-                expected: media_type.to_owned(),
-                actual: image.media_type.to_owned(),
+                declared: media_type.to_owned(),
+                sniffed: image.media_type.to_owned(),
             });
         }
         Ok(image)
