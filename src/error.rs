@@ -14,6 +14,13 @@ use std::{error, fmt, io};
 ///
 /// `Display` reads `<what> at byte <offset>`, with `offset` counted from the
 /// start of the line, zero-based.
+///
+/// ```
+/// use serve_command::v2::{Command, LineError};
+/// let Err(LineError::Syntax(e)) = Command::from_slice(br#"{"command":"cancel",}"#) else { panic!() };
+/// assert_eq!((e.reason(), e.offset()), ("expected a string key", 20));
+/// assert_eq!(e.to_string(), "expected a string key at byte 20");
+/// ```
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct SyntaxError {
     what: &'static str,
@@ -139,6 +146,14 @@ impl<E: error::Error> error::Error for LineError<E> {
 ///
 /// Line numbers are 1-based and count every physical line, blank ones
 /// included, as an editor would.
+///
+/// ```
+/// use serve_command::v2::{CommandReader, ReadError};
+/// let mut reader = CommandReader::new(&b"\n{\"command\":\"nap\"}\n"[..]);
+/// let err = reader.next().unwrap().unwrap_err();
+/// assert!(matches!(err, ReadError::Line { line: 2, .. }));
+/// assert_eq!(err.to_string(), "line 2: unknown command: nap");
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ReadError<E> {

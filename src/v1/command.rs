@@ -92,6 +92,14 @@ impl std::str::FromStr for SteerKind {
 /// `approval`), and a new one in a minor release must not break an engine's
 /// `match`. Give it a wildcard arm that answers the way an unknown command
 /// deserves.
+///
+/// ```
+/// use serve_command::v1::{Command, SteerKind};
+/// let cmd = Command::Steer { kind: SteerKind::Command, text: "/compact".into() };
+/// let line = cmd.to_line();
+/// assert_eq!(line, "{\"command\":\"steer\",\"kind\":\"command\",\"text\":\"/compact\"}\n");
+/// assert_eq!(Command::from_slice(line.as_bytes()), Ok(cmd));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[non_exhaustive]

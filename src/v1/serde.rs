@@ -30,7 +30,7 @@ impl Serialize for Command {
 }
 
 impl<'de> Deserialize<'de> for Command {
-    /// Decodes by the same rules as [`Command::parse`]. A JSON value that is
+    /// Decodes by the same rules as [`Command::from_json`]. A JSON value that is
     /// not a command fails with a custom error whose message is the wire
     /// string (`serde_json` appends the position).
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

@@ -18,6 +18,14 @@ use std::fmt;
 /// is, and the engine answers `invalid background job command`.
 ///
 /// `#[non_exhaustive]`: the reference has grown commands before.
+///
+/// ```
+/// use serve_command::v2::{Command, SteerKind};
+/// let cmd = Command::Steer { kind: SteerKind::Prompt, content: "go on".into(), submission_id: Some("s1".into()) };
+/// let line = cmd.to_line();
+/// assert_eq!(line, "{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":\"go on\",\"submission_id\":\"s1\"}\n");
+/// assert_eq!(Command::from_slice(line.as_bytes()), Ok(cmd));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Command {
@@ -83,6 +91,11 @@ impl Command {
     /// The command's wire name: `"prompt"`, `"steer"`, `"compact"`,
     /// `"cancel"`, `"jobs_snapshot"`, `"job_stop"`, `"goal"` or
     /// `"approval"`.
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// assert_eq!(Command::JobsSnapshot { request_id: "r1".into() }.name(), "jobs_snapshot");
+    /// ```
     #[must_use]
     pub fn name(&self) -> &'static str {
         match self {

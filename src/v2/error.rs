@@ -10,6 +10,18 @@ use std::str::FromStr;
 /// `Display` is exactly the string the reference's `Command::parse` returns
 /// (`latest/upstream/command.mbt`): the seed's nine messages, and the new
 /// ones for content, legacy image URLs and background job commands.
+///
+/// ```
+/// use serve_command::v2::{Command, ParseError};
+/// let v = serde_json::json!({"command": "prompt", "content": [{"type": "video"}]});
+/// let err = Command::from_json(&v).unwrap_err();
+/// assert_eq!(
+///     err,
+///     ParseError::InvalidContent { path: "/0/type".into(), message: "unknown content part type".into() },
+/// );
+/// assert_eq!(err.to_string(), "invalid content: JsonDecodeError((/0/type, unknown content part type))");
+/// assert_eq!(err.to_string().parse(), Ok(err));
+/// ```
 #[derive(thiserror::Error, Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ParseError {
@@ -102,6 +114,11 @@ impl FromStr for ParseError {
     /// `command_error` events: every message of this revision gives its
     /// variant back; anything else is an [`UnknownMessage`].
     ///
+    /// # Errors
+    ///
+    /// [`UnknownMessage`], holding `message`, for a message that is none of
+    /// this revision's.
+    ///
     /// ```
     /// use serve_command::v2::{ImageError, ParseError};
     /// assert_eq!(
@@ -142,6 +159,11 @@ impl FromStr for ImageError {
     type Err = UnknownMessage;
 
     /// The image error a message names.
+    ///
+    /// # Errors
+    ///
+    /// [`UnknownMessage`], holding `message`, for a message that is none of
+    /// the four image errors'.
     ///
     /// ```
     /// use serve_command::v2::ImageError;
