@@ -14,6 +14,13 @@ use std::{error, fmt, io};
 ///
 /// `Display` reads `<what> at byte <offset>`, with `offset` counted from the
 /// start of the line, zero-based.
+///
+/// ```
+/// use serve_command::v2::{Command, LineError};
+/// let Err(LineError::Syntax(e)) = Command::from_slice(br#"{"command":"cancel",}"#) else { panic!() };
+/// assert_eq!((e.reason(), e.offset()), ("expected a string key", 20));
+/// assert_eq!(e.to_string(), "expected a string key at byte 20");
+/// ```
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct SyntaxError {
     what: &'static str,
@@ -139,6 +146,14 @@ impl<E: error::Error> error::Error for LineError<E> {
 ///
 /// Line numbers are 1-based and count every physical line, blank ones
 /// included, as an editor would.
+///
+/// ```
+/// use serve_command::v2::{CommandReader, ReadError};
+/// let mut reader = CommandReader::new(&b"\n{\"command\":\"nap\"}\n"[..]);
+/// let err = reader.next().unwrap().unwrap_err();
+/// assert!(matches!(err, ReadError::Line { line: 2, .. }));
+/// assert_eq!(err.to_string(), "line 2: unknown command: nap");
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ReadError<E> {
@@ -247,20 +262,61 @@ impl<E: error::Error> error::Error for ReadError<E> {
 
 /// A `command_error` message that names no revision's `ParseError`: a
 /// `command stream: ...` message, another revision's string, or text that
-/// is not the protocol's.
+/// is not the protocol's. It keeps the text, so a controller can still
+/// show or log what the engine said.
+///
+/// `Display` reads `not one of the protocol's command error messages:
+/// <the text as a Rust string literal>` (quoted, control characters
+/// escaped).
+///
+/// ```
+/// use serve_command::v2::ParseError;
+/// let err = "command stream: line 3 is longer than 8 bytes".parse::<ParseError>().unwrap_err();
+/// assert_eq!(err.as_str(), "command stream: line 3 is longer than 8 bytes");
+/// assert_eq!(
+///     err.to_string(),
+///     "not one of the protocol's command error messages: \"command stream: line 3 is longer than 8 bytes\"",
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct UnknownMessage(());
+pub struct UnknownMessage(String);
 
 impl UnknownMessage {
     #[cold]
-    pub(crate) fn new() -> Self {
-        UnknownMessage(())
+    pub(crate) fn new(message: &str) -> Self {
+        UnknownMessage(message.to_owned())
+    }
+
+    /// The message, verbatim.
+    ///
+    /// ```
+    /// use serve_command::v1::ParseError;
+    /// assert_eq!("nap".parse::<ParseError>().unwrap_err().as_str(), "nap");
+    /// ```
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The message, verbatim and owned.
+    ///
+    /// ```
+    /// use serve_command::v1::ParseError;
+    /// assert_eq!("nap".parse::<ParseError>().unwrap_err().into_string(), "nap");
+    /// ```
+    #[must_use]
+    pub fn into_string(self) -> String {
+        self.0
     }
 }
 
 impl fmt::Display for UnknownMessage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("not one of the protocol's command error messages")
+        write!(
+            f,
+            "not one of the protocol's command error messages: {:?}",
+            self.0
+        )
     }
 }
 

@@ -13,6 +13,17 @@ use std::io;
 /// speaks is the two ends' agreement. Sealed: the crate defines the
 /// revisions.
 ///
+/// ```
+/// use serve_command::generic::{CommandReader, Revision};
+/// use serve_command::v2;
+///
+/// // Code for either revision names it as `C`.
+/// fn first<C: Revision>(stream: &[u8]) -> Option<C> {
+///     CommandReader::<_, C>::new(stream).next()?.ok()
+/// }
+/// assert_eq!(first::<v2::Command>(b"{\"command\":\"cancel\"}\n"), Some(v2::Command::Cancel));
+/// ```
+///
 /// [`v1::Command`]: crate::v1::Command
 /// [`CommandReader`]: crate::generic::CommandReader
 /// [`v2::Command`]: crate::v2::Command
@@ -23,10 +34,40 @@ pub trait Revision: Sized + sealed::Sealed {
 
     /// Decodes one raw line, with or without its LF (the revision's
     /// `from_slice`).
+    ///
+    /// # Errors
+    ///
+    /// The revision's `from_slice` errors: [`LineError::Syntax`] for a line
+    /// that is not JSON, [`LineError::Command`] for one that is not a
+    /// command of this revision.
+    ///
+    /// ```
+    /// use serve_command::generic::Revision;
+    /// use serve_command::{v1, v2};
+    /// let line = br#"{"command":"prompt","content":"hi"}"#;
+    /// assert!(<v2::Command as Revision>::decode_line(line).is_ok());
+    /// assert_eq!(
+    ///     <v1::Command as Revision>::decode_line(line).unwrap_err().to_string(),
+    ///     "expected a string \"text\" field",
+    /// );
+    /// ```
     fn decode_line(line: &[u8]) -> Result<Self, LineError<Self::ParseError>>;
 
     /// Writes the command's wire line, LF included (the revision's
     /// `write_line`).
+    ///
+    /// # Errors
+    ///
+    /// The first error `out` returns, as it is.
+    ///
+    /// ```
+    /// use serve_command::generic::Revision;
+    /// use serve_command::v2::Command;
+    /// let mut out = Vec::new();
+    /// Command::Cancel.encode_line(&mut out)?;
+    /// assert_eq!(out, b"{\"command\":\"cancel\"}\n");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     fn encode_line<W: io::Write>(&self, out: W) -> io::Result<()>;
 }
 

@@ -373,8 +373,10 @@ fn other_messages_are_not_parse_errors() {
         let err = message.parse::<ParseError>().unwrap_err();
         assert_eq!(
             err.to_string(),
-            "not one of the protocol's command error messages"
+            format!("not one of the protocol's command error messages: {message:?}")
         );
+        assert_eq!(err.as_str(), message);
+        assert_eq!(err.into_string(), message);
     }
 }
 

@@ -266,9 +266,20 @@ fn crossing_revisions() {
         (Command::GoalClear, Ok(V1::GoalClear)),
     ];
     for (cmd, expected) in cases {
-        assert_eq!(V1::try_from(cmd.clone()), expected, "{cmd:?}");
-        if let Ok(v1) = expected {
-            assert_eq!(Command::from(v1), cmd);
+        match (V1::try_from(cmd.clone()), expected) {
+            (Ok(got), Ok(v1)) => {
+                assert_eq!(got, v1, "{cmd:?}");
+                assert_eq!(Command::from(v1), cmd);
+            }
+            // The error hands the command back, unchanged, with the reason.
+            (Err(err), Err(reason)) => {
+                assert_eq!(err.reason(), reason, "{cmd:?}");
+                assert_eq!(err.to_string(), reason.to_string());
+                assert!(std::error::Error::source(&err).is_none());
+                assert_eq!(err.command(), &cmd);
+                assert_eq!(err.into_command(), cmd);
+            }
+            (got, expected) => panic!("{cmd:?}: got {got:?}, expected {expected:?}"),
         }
     }
     assert_eq!(

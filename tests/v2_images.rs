@@ -217,8 +217,8 @@ fn image_errors_display_and_parse_back() {
         ),
         (
             ImageError::MediaTypeMismatch {
-                expected: "a but bytes identify image/gif".into(),
-                actual: "image/png".into(),
+                declared: "a but bytes identify image/gif".into(),
+                sniffed: "image/png".into(),
             },
             "image declares a but bytes identify image/gif but bytes identify image/png",
         ),

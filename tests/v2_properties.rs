@@ -88,7 +88,8 @@ proptest! {
                     }
                     other => panic!("{other:?} has a seed form"),
                 };
-                prop_assert_eq!(e, why);
+                prop_assert_eq!(e.reason(), why);
+                prop_assert_eq!(e.into_command(), cmd);
             }
         }
     }

@@ -7,12 +7,27 @@
 /// itself, and no controller may send one.
 ///
 /// `#[non_exhaustive]`: the reference has grown kinds before.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// `Display`, `FromStr` and serde use the wire spelling, case-sensitive as
+/// the wire is; `Default` is [`SteerKind::Prompt`], what a `steer` without
+/// `kind` means.
+///
+/// ```
+/// use serve_command::v1::{ParseError, SteerKind};
+/// assert_eq!(SteerKind::Command.to_string(), "command");
+/// assert_eq!("prompt".parse(), Ok(SteerKind::Prompt));
+/// assert_eq!("Prompt".parse::<SteerKind>(), Err(ParseError::UnknownSteerKind("Prompt".into())));
+/// assert_eq!(SteerKind::default(), SteerKind::Prompt);
+/// assert_eq!(serde_json::to_string(&SteerKind::Command)?, "\"command\"");
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[non_exhaustive]
 pub enum SteerKind {
     /// `"prompt"`: the text reaches the model as a user message. What a
-    /// `steer` without a `kind` means.
+    /// `steer` without a `kind` means, so the `Default`.
+    #[default]
     Prompt,
     /// `"command"`: the text is a slash command.
     Command,
@@ -20,12 +35,48 @@ pub enum SteerKind {
 
 impl SteerKind {
     /// The wire spelling: `"prompt"` or `"command"`.
+    ///
+    /// ```
+    /// use serve_command::v1::SteerKind;
+    /// assert_eq!(SteerKind::Prompt.as_str(), "prompt");
+    /// ```
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             SteerKind::Prompt => "prompt",
             SteerKind::Command => "command",
         }
+    }
+}
+
+impl std::fmt::Display for SteerKind {
+    /// The wire spelling, [`SteerKind::as_str`].
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for SteerKind {
+    type Err = crate::v1::ParseError;
+
+    /// The kind a wire spelling names, by the decoder's rule for `kind`:
+    /// exactly `"prompt"` or `"command"`, case-sensitive.
+    ///
+    /// # Errors
+    ///
+    /// [`ParseError::UnknownSteerKind`](crate::v1::ParseError::UnknownSteerKind)
+    /// holding `kind` verbatim, the error a line with that `kind` gets
+    /// (`unknown steer kind: <kind>`).
+    ///
+    /// ```
+    /// use serve_command::v1::{ParseError, SteerKind};
+    /// assert_eq!("command".parse(), Ok(SteerKind::Command));
+    /// let err = "COMMAND".parse::<SteerKind>().unwrap_err();
+    /// assert_eq!(err, ParseError::UnknownSteerKind("COMMAND".into()));
+    /// assert_eq!(err.to_string(), "unknown steer kind: COMMAND");
+    /// ```
+    fn from_str(kind: &str) -> Result<SteerKind, crate::v1::ParseError> {
+        crate::v1::rules::steer_kind(crate::wire::fields::Slot::Str(kind))
     }
 }
 
@@ -41,6 +92,14 @@ impl SteerKind {
 /// `approval`), and a new one in a minor release must not break an engine's
 /// `match`. Give it a wildcard arm that answers the way an unknown command
 /// deserves.
+///
+/// ```
+/// use serve_command::v1::{Command, SteerKind};
+/// let cmd = Command::Steer { kind: SteerKind::Command, text: "/compact".into() };
+/// let line = cmd.to_line();
+/// assert_eq!(line, "{\"command\":\"steer\",\"kind\":\"command\",\"text\":\"/compact\"}\n");
+/// assert_eq!(Command::from_slice(line.as_bytes()), Ok(cmd));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[non_exhaustive]

@@ -23,11 +23,23 @@ impl Command {
     /// Never builds a `serde_json::Value`; allocates only the strings the
     /// command owns.
     ///
+    /// # Errors
+    ///
+    /// [`LineError::Syntax`] when the line is not JSON (what is wrong and
+    /// at which byte), [`LineError::Command`] with the wire's
+    /// [`ParseError`](crate::v1::ParseError) when it is JSON but not a
+    /// command.
+    ///
     /// ```
-    /// use serve_command::v1::Command;
+    /// use serve_command::v1::{Command, LineError, ParseError};
     /// let cmd = Command::from_slice(b"{\"command\":\"goal\",\"action\":\"clear\"}\n")?;
     /// assert_eq!(cmd, Command::GoalClear);
-    /// # Ok::<(), serve_command::v1::LineError>(())
+    /// assert_eq!(
+    ///     Command::from_slice(br#"{"command":"approval","id":"a1"}"#),
+    ///     Err(LineError::Command(ParseError::ExpectedAllow)),
+    /// );
+    /// assert_eq!(Command::from_slice(b"{\"command\"").unwrap_err().to_string(), "unexpected end of line at byte 10");
+    /// # Ok::<(), LineError>(())
     /// ```
     #[must_use = "a command, or why the line is not one"]
     pub fn from_slice(line: &[u8]) -> Result<Command, LineError> {
@@ -39,6 +51,20 @@ impl std::str::FromStr for Command {
     type Err = LineError;
 
     /// Same as [`Command::from_slice`] on the string's bytes.
+    ///
+    /// # Errors
+    ///
+    /// As [`Command::from_slice`]: [`LineError::Syntax`] for a line that is
+    /// not JSON, [`LineError::Command`] for one that is not a command.
+    ///
+    /// ```
+    /// use serve_command::v1::{Command, LineError, ParseError};
+    /// assert_eq!(r#"{"command":"cancel"}"#.parse(), Ok(Command::Cancel));
+    /// assert_eq!(
+    ///     r#"{"command":"nap"}"#.parse::<Command>(),
+    ///     Err(LineError::Command(ParseError::UnknownCommand("nap".into()))),
+    /// );
+    /// ```
     fn from_str(line: &str) -> Result<Command, LineError> {
         Command::from_slice(line.as_bytes())
     }

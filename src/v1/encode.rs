@@ -111,6 +111,24 @@ impl Command {
     /// Writes the same bytes as [`Command::to_line`] to `out`, without
     /// allocating. A line of up to 512 bytes reaches `out` in a single
     /// `write_all`; longer ones in a few.
+    ///
+    /// # Errors
+    ///
+    /// The first error `out` returns, as it is; what was written before it
+    /// stays written.
+    ///
+    /// ```
+    /// use serve_command::v1::Command;
+    /// let mut out = Vec::new();
+    /// Command::Cancel.write_line(&mut out)?;
+    /// Command::Compact.write_line(&mut out)?;
+    /// assert_eq!(out, b"{\"command\":\"cancel\"}\n{\"command\":\"compact\"}\n");
+    /// // A full buffer's error is the caller's.
+    /// let mut small = [0u8; 4];
+    /// let err = Command::Cancel.write_line(&mut small[..]).unwrap_err();
+    /// assert_eq!(err.kind(), std::io::ErrorKind::WriteZero);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn write_line<W: io::Write>(&self, out: W) -> io::Result<()> {
         let mut sink = StackBuf::new(out);
         write_command(self, &mut sink)?;

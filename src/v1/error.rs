@@ -8,6 +8,15 @@ use std::str::FromStr;
 /// `Display` is exactly the string the reference's `Command::parse` returns.
 /// Those strings are wire contract, not diagnostics: an engine sends them
 /// back in a `command_error` event and controllers read them.
+///
+/// ```
+/// use serve_command::v1::{Command, ParseError};
+/// let v = serde_json::json!({"command": "steer", "text": "x", "kind": "notice"});
+/// let err = Command::from_json(&v).unwrap_err();
+/// assert_eq!(err, ParseError::UnknownSteerKind("notice".into()));
+/// assert_eq!(err.to_string(), "unknown steer kind: notice");
+/// assert_eq!("unknown steer kind: notice".parse(), Ok(err));
+/// ```
 #[derive(thiserror::Error, Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ParseError {
@@ -58,6 +67,11 @@ impl FromStr for ParseError {
     /// after `unknown command: ` or `unknown steer kind: `, verbatim) gives
     /// its variant back; anything else is an [`UnknownMessage`].
     ///
+    /// # Errors
+    ///
+    /// [`UnknownMessage`], holding `message`, for a message that is none of
+    /// this revision's.
+    ///
     /// ```
     /// use serve_command::v1::ParseError;
     /// assert_eq!("unknown command: nap".parse(), Ok(ParseError::UnknownCommand("nap".into())));
@@ -82,6 +96,6 @@ impl FromStr for ParseError {
         ]
         .into_iter()
         .find(|e| e.to_string() == message)
-        .ok_or_else(UnknownMessage::new)
+        .ok_or_else(|| UnknownMessage::new(message))
     }
 }

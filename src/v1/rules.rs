@@ -278,8 +278,9 @@ impl Command {
 
     /// The `command_error` event the engine writes for a command it
     /// refuses ([`Command::serve_refusal`]), LF included: the same event
-    /// as [`LineError::event_line`] writes for a line that is not a
-    /// command. `None` when the engine runs the command.
+    /// as [`LineError::event_line`](crate::generic::LineError::event_line)
+    /// writes for a line that is not a command. `None` when the engine runs
+    /// the command.
     ///
     /// ```
     /// use serve_command::v1::Command;

@@ -3,7 +3,7 @@
 
 use crate::v1::encode::Val;
 use crate::v1::rules::{self, Fields, Key};
-use crate::v1::Command;
+use crate::v1::{Command, SteerKind};
 use crate::wire::de::{deserialize_command, FieldValue, FromMap};
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -30,7 +30,7 @@ impl Serialize for Command {
 }
 
 impl<'de> Deserialize<'de> for Command {
-    /// Decodes by the same rules as [`Command::parse`]. A JSON value that is
+    /// Decodes by the same rules as [`Command::from_json`]. A JSON value that is
     /// not a command fails with a custom error whose message is the wire
     /// string (`serde_json` appends the position).
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -54,6 +54,24 @@ impl<'de> FromMap<'de> for Command {
             }
         }
         rules::decide(fields).map_err(de::Error::custom)
+    }
+}
+
+impl Serialize for SteerKind {
+    /// The wire string: `"prompt"` or `"command"`.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for SteerKind {
+    /// By the decoder's rule for a `kind` value: `"prompt"` or `"command"`;
+    /// another string fails with `unknown steer kind: <it>`, any other
+    /// value with `expected a string "kind" field` (custom errors; with
+    /// `serde_json`, the position follows).
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let FieldValue(slot) = FieldValue::deserialize(deserializer)?;
+        rules::steer_kind(slot).map_err(de::Error::custom)
     }
 }
 

@@ -42,6 +42,11 @@ impl Command {
     /// Decodes a JSON value, exactly as the reference's `Command::parse`
     /// (the pair of [`Command::to_json`]).
     ///
+    /// # Errors
+    ///
+    /// The [`ParseError`] a line holding `value` gets: a value that is not
+    /// an object is [`ParseError::ExpectedCommand`].
+    ///
     /// ```
     /// use serve_command::v1::{Command, ParseError};
     /// let v = serde_json::json!({"command": "steer", "text": "look at tests"});

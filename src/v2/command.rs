@@ -2,7 +2,7 @@
 //! crossings to and from the seed's revision.
 
 use crate::v1::SteerKind;
-use crate::v2::{Content, ContentPart};
+use crate::v2::Content;
 use std::fmt;
 
 /// One command a controller writes to the engine's stdin, in the later
@@ -18,6 +18,14 @@ use std::fmt;
 /// is, and the engine answers `invalid background job command`.
 ///
 /// `#[non_exhaustive]`: the reference has grown commands before.
+///
+/// ```
+/// use serve_command::v2::{Command, SteerKind};
+/// let cmd = Command::Steer { kind: SteerKind::Prompt, content: "go on".into(), submission_id: Some("s1".into()) };
+/// let line = cmd.to_line();
+/// assert_eq!(line, "{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":\"go on\",\"submission_id\":\"s1\"}\n");
+/// assert_eq!(Command::from_slice(line.as_bytes()), Ok(cmd));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Command {
@@ -83,6 +91,11 @@ impl Command {
     /// The command's wire name: `"prompt"`, `"steer"`, `"compact"`,
     /// `"cancel"`, `"jobs_snapshot"`, `"job_stop"`, `"goal"` or
     /// `"approval"`.
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// assert_eq!(Command::JobsSnapshot { request_id: "r1".into() }.name(), "jobs_snapshot");
+    /// ```
     #[must_use]
     pub fn name(&self) -> &'static str {
         match self {
@@ -127,7 +140,13 @@ impl From<crate::v1::Command> for Command {
 }
 
 /// What a later-revision command carries that the seed revision cannot:
-/// the error of `TryFrom<v2::Command> for Command`.
+/// why `TryFrom<v2::Command> for v1::Command` failed, the
+/// [`IntoV1Error::reason`].
+///
+/// ```
+/// use serve_command::v2::NotInV1;
+/// assert_eq!(NotInV1::Parts(2).to_string(), "the seed revision cannot carry content of 2 parts");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum NotInV1 {
@@ -156,55 +175,156 @@ impl fmt::Display for NotInV1 {
 
 impl std::error::Error for NotInV1 {}
 
-/// The one text of content the seed revision can carry.
-fn single_text(content: Content) -> Result<String, NotInV1> {
-    let mut parts = content.into_parts();
-    if parts.iter().any(|p| matches!(p, ContentPart::Image(_))) {
-        return Err(NotInV1::Image);
+/// The error of `TryFrom<v2::Command> for v1::Command`: the command, handed
+/// back whole (as `String::from_utf8` hands back its bytes), and why the
+/// seed revision cannot carry it.
+///
+/// `Display` is the reason's; `source()` is `None` (the reason is displayed,
+/// not chained).
+///
+/// ```
+/// use serve_command::v2::{Command, IntoV1Error, NotInV1};
+/// let job = Command::JobsSnapshot { request_id: "r1".into() };
+/// let err: IntoV1Error = serve_command::v1::Command::try_from(job.clone()).unwrap_err();
+/// assert_eq!(err.reason(), NotInV1::JobCommand("jobs_snapshot"));
+/// assert_eq!(err.to_string(), "the seed revision cannot carry the jobs_snapshot command");
+/// assert_eq!(err.into_command(), job);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IntoV1Error {
+    command: Command,
+    reason: NotInV1,
+}
+
+impl IntoV1Error {
+    /// Why the seed revision cannot carry the command.
+    ///
+    /// ```
+    /// use serve_command::v2::{Command, NotInV1};
+    /// let prompt = Command::Prompt { content: Default::default(), submission_id: None };
+    /// let err = serve_command::v1::Command::try_from(prompt).unwrap_err();
+    /// assert_eq!(err.reason(), NotInV1::Parts(0));
+    /// ```
+    #[must_use]
+    pub fn reason(&self) -> NotInV1 {
+        self.reason
     }
-    match (parts.pop(), parts.is_empty()) {
-        (Some(ContentPart::Text(text)), true) => Ok(text),
-        (last, _) => Err(NotInV1::Parts(parts.len() + usize::from(last.is_some()))),
+
+    /// The command that did not cross, borrowed.
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// let job = Command::JobsSnapshot { request_id: "r1".into() };
+    /// let err = serve_command::v1::Command::try_from(job.clone()).unwrap_err();
+    /// assert_eq!(err.command(), &job);
+    /// ```
+    #[must_use]
+    pub fn command(&self) -> &Command {
+        &self.command
+    }
+
+    /// The command that did not cross, unchanged, to send another way.
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// let job = Command::JobsSnapshot { request_id: "r1".into() };
+    /// let err = serve_command::v1::Command::try_from(job.clone()).unwrap_err();
+    /// assert_eq!(err.into_command(), job);
+    /// ```
+    #[must_use]
+    pub fn into_command(self) -> Command {
+        self.command
+    }
+}
+
+impl fmt::Display for IntoV1Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.reason.fmt(f)
+    }
+}
+
+impl std::error::Error for IntoV1Error {}
+
+/// Why content is not the one text the seed revision can carry.
+fn not_single_text(content: &Content) -> NotInV1 {
+    if content.is_text_only() {
+        NotInV1::Parts(content.parts().len())
+    } else {
+        NotInV1::Image
     }
 }
 
 impl TryFrom<Command> for crate::v1::Command {
-    type Error = NotInV1;
+    type Error = IntoV1Error;
 
     /// The seed revision's form of a command that carries nothing it cannot:
     /// content of exactly one text part, no steer tag, no job command.
     ///
+    /// # Errors
+    ///
+    /// [`IntoV1Error`], holding the command unchanged, when it carries
+    /// something the seed revision cannot ([`NotInV1`]): an image, content
+    /// of other than one part, a steer's `submission_id`, or a job command.
+    ///
     /// ```
-    /// use serve_command::v2::{self, NotInV1};
-    /// let steer = v2::Command::Steer { kind: serve_command::v1::SteerKind::Prompt, content: "go".into(), submission_id: Some("s".into()) };
-    /// assert_eq!(serve_command::v1::Command::try_from(steer), Err(NotInV1::SteerTag));
+    /// use serve_command::{v1, v2};
+    /// let steer = v2::Command::Steer { kind: v2::SteerKind::Prompt, content: "go".into(), submission_id: None };
+    /// assert_eq!(v1::Command::try_from(steer), Ok(v1::Command::Steer { kind: v1::SteerKind::Prompt, text: "go".into() }));
+    /// let tagged = v2::Command::Steer { kind: v2::SteerKind::Prompt, content: "go".into(), submission_id: Some("s".into()) };
+    /// let err = v1::Command::try_from(tagged.clone()).unwrap_err();
+    /// assert_eq!(err.reason(), v2::NotInV1::SteerTag);
+    /// assert_eq!(err.into_command(), tagged);
     /// ```
-    fn try_from(cmd: Command) -> Result<crate::v1::Command, NotInV1> {
+    fn try_from(cmd: Command) -> Result<crate::v1::Command, IntoV1Error> {
         use crate::v1::Command as V1;
+        let refuse = |command: Command, reason: NotInV1| Err(IntoV1Error { command, reason });
         Ok(match cmd {
             Command::Prompt {
                 content,
                 submission_id,
-            } => V1::Prompt {
-                text: single_text(content)?,
-                submission_id,
+            } => match content.into_single_text() {
+                Ok(text) => V1::Prompt {
+                    text,
+                    submission_id,
+                },
+                Err(content) => {
+                    let reason = not_single_text(&content);
+                    return refuse(
+                        Command::Prompt {
+                            content,
+                            submission_id,
+                        },
+                        reason,
+                    );
+                }
             },
-            Command::Steer {
+            cmd @ Command::Steer {
                 submission_id: Some(_),
                 ..
-            } => return Err(NotInV1::SteerTag),
+            } => return refuse(cmd, NotInV1::SteerTag),
             Command::Steer {
                 kind,
                 content,
                 submission_id: None,
-            } => V1::Steer {
-                kind,
-                text: single_text(content)?,
+            } => match content.into_single_text() {
+                Ok(text) => V1::Steer { kind, text },
+                Err(content) => {
+                    let reason = not_single_text(&content);
+                    return refuse(
+                        Command::Steer {
+                            kind,
+                            content,
+                            submission_id: None,
+                        },
+                        reason,
+                    );
+                }
             },
             Command::Compact => V1::Compact,
             Command::Cancel => V1::Cancel,
             cmd @ (Command::JobsSnapshot { .. } | Command::JobStop { .. }) => {
-                return Err(NotInV1::JobCommand(cmd.name()))
+                let reason = NotInV1::JobCommand(cmd.name());
+                return refuse(cmd, reason);
             }
             Command::GoalSet { text, auto } => V1::GoalSet { text, auto },
             Command::GoalClear => V1::GoalClear,

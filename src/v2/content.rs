@@ -4,8 +4,28 @@
 use crate::v2::Image;
 
 /// One part of a message's content.
+///
+/// Made from a string (a text part) or an [`Image`] with `From`, so a
+/// message of parts is one expression; its wire form is its `Serialize` and
+/// `Deserialize`, by the decoder's rules for a part of `content`.
+///
+/// `#[non_exhaustive]`: the reference may grow part types (it has grown
+/// commands); give a `match` a wildcard arm.
+///
+/// ```
+/// use serve_command::v2::{ContentPart, Image};
+/// let image = Image::from_base64("image/png", "iVBORw0KGgo=")?;
+/// assert_eq!(ContentPart::from("look"), ContentPart::Text("look".into()));
+/// assert_eq!(ContentPart::from(image.clone()), ContentPart::Image(image));
+/// assert_eq!(
+///     serde_json::to_string(&ContentPart::from("look"))?,
+///     r#"{"type":"text","text":"look"}"#,
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[non_exhaustive]
 pub enum ContentPart {
     /// `{"type":"text","text":T}`.
     Text(String),
@@ -15,18 +35,34 @@ pub enum ContentPart {
 
 /// A message's parts, in order. On the wire, `"content"` is a JSON string
 /// when it is exactly one text part, else the array of parts (an empty
-/// array included).
+/// array included); `Serialize` and `Deserialize` are that value, by the
+/// decoder's rules and with its error strings.
 ///
 /// One part is held inline (no list is allocated for the common message,
 /// a single text); [`Content::parts`] is always a slice.
 ///
+/// A text is `Content::from("...")`; an image alone is
+/// `Content::from(image)`; parts in order are collected from
+/// [`ContentPart`]s, each made with `From`:
+///
 /// ```
-/// use serve_command::v2::{Content, ContentPart};
+/// use serve_command::v2::{Command, Content, ContentPart, Image};
 /// let content = Content::from("look");
 /// assert_eq!(content.parts(), &[ContentPart::Text("look".into())]);
 /// assert_eq!(content.to_text(), "look");
-/// let two = Content::new(vec![ContentPart::Text("a".into()), ContentPart::Text("b".into())]);
-/// assert_eq!(two.parts().len(), 2);
+///
+/// // A prompt with an image, in one expression.
+/// let image = Image::from_base64("image/png", "iVBORw0KGgo=")?;
+/// let prompt = Command::Prompt {
+///     content: [ContentPart::from("what is this?"), image.into()].into_iter().collect(),
+///     submission_id: None,
+/// };
+/// assert_eq!(
+///     prompt.to_line(),
+///     "{\"command\":\"prompt\",\"content\":[{\"type\":\"text\",\"text\":\"what is this?\"},\
+///      {\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}]}\n",
+/// );
+/// # Ok::<(), serve_command::v2::ImageError>(())
 /// ```
 #[derive(Clone)]
 pub struct Content(Repr);
@@ -117,6 +153,15 @@ impl Content {
         }
     }
 
+    /// The text when the content is exactly one text part, owned; else the
+    /// content back.
+    pub(crate) fn into_single_text(self) -> Result<String, Content> {
+        match self.0 {
+            Repr::One(ContentPart::Text(text)) => Ok(text),
+            repr => Err(Content(repr)),
+        }
+    }
+
     /// The parts, in order.
     pub fn iter(&self) -> std::slice::Iter<'_, ContentPart> {
         self.parts().iter()
@@ -172,13 +217,50 @@ impl From<&str> for Content {
     }
 }
 
+impl From<Image> for Content {
+    /// One image part.
+    fn from(image: Image) -> Content {
+        Content(Repr::One(ContentPart::Image(image)))
+    }
+}
+
+impl From<ContentPart> for Content {
+    /// That one part.
+    fn from(part: ContentPart) -> Content {
+        Content(Repr::One(part))
+    }
+}
+
 impl From<Vec<ContentPart>> for Content {
+    /// [`Content::new`].
     fn from(parts: Vec<ContentPart>) -> Content {
         Content::new(parts)
     }
 }
 
+impl From<String> for ContentPart {
+    /// A text part.
+    fn from(text: String) -> ContentPart {
+        ContentPart::Text(text)
+    }
+}
+
+impl From<&str> for ContentPart {
+    /// A text part.
+    fn from(text: &str) -> ContentPart {
+        ContentPart::Text(text.to_owned())
+    }
+}
+
+impl From<Image> for ContentPart {
+    /// An image part.
+    fn from(image: Image) -> ContentPart {
+        ContentPart::Image(image)
+    }
+}
+
 impl FromIterator<ContentPart> for Content {
+    /// The parts in the iterator's order.
     fn from_iter<I: IntoIterator<Item = ContentPart>>(parts: I) -> Content {
         Content::new(parts.into_iter().collect())
     }

@@ -21,11 +21,20 @@ impl Command {
     /// (and a list of the parts while they are checked). Image data without
     /// escapes is decoded straight from the line.
     ///
+    /// # Errors
+    ///
+    /// [`LineError::Syntax`] when the line is not JSON (what is wrong and
+    /// at which byte), [`LineError::Command`] with the wire's
+    /// [`ParseError`](crate::v2::ParseError) when it is JSON but not a
+    /// command (an image that is not one included).
+    ///
     /// ```
     /// use serve_command::v2::{Command, ContentPart};
     /// let line = br#"{"command":"prompt","content":[{"type":"text","text":"see"},{"type":"image","media_type":"image/png","data":"iVBORw0KGgo="}]}"#;
     /// let Command::Prompt { content, .. } = Command::from_slice(line)? else { panic!() };
     /// assert!(matches!(content.parts(), [ContentPart::Text(_), ContentPart::Image(_)]));
+    /// let err = Command::from_slice(br#"{"command":"job_stop","request_id":"r1","generation":"..","job_id":"j1"}"#).unwrap_err();
+    /// assert_eq!(err.to_string(), "invalid background job command");
     /// # Ok::<(), serve_command::v2::LineError>(())
     /// ```
     #[must_use = "a command, or why the line is not one"]
@@ -38,6 +47,20 @@ impl std::str::FromStr for Command {
     type Err = LineError;
 
     /// Same as [`Command::from_slice`] on the string's bytes.
+    ///
+    /// # Errors
+    ///
+    /// As [`Command::from_slice`]: [`LineError::Syntax`] for a line that is
+    /// not JSON, [`LineError::Command`] for one that is not a command.
+    ///
+    /// ```
+    /// use serve_command::v2::{Command, LineError, ParseError};
+    /// assert_eq!(r#"{"command":"jobs_snapshot","request_id":"r1"}"#.parse(), Ok(Command::JobsSnapshot { request_id: "r1".into() }));
+    /// assert_eq!(
+    ///     r#"{"command":"nap"}"#.parse::<Command>(),
+    ///     Err(LineError::Command(ParseError::UnknownCommand("nap".into()))),
+    /// );
+    /// ```
     fn from_str(line: &str) -> Result<Command, LineError> {
         Command::from_slice(line.as_bytes())
     }

@@ -189,6 +189,22 @@ impl Command {
 
     /// Writes the same bytes as [`Command::to_line`] to `out`. Allocates
     /// nothing: image data is base64-encoded in small chunks on the stack.
+    ///
+    /// # Errors
+    ///
+    /// The first error `out` returns, as it is; what was written before it
+    /// stays written.
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// let mut out = Vec::new();
+    /// Command::Prompt { content: "hi".into(), submission_id: None }.write_line(&mut out)?;
+    /// assert_eq!(out, b"{\"command\":\"prompt\",\"content\":\"hi\"}\n");
+    /// let mut small = [0u8; 4];
+    /// let err = Command::Cancel.write_line(&mut small[..]).unwrap_err();
+    /// assert_eq!(err.kind(), std::io::ErrorKind::WriteZero);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn write_line<W: io::Write>(&self, out: W) -> io::Result<()> {
         let mut sink = StackBuf::new(out);
         write_command(self, &mut sink)?;

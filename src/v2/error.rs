@@ -10,6 +10,18 @@ use std::str::FromStr;
 /// `Display` is exactly the string the reference's `Command::parse` returns
 /// (`latest/upstream/command.mbt`): the seed's nine messages, and the new
 /// ones for content, legacy image URLs and background job commands.
+///
+/// ```
+/// use serve_command::v2::{Command, ParseError};
+/// let v = serde_json::json!({"command": "prompt", "content": [{"type": "video"}]});
+/// let err = Command::from_json(&v).unwrap_err();
+/// assert_eq!(
+///     err,
+///     ParseError::InvalidContent { path: "/0/type".into(), message: "unknown content part type".into() },
+/// );
+/// assert_eq!(err.to_string(), "invalid content: JsonDecodeError((/0/type, unknown content part type))");
+/// assert_eq!(err.to_string().parse(), Ok(err));
+/// ```
 #[derive(thiserror::Error, Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ParseError {
@@ -102,6 +114,11 @@ impl FromStr for ParseError {
     /// `command_error` events: every message of this revision gives its
     /// variant back; anything else is an [`UnknownMessage`].
     ///
+    /// # Errors
+    ///
+    /// [`UnknownMessage`], holding `message`, for a message that is none of
+    /// this revision's.
+    ///
     /// ```
     /// use serve_command::v2::{ImageError, ParseError};
     /// assert_eq!(
@@ -120,10 +137,12 @@ impl FromStr for ParseError {
             .and_then(|m| m.strip_suffix("))"))
         {
             // A path holds no ", ": indices and the four part keys.
-            let (path, message) = inner.split_once(", ").ok_or_else(UnknownMessage::new)?;
+            let (path, what) = inner
+                .split_once(", ")
+                .ok_or_else(|| UnknownMessage::new(message))?;
             return Ok(ParseError::InvalidContent {
                 path: path.to_owned(),
-                message: message.to_owned(),
+                message: what.to_owned(),
             });
         }
         if let Ok(image) = message.parse() {
@@ -132,7 +151,7 @@ impl FromStr for ParseError {
         [ParseError::ExpectedImageUrls, ParseError::InvalidJobCommand]
             .into_iter()
             .find(|e| e.to_string() == message)
-            .ok_or_else(UnknownMessage::new)
+            .ok_or_else(|| UnknownMessage::new(message))
     }
 }
 
@@ -141,24 +160,29 @@ impl FromStr for ImageError {
 
     /// The image error a message names.
     ///
+    /// # Errors
+    ///
+    /// [`UnknownMessage`], holding `message`, for a message that is none of
+    /// the four image errors'.
+    ///
     /// ```
     /// use serve_command::v2::ImageError;
     /// assert_eq!(
     ///     "image declares image/jpeg but bytes identify image/png".parse(),
-    ///     Ok(ImageError::MediaTypeMismatch { expected: "image/jpeg".into(), actual: "image/png".into() }),
+    ///     Ok(ImageError::MediaTypeMismatch { declared: "image/jpeg".into(), sniffed: "image/png".into() }),
     /// );
     /// ```
     fn from_str(message: &str) -> Result<ImageError, UnknownMessage> {
-        if let Some((expected, actual)) = message
+        if let Some((declared, sniffed)) = message
             .strip_prefix("image declares ")
             .and_then(|m| m.rsplit_once(" but bytes identify "))
         {
-            // `actual` is always a sniffed type: the declared one may hold
-            // anything, so the split is from the right.
-            if ["image/png", "image/jpeg", "image/gif", "image/webp"].contains(&actual) {
+            // `sniffed` is always one of the four: the declared type may
+            // hold anything, so the split is from the right.
+            if ["image/png", "image/jpeg", "image/gif", "image/webp"].contains(&sniffed) {
                 return Ok(ImageError::MediaTypeMismatch {
-                    expected: expected.to_owned(),
-                    actual: actual.to_owned(),
+                    declared: declared.to_owned(),
+                    sniffed: sniffed.to_owned(),
                 });
             }
         }
@@ -169,6 +193,6 @@ impl FromStr for ImageError {
         ]
         .into_iter()
         .find(|e| e.to_string() == message)
-        .ok_or_else(UnknownMessage::new)
+        .ok_or_else(|| UnknownMessage::new(message))
     }
 }

@@ -34,6 +34,13 @@ pub struct Image {
 
 /// Why bytes, base64 or a data URL are not an [`Image`]. `Display` is the
 /// reference's text, which reaches the wire.
+///
+/// ```
+/// use serve_command::v2::{Image, ImageError};
+/// let err = Image::from_data_url("data:image/gif;base64,iVBORw0KGgo=").unwrap_err();
+/// assert_eq!(err, ImageError::MediaTypeMismatch { declared: "image/gif".into(), sniffed: "image/png".into() });
+/// assert_eq!(err.to_string(), "image declares image/gif but bytes identify image/png");
+/// ```
 #[derive(thiserror::Error, Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ImageError {
@@ -49,13 +56,13 @@ pub enum ImageError {
     #[error("expected PNG, JPEG, GIF, or WebP image bytes")]
     UnsupportedFormat,
     /// The declared media type is not the one the bytes identify.
-    #[error("image declares {expected} but bytes identify {actual}")]
+    #[error("image declares {declared} but bytes identify {sniffed}")]
     MediaTypeMismatch {
         /// The media type the line declared, verbatim.
-        expected: String,
-        /// The media type the bytes identify: `image/png`, `image/jpeg`,
-        /// `image/gif` or `image/webp`.
-        actual: String,
+        declared: String,
+        /// The media type the bytes identify (sniffed from their first
+        /// bytes): `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+        sniffed: String,
     },
 }
 
@@ -85,6 +92,12 @@ fn utf16_len(utf8: &[u8]) -> usize {
 impl Image {
     /// The image these bytes are, by their format's first bytes.
     ///
+    /// # Errors
+    ///
+    /// [`ImageError::TooLarge`] for more than [`MAX_IMAGE_BYTES`] bytes,
+    /// [`ImageError::UnsupportedFormat`] for bytes that start like none of
+    /// PNG, JPEG, GIF or WebP.
+    ///
     /// ```
     /// use serve_command::v2::{Image, ImageError};
     /// assert_eq!(Image::from_bytes(b"GIF89a...".to_vec())?.media_type(), "image/gif");
@@ -103,6 +116,26 @@ impl Image {
     /// `media_type`: the reference's `Image::from_base64`, check for check.
     /// The length is checked before anything is decoded, so a long string
     /// costs no allocation.
+    ///
+    /// # Errors
+    ///
+    /// In the reference's order: [`ImageError::TooLarge`] for a string
+    /// longer than [`MAX_BASE64_LEN`] (or bytes over [`MAX_IMAGE_BYTES`]),
+    /// [`ImageError::InvalidBase64`] for anything but canonical padded
+    /// base64, [`ImageError::UnsupportedFormat`] for bytes of another
+    /// format, [`ImageError::MediaTypeMismatch`] when `media_type` is not
+    /// the type the bytes identify.
+    ///
+    /// ```
+    /// use serve_command::v2::{Image, ImageError};
+    /// assert_eq!(Image::from_base64("image/png", "iVBORw0KGgo=")?.bytes(), b"\x89PNG\r\n\x1a\n");
+    /// assert_eq!(Image::from_base64("image/png", "iVBORw0KGgo"), Err(ImageError::InvalidBase64));
+    /// assert_eq!(
+    ///     Image::from_base64("image/jpeg", "iVBORw0KGgo="),
+    ///     Err(ImageError::MediaTypeMismatch { declared: "image/jpeg".into(), sniffed: "image/png".into() }),
+    /// );
+    /// # Ok::<(), ImageError>(())
+    /// ```
     pub fn from_base64(media_type: &str, data: &str) -> Result<Image, ImageError> {
         Image::from_base64_utf8(media_type, data.as_bytes())
     }
@@ -122,8 +155,8 @@ impl Image {
         let image = Image::from_bytes(bytes)?;
         if image.media_type != media_type {
             return Err(ImageError::MediaTypeMismatch {
-                expected: media_type.to_owned(),
-                actual: image.media_type.to_owned(),
+                declared: media_type.to_owned(),
+                sniffed: image.media_type.to_owned(),
             });
         }
         Ok(image)
@@ -131,6 +164,12 @@ impl Image {
 
     /// The image in a `data:<media type>;base64,<data>` URL (split at the
     /// first `;base64,`), as the legacy `images` field carries it.
+    ///
+    /// # Errors
+    ///
+    /// [`ImageError::InvalidBase64`] for a URL without the `data:` prefix
+    /// or a `;base64,`; else [`Image::from_base64`]'s errors for the type
+    /// and data it holds.
     ///
     /// ```
     /// use serve_command::v2::{Image, ImageError};
@@ -189,6 +228,18 @@ impl TryFrom<Vec<u8>> for Image {
     type Error = ImageError;
 
     /// [`Image::from_bytes`].
+    ///
+    /// # Errors
+    ///
+    /// [`Image::from_bytes`]'s: [`ImageError::TooLarge`] or
+    /// [`ImageError::UnsupportedFormat`].
+    ///
+    /// ```
+    /// use serve_command::v2::{Image, ImageError};
+    /// assert_eq!(Image::try_from(b"\xff\xd8\xff".to_vec())?.media_type(), "image/jpeg");
+    /// assert_eq!(Image::try_from(Vec::new()), Err(ImageError::UnsupportedFormat));
+    /// # Ok::<(), ImageError>(())
+    /// ```
     fn try_from(bytes: Vec<u8>) -> Result<Image, ImageError> {
         Image::from_bytes(bytes)
     }

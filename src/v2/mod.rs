@@ -44,7 +44,7 @@ mod serde;
 pub mod strategy;
 mod value;
 
-pub use self::command::{Command, NotInV1};
+pub use self::command::{Command, IntoV1Error, NotInV1};
 pub use self::content::{Content, ContentPart};
 pub use self::error::ParseError;
 pub use self::image::{Image, ImageError, MAX_BASE64_LEN, MAX_IMAGE_BYTES};

@@ -90,7 +90,7 @@ impl<S: WireStr> Fields<S> {
             generation: Slot::Absent,
             job_id: Slot::Absent,
             content: Slot::Absent,
-            parts: PartList(None),
+            parts: PartList::new(),
             images: Slot::Absent,
             urls: UrlList::NotGiven,
         }
@@ -193,6 +193,13 @@ impl<S> FieldSet<S> for PartFields<S> {
 /// and that one's error; `None` when no array was given.
 pub(crate) struct PartList<S>(Option<(Vec<Part<S>>, Option<PartError>)>);
 
+impl<S> PartList<S> {
+    /// No array given (yet).
+    pub(crate) const fn new() -> Self {
+        PartList(None)
+    }
+}
+
 /// A part whose shape is right; an image's data is checked by `decide`.
 pub(crate) enum Part<S> {
     Text(S),
@@ -292,21 +299,90 @@ fn invalid_content(path: String, message: impl Into<String>) -> ParseError {
 }
 
 impl PartError {
-    /// The reference's `JsonDecodeError` for the part at `index`.
-    fn at(self, index: usize) -> ParseError {
+    /// The reference's `JsonDecodeError` for the part at `path` (`/0` for
+    /// the first part of `content`, `""` for a part on its own).
+    fn at(self, path: String) -> ParseError {
         match self {
-            PartError::NotObject => {
-                invalid_content(format!("/{index}"), "expected content part object")
-            }
-            PartError::UnknownType => {
-                invalid_content(format!("/{index}/type"), "unknown content part type")
-            }
+            PartError::NotObject => invalid_content(path, "expected content part object"),
+            PartError::UnknownType => invalid_content(path + "/type", "unknown content part type"),
             PartError::NotString(field) => invalid_content(
-                format!("/{index}/{field}"),
+                format!("{path}/{field}"),
                 "String::from_json: expected string",
             ),
         }
     }
+}
+
+/// A part whose shape is right, with its image decoded; the error at
+/// `path`, as [`PartError::at`].
+fn decode_part<S: WireStr>(
+    p: Part<S>,
+    path: impl FnOnce() -> String,
+) -> Result<ContentPart, ParseError> {
+    Ok(match p {
+        Part::Text(text) => ContentPart::Text(text.into_string()),
+        Part::Image { media_type, data } => ContentPart::Image(
+            Image::from_base64_utf8(&media_type.as_text(), &data.as_utf8())
+                .map_err(|e| invalid_content(path(), format!("invalid image: {e}")))?,
+        ),
+    })
+}
+
+/// The value of a present `content` key: a string (in `value`), an array
+/// (in `parts`), or another value. `None` when the key is absent.
+#[inline(always)]
+fn content_value<S: WireStr>(
+    value: &mut Slot<S>,
+    parts: &mut PartList<S>,
+) -> Option<Result<Content, ParseError>> {
+    match take(value) {
+        Slot::Str(text) => return Some(Ok(Content::from(text.into_string()))),
+        // Absent, or an array (in `parts`).
+        Slot::Absent => {}
+        _ => {
+            return Some(Err(invalid_content(
+                String::new(),
+                "expected content string or array",
+            )))
+        }
+    }
+    let (parts, refused) = parts.0.take()?;
+    let mut out = Vec::with_capacity(parts.len());
+    for (index, p) in parts.into_iter().enumerate() {
+        match decode_part(p, || format!("/{index}")) {
+            Ok(part) => out.push(part),
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    Some(match refused {
+        // Every kept part came before it, and was good.
+        Some(e) => Err(e.at(format!("/{}", out.len()))),
+        None => Ok(Content::new(out)),
+    })
+}
+
+/// A `content` value on its own (`Content`'s `Deserialize`), reduced as
+/// the key's value is: the rules of a present `content` key.
+pub(crate) fn content_alone<S: WireStr>(
+    mut value: Slot<S>,
+    mut parts: PartList<S>,
+) -> Result<Content, ParseError> {
+    // Neither a value nor an array: nothing the wire could hold.
+    content_value(&mut value, &mut parts).unwrap_or_else(|| {
+        Err(invalid_content(
+            String::new(),
+            "expected content string or array",
+        ))
+    })
+}
+
+/// A content part on its own (`ContentPart`'s `Deserialize`): the rules of
+/// an item of `content`, its path relative to the part.
+pub(crate) fn part_alone<S: WireStr>(
+    item: Item<S, PartFields<S>>,
+) -> Result<ContentPart, ParseError> {
+    let p = part(item).map_err(|e| e.at(String::new()))?;
+    decode_part(p, String::new)
 }
 
 /// The reference's `parse_command_content`: `content` if present (never
@@ -314,34 +390,8 @@ impl PartError {
 /// Reads only the fields it needs, where the scan left them.
 #[inline(always)]
 fn content<S: WireStr>(f: &mut Fields<S>) -> Result<Content, ParseError> {
-    match take(&mut f.content) {
-        Slot::Str(text) => return Ok(Content::from(text.into_string())),
-        // Absent, or an array (in `parts`).
-        Slot::Absent => {}
-        _ => {
-            return Err(invalid_content(
-                String::new(),
-                "expected content string or array",
-            ))
-        }
-    }
-    if let Some((parts, refused)) = f.parts.0.take() {
-        let mut out = Vec::with_capacity(parts.len());
-        for (index, p) in parts.into_iter().enumerate() {
-            out.push(match p {
-                Part::Text(text) => ContentPart::Text(text.into_string()),
-                Part::Image { media_type, data } => ContentPart::Image(
-                    Image::from_base64_utf8(&media_type.as_text(), &data.as_utf8()).map_err(
-                        |e| invalid_content(format!("/{index}"), format!("invalid image: {e}")),
-                    )?,
-                ),
-            });
-        }
-        return match refused {
-            // Every kept part came before it, and was good.
-            Some(e) => Err(e.at(out.len())),
-            None => Ok(Content::new(out)),
-        };
+    if let Some(content) = content_value(&mut f.content, &mut f.parts) {
+        return content;
     }
     let text = take(&mut f.text).string().ok_or(ParseError::ExpectedText)?;
     // The whole list is read as strings before any URL is decoded.
@@ -502,8 +552,9 @@ impl Command {
 
     /// The `command_error` event the engine writes for a command it
     /// refuses ([`Command::serve_refusal`]), LF included: the same event
-    /// as [`LineError::event_line`] writes for a line that is not a
-    /// command. `None` when the engine runs the command.
+    /// as [`LineError::event_line`](crate::generic::LineError::event_line)
+    /// writes for a line that is not a command. `None` when the engine runs
+    /// the command.
     ///
     /// ```
     /// use serve_command::v2::{Command, ContentPart, Image, SteerKind};

@@ -2,7 +2,7 @@
 //! byte path.
 
 use crate::v2::encode::Val;
-use crate::v2::rules::{self, Fields, Key, PartFields};
+use crate::v2::rules::{self, Fields, Key, PartFields, PartList};
 use crate::v2::{Command, Content, ContentPart, Image};
 use crate::wire::de::{deserialize_command, FieldValue, FromMap};
 use crate::wire::fields::{ArrayField, Field, Item, Slot};
@@ -71,6 +71,37 @@ impl Serialize for ContentPart {
     }
 }
 
+impl<'de> Deserialize<'de> for Content {
+    /// A string (one text part) or an array of parts, by the decoder's
+    /// rules for a `content` value. Anything else fails with a custom error
+    /// whose message is the wire string the line would get, e.g.
+    /// `invalid content: JsonDecodeError((/0/type, unknown content part
+    /// type))` (`serde_json` appends the position).
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut value = Slot::Absent;
+        let mut parts = PartList::new();
+        ArraySeed {
+            value: &mut value,
+            items: &mut parts,
+        }
+        .deserialize(deserializer)?;
+        rules::content_alone(value, parts).map_err(de::Error::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for ContentPart {
+    /// `{"type":"text","text":T}` or
+    /// `{"type":"image","media_type":M,"data":<base64>}` (other keys
+    /// ignored), by the decoder's rules for an item of `content`. Anything
+    /// else fails with a custom error whose message is the wire string, its
+    /// path relative to the part: `invalid content: JsonDecodeError((/type,
+    /// unknown content part type))`, say.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let item = deserializer.deserialize_any(ItemVisitor)?;
+        rules::part_alone(item).map_err(de::Error::custom)
+    }
+}
+
 /// An image's bytes as base64, streamed into the serializer.
 struct Base64<'a>(&'a Image);
 
@@ -81,7 +112,7 @@ impl Serialize for Base64<'_> {
 }
 
 impl<'de> Deserialize<'de> for Command {
-    /// Decodes by the same rules as [`Command::parse`]. A JSON value that is
+    /// Decodes by the same rules as [`Command::from_json`]. A JSON value that is
     /// not a command fails with a custom error whose message is the wire
     /// string (`serde_json` appends the position).
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

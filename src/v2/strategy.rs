@@ -1,6 +1,7 @@
 //! [`proptest`](mod@proptest) strategies for the later revision: commands,
 //! and near-miss command lines paired with the outcome this crate gives
-//! them (feature `proptest`), as [`crate::strategy`] does for the seed's.
+//! them (feature `proptest`), as [`v1::strategy`](crate::v1::strategy)
+//! does for the seed's.
 //!
 //! ```
 //! use proptest::prelude::*;

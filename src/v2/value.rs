@@ -105,6 +105,11 @@ impl Command {
     /// Decodes a JSON value, exactly as the reference's `Command::parse`
     /// (the pair of [`Command::to_json`]).
     ///
+    /// # Errors
+    ///
+    /// The [`ParseError`] a line holding `value` gets: a value that is not
+    /// an object is [`ParseError::ExpectedCommand`].
+    ///
     /// ```
     /// use serve_command::v2::{Command, Content, ParseError};
     /// let v = serde_json::json!({"command": "prompt", "text": "hi"});
@@ -123,6 +128,13 @@ impl Command {
 
     /// The command as a JSON object with the keys and values of
     /// [`Command::to_line`] (key order is `serde_json`'s).
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// let cmd = Command::JobsSnapshot { request_id: "r1".into() };
+    /// assert_eq!(cmd.to_json(), serde_json::json!({"command": "jobs_snapshot", "request_id": "r1"}));
+    /// assert_eq!(Command::from_json(&cmd.to_json()), Ok(cmd));
+    /// ```
     #[must_use]
     pub fn to_json(&self) -> serde_json::Value {
         to_json(self)

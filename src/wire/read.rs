@@ -10,6 +10,10 @@ use std::marker::PhantomData;
 
 /// The longest line, in bytes and without its LF, that [`CommandReader::new`]
 /// reads: 64 MiB. Longer lines are refused with [`ReadError::TooLong`].
+///
+/// ```
+/// assert_eq!(serve_command::v2::DEFAULT_MAX_LINE_LEN, 67_108_864);
+/// ```
 pub const DEFAULT_MAX_LINE_LEN: usize = 64 * 1024 * 1024;
 
 /// Reads commands from a [`BufRead`], one per line, as the reference engine
