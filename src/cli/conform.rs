@@ -30,14 +30,17 @@ const MAX_OUTPUT: usize = 64 << 20;
 /// written as `\n`, `\r`), or `NOTJSON`. A vector with `ok` expects `OK
 /// <ok>`; with `error`, `ERR <error>`; with `not_json`, `NOTJSON`. Vectors
 /// whose line holds a LF cannot be sent as one line and are skipped, with a
-/// note. PROGRAM's stderr passes through.
+/// note on stderr. PROGRAM's stderr passes through.
 ///
-/// `--revision v2` runs the later revision's built-in vectors instead
-/// (PROGRAM must then judge lines as that revision does); with --vectors,
-/// the file's vectors are run whatever the revision.
+/// PROGRAM must judge lines as the revision does; without --vectors, the
+/// revision's built-in vectors are run (`--revision v1`: the seed's). A
+/// vectors file whose vectors name their `revision` (as `corpus` writes
+/// them) is run as that revision, and a --revision that says otherwise is
+/// an error.
 ///
-/// Prints each disagreement (the vector's number in the file, its `why`,
-/// its line, the expected and the given answer), then `N/M vectors agree`.
+/// Prints on stdout each disagreement (the vector's number in the file, its
+/// `why`, its line, the expected and the given answer), then `N/M vectors
+/// agree`, M the vectors sent.
 ///
 /// Exit status: 0 when every vector agrees, 1 when any disagrees, 2 on a
 /// usage or I/O error, a vectors file that is not valid, or a PROGRAM that
@@ -47,17 +50,14 @@ const MAX_OUTPUT: usize = 64 << 20;
 #[derive(Args)]
 #[command(after_help = "Examples:
   serve-command conform -- serve-command decode --format verdict
-  serve-command conform --revision v2 -- serve-command decode --revision v2 --format verdict
+  serve-command --revision v1 conform -- serve-command --revision v1 decode --format verdict
   serve-command conform --vectors more.jsonl --timeout 10 -- python3 my_impl.py --verdicts")]
 pub struct Conform {
-    /// Vectors to run, in the format of the crate's tests/vectors/commands.jsonl
-    /// (default: those, or with --revision v2 commands-v2.jsonl, built in).
-    /// `serve-command corpus` writes such a file.
+    /// Vectors to run, in the format of the crate's tests/vectors/*.jsonl
+    /// (default: the revision's, built in: commands-v2.jsonl, or for v1
+    /// commands.jsonl). `serve-command corpus` writes such a file.
     #[arg(long, value_name = "FILE")]
     vectors: Option<PathBuf>,
-    /// Which revision's built-in vectors to run.
-    #[arg(long, value_enum, default_value_t = Revision::V1)]
-    revision: Revision,
     /// Seconds PROGRAM may take for all the vectors before it is killed.
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = seconds)]
     timeout: Duration,
@@ -84,6 +84,8 @@ struct Vector {
     /// The expected answer, without LF.
     expected: String,
     why: Option<String>,
+    /// The revision whose outcome `expected` is, if the vector says.
+    revision: Option<Revision>,
 }
 
 impl Vector {
@@ -95,14 +97,15 @@ impl Vector {
     }
 }
 
-pub fn run(args: Conform) -> output::Result<ExitCode> {
+/// `revision`: the one said on the command line, if it was.
+pub fn run(args: Conform, revision: Option<Revision>) -> output::Result<ExitCode> {
     let (name, text) = match &args.vectors {
         Some(path) => {
             let name = path.display().to_string();
             let text = std::fs::read_to_string(path).map_err(|e| io_error(&name, &e))?;
             (name, text)
         }
-        None => match args.revision {
+        None => match revision.unwrap_or(Revision::V2) {
             Revision::V1 => (
                 "tests/vectors/commands.jsonl (built in)".to_owned(),
                 VECTORS.to_owned(),
@@ -114,6 +117,19 @@ pub fn run(args: Conform) -> output::Result<ExitCode> {
         },
     };
     let vectors = parse(&text).map_err(|e| Failure::Error(format!("{name}: {e}")))?;
+    let _revision = match file_revision(&vectors).map_err(|e| Failure::Error(format!("{name}: {e}")))? {
+        Some((file, number)) => match revision {
+            Some(said) if said != file => {
+                return Err(Failure::Error(format!(
+                    "{name}: its vectors are {}'s (line {number} says so), but --revision {} was given",
+                    file.name(),
+                    said.name()
+                )))
+            }
+            _ => file,
+        },
+        None => revision.unwrap_or(Revision::V2),
+    };
     let (sent, skipped): (Vec<Vector>, Vec<Vector>) =
         vectors.into_iter().partition(|v| !v.line.contains(&b'\n'));
     let mut input = Vec::new();
@@ -123,15 +139,17 @@ pub fn run(args: Conform) -> output::Result<ExitCode> {
     }
     let answers = answers(&args.program, input, sent.len(), args.timeout)?;
 
-    let mut report = String::new();
+    let mut notes = String::new();
     for v in &skipped {
         let why = v.why.as_ref().map(|why| format!(" ({why})"));
-        report += &format!(
+        notes += &format!(
             "skipped vector {}{}: its line holds a LF, which the line protocol cannot carry\n",
             v.number,
             why.unwrap_or_default()
         );
     }
+    output::to_stderr(&notes)?;
+    let mut report = String::new();
     let mut agree = 0;
     for (v, got) in sent.iter().zip(&answers) {
         if got.as_slice() == v.expected.as_bytes() {
@@ -205,13 +223,40 @@ fn vector(number: usize, text: &str) -> Result<Vector, String> {
         (None, None, true) => "NOTJSON".to_owned(),
         _ => return Err("needs exactly one of \"ok\", \"error\" and \"not_json\"".into()),
     };
+    let revision = match string("revision")? {
+        None => None,
+        Some("v1") => Some(Revision::V1),
+        Some("v2") => Some(Revision::V2),
+        Some(other) => return Err(format!("\"revision\" is {}, not \"v1\" or \"v2\"", json(other))),
+    };
     Ok(Vector {
         number,
         line,
         shown,
         expected,
         why: string("why")?.map(str::to_owned),
+        revision,
     })
+}
+
+/// The revision the vectors name, and the first line that names it; an
+/// error if two name different ones (one PROGRAM speaks one revision).
+fn file_revision(vectors: &[Vector]) -> Result<Option<(Revision, usize)>, String> {
+    let mut named = vectors
+        .iter()
+        .filter_map(|v| v.revision.map(|r| (r, v.number)));
+    let Some(first) = named.next() else {
+        return Ok(None);
+    };
+    match named.find(|&(r, _)| r != first.0) {
+        Some((other, number)) => Err(format!(
+            "line {number}: \"revision\" is \"{}\", but line {} says \"{}\"",
+            other.name(),
+            first.1,
+            first.0.name()
+        )),
+        None => Ok(Some(first)),
+    }
 }
 
 fn json(s: &str) -> String {

@@ -14,14 +14,15 @@ use std::path::{Path, PathBuf};
 ///
 /// Writes DIR/corpus/line-000000, line-000001, ..., one line per file
 /// without its LF (libFuzzer/AFL style), and DIR/expected.jsonl, one
-/// `{"line":..,"ok":..}` or `{"line":..,"error":..}` per line, in the
-/// conformance vectors' format. Every line is JSON; `ok` is the canonical
-/// line, `error` the wire message. The same seed and count write the same
-/// files.
+/// `{"line":..,"ok":..,"revision":..}` or `{"line":..,"error":..,
+/// "revision":..}` per line, in the conformance vectors' format. Every
+/// line is JSON; `ok` is the canonical line, `error` the wire message,
+/// `revision` the one they are the outcomes of (`conform --vectors` reads
+/// it back). The same seed, count and revision write the same files.
 ///
-/// With `--revision v2`, the lines are the later revision's near misses
-/// (content arrays, images valid and broken, data-URL `images`, tagged
-/// steers, job commands) and the outcomes its decoder's.
+/// The lines are the revision's near misses (for v2: content arrays,
+/// images valid and broken, data-URL `images`, tagged steers, job
+/// commands) and the outcomes its decoder's.
 ///
 /// DIR is created if missing. A DIR that already holds anything is refused,
 /// unless --force: then DIR/corpus is emptied first and expected.jsonl
@@ -29,7 +30,7 @@ use std::path::{Path, PathBuf};
 #[derive(Args)]
 #[command(after_help = "Examples:
   serve-command corpus seeds --count 500 --seed 7
-  serve-command corpus seeds-v2 --revision v2 --count 500")]
+  serve-command corpus seeds-v1 --revision v1 --count 500")]
 pub struct Corpus {
     /// Folder to write into.
     dir: PathBuf,
@@ -42,21 +43,19 @@ pub struct Corpus {
     /// Write into a DIR that already holds files, emptying DIR/corpus first.
     #[arg(long)]
     force: bool,
-    /// Which revision's lines and outcomes.
-    #[arg(long, value_enum, default_value_t = Revision::V1)]
-    revision: Revision,
 }
 
-pub fn run(args: Corpus) -> output::Result<()> {
-    match args.revision {
-        Revision::V1 => write(&args, serve_command::strategy::line()),
-        Revision::V2 => write(&args, serve_command::v2::strategy::line()),
+pub fn run(args: Corpus, revision: Revision) -> output::Result<()> {
+    match revision {
+        Revision::V1 => write(&args, revision, serve_command::strategy::line()),
+        Revision::V2 => write(&args, revision, serve_command::v2::strategy::line()),
     }
 }
 
 /// Writes the corpus from `strategy`'s lines and outcomes.
 fn write<C: serve_command::Revision>(
     args: &Corpus,
+    revision: Revision,
     strategy: impl Strategy<Value = (String, Result<C, String>)>,
 ) -> output::Result<()> {
     let mut seed = [0u8; 32];
@@ -83,9 +82,10 @@ fn write<C: serve_command::Revision>(
         };
         writeln!(
             expected,
-            "{{\"line\":{},\"{key}\":{}}}",
+            "{{\"line\":{},\"{key}\":{},\"revision\":\"{}\"}}",
             json(&line),
-            json(&value)
+            json(&value),
+            revision.name()
         )
         .map_err(failed)?;
     }

@@ -2,6 +2,7 @@
 
 use crate::output::{self, io_error, stdout_error};
 use crate::revision::{Revision, Summarized};
+use crate::size::{self, Size};
 use clap::{Args, ValueEnum};
 use serve_command::{v2, Command, CommandReader, LineError, ReadError, DEFAULT_MAX_LINE_LEN};
 use std::cell::{Cell, RefCell};
@@ -27,8 +28,8 @@ use std::rc::Rc;
 /// it is not JSON). A line longer than --max-line-len is not judged and
 /// prints `TOOLONG`.
 ///
-/// With `--revision v2`, lines are read as the later revision reads them
-/// (`content`, images, tagged steers, `jobs_snapshot`, `job_stop`) and
+/// Lines are read as the revision reads them (`--revision v1`: the seed's,
+/// which knows no `content`, images, tagged steers or job commands) and
 /// answered with its canonical lines and error strings.
 ///
 /// Exit status: 0 when every line was a command or blank (with `--format
@@ -40,14 +41,16 @@ use std::rc::Rc;
   serve-command decode session.jsonl
   printf '{\"command\":\"cancel\"}\\n{\"command\":\"nap\"}\\n' | serve-command decode --summary
   serve-command decode --format verdict < lines.txt
-  serve-command encode --revision v2 prompt \"look\" --image shot.png | serve-command decode --revision v2")]
+  serve-command encode prompt \"look\" --image shot.png | serve-command decode
+  serve-command decode --revision v1 seed-session.jsonl")]
 pub struct Decode {
     /// The controller's output to read (`-` or none: stdin).
     file: Option<PathBuf>,
-    /// Refuse lines longer than this many bytes (LF excluded); a refused
-    /// line is skipped without being buffered.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_LINE_LEN)]
-    max_line_len: usize,
+    /// Refuse lines longer than this (LF excluded): bytes, or with KiB, MiB
+    /// or GiB (`65536`, `64KiB`); a refused line is skipped without being
+    /// buffered.
+    #[arg(long, value_name = "SIZE", default_value_t = Size(DEFAULT_MAX_LINE_LEN), value_parser = size::parse)]
+    max_line_len: Size,
     /// At the end, print to stderr the totals (`N lines: A commands, B
     /// refused (C not JSON, D too long), E blank`), then a count per
     /// command and per error.
@@ -60,9 +63,6 @@ pub struct Decode {
     /// What to print for each line.
     #[arg(long, value_enum, default_value_t = Format::Events)]
     format: Format,
-    /// Which revision of the wire to read.
-    #[arg(long, value_enum, default_value_t = Revision::V1)]
-    revision: Revision,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -75,8 +75,8 @@ pub enum Format {
     Verdict,
 }
 
-pub fn run(args: Decode) -> output::Result<ExitCode> {
-    match args.revision {
+pub fn run(args: Decode, revision: Revision) -> output::Result<ExitCode> {
+    match revision {
         Revision::V1 => run_as::<Command>(&args),
         Revision::V2 => run_as::<v2::Command>(&args),
     }
@@ -97,7 +97,7 @@ fn run_as<C: Summarized>(args: &Decode) -> output::Result<ExitCode> {
         io::stdout().lock(),
     )));
     let mut tally = Tally::default();
-    let mut lines = Lines::<_, C>::new(input, Rc::clone(&out), args.max_line_len);
+    let mut lines = Lines::<_, C>::new(input, Rc::clone(&out), args.max_line_len.0);
     for line in &mut lines {
         let (number, line) = match line {
             Ok(line) => line,

@@ -4,17 +4,25 @@
 use clap::ValueEnum;
 use serve_command::v2;
 
-/// A revision of the wire, as `--revision` names it. The wire itself
-/// carries no version: both ends must agree on one.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// A revision of the wire, as `--revision` names it (the top-level help
+/// says what each is). The wire itself carries no version: both ends must
+/// agree on one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Revision {
-    /// The seed's revision (`command.mbt`), the crate root: messages carry
-    /// `text`.
+    /// The seed's revision (`command.mbt`), the crate root.
     V1,
-    /// Upstream openseek's later revision (`serve_command::v2`): messages
-    /// carry `content` (text and image parts), steers may be tagged, and
-    /// `jobs_snapshot` and `job_stop` are commands.
+    /// Upstream openseek's revision today (`serve_command::v2`).
     V2,
+}
+
+impl Revision {
+    /// The name `--revision` takes, and vectors files record.
+    pub fn name(self) -> &'static str {
+        match self {
+            Revision::V1 => "v1",
+            Revision::V2 => "v2",
+        }
+    }
 }
 
 /// What `decode --summary` needs of a revision's command, generically.
