@@ -45,8 +45,9 @@ const MAX_OUTPUT: usize = 64 << 20;
 /// Exit status: 0 when every vector agrees, 1 when any disagrees, 2 on a
 /// usage or I/O error, a vectors file that is not valid, or a PROGRAM that
 /// misbehaves: one that cannot be started, exits with a status other than
-/// 0 or by a signal, runs past --timeout (it is killed), or answers another
-/// number of lines than it was given.
+/// 0 or by a signal, runs past --timeout or writes without end (more than
+/// 64 MiB; it is killed), or answers another number of lines than it was
+/// given.
 #[derive(Args)]
 #[command(after_help = "Examples:
   serve-command conform -- serve-command decode --format verdict
@@ -117,19 +118,20 @@ pub fn run(args: Conform, revision: Option<Revision>) -> output::Result<ExitCode
         },
     };
     let vectors = parse(&text).map_err(|e| Failure::Error(format!("{name}: {e}")))?;
-    let _revision = match file_revision(&vectors).map_err(|e| Failure::Error(format!("{name}: {e}")))? {
-        Some((file, number)) => match revision {
-            Some(said) if said != file => {
-                return Err(Failure::Error(format!(
-                    "{name}: its vectors are {}'s (line {number} says so), but --revision {} was given",
-                    file.name(),
-                    said.name()
-                )))
-            }
-            _ => file,
-        },
-        None => revision.unwrap_or(Revision::V2),
-    };
+    let _revision =
+        match file_revision(&vectors).map_err(|e| Failure::Error(format!("{name}: {e}")))? {
+            Some((file, number)) => match revision {
+                Some(said) if said != file => {
+                    return Err(Failure::Error(format!(
+                "{name}: its vectors are {}'s (line {number} says so), but --revision {} was given",
+                file.name(),
+                said.name()
+            )))
+                }
+                _ => file,
+            },
+            None => revision.unwrap_or(Revision::V2),
+        };
     let (sent, skipped): (Vec<Vector>, Vec<Vector>) =
         vectors.into_iter().partition(|v| !v.line.contains(&b'\n'));
     let mut input = Vec::new();
@@ -137,8 +139,7 @@ pub fn run(args: Conform, revision: Option<Revision>) -> output::Result<ExitCode
         input.extend_from_slice(&v.line);
         input.push(b'\n');
     }
-    let answers = answers(&args.program, input, sent.len(), args.timeout)?;
-
+    // Notes first: they hold whatever PROGRAM does.
     let mut notes = String::new();
     for v in &skipped {
         let why = v.why.as_ref().map(|why| format!(" ({why})"));
@@ -149,6 +150,8 @@ pub fn run(args: Conform, revision: Option<Revision>) -> output::Result<ExitCode
         );
     }
     output::to_stderr(&notes)?;
+    let answers = answers(&args.program, input, sent.len(), args.timeout)?;
+
     let mut report = String::new();
     let mut agree = 0;
     for (v, got) in sent.iter().zip(&answers) {
@@ -227,7 +230,12 @@ fn vector(number: usize, text: &str) -> Result<Vector, String> {
         None => None,
         Some("v1") => Some(Revision::V1),
         Some("v2") => Some(Revision::V2),
-        Some(other) => return Err(format!("\"revision\" is {}, not \"v1\" or \"v2\"", json(other))),
+        Some(other) => {
+            return Err(format!(
+                "\"revision\" is {}, not \"v1\" or \"v2\"",
+                json(other)
+            ))
+        }
     };
     Ok(Vector {
         number,

@@ -14,11 +14,12 @@ use std::path::{Path, PathBuf};
 ///
 /// Writes DIR/corpus/line-000000, line-000001, ..., one line per file
 /// without its LF (libFuzzer/AFL style), and DIR/expected.jsonl, one
-/// `{"line":..,"ok":..,"revision":..}` or `{"line":..,"error":..,
-/// "revision":..}` per line, in the conformance vectors' format. Every
-/// line is JSON; `ok` is the canonical line, `error` the wire message,
-/// `revision` the one they are the outcomes of (`conform --vectors` reads
-/// it back). The same seed, count and revision write the same files.
+/// `{"line":..,"ok":..,"revision":..}` or
+/// `{"line":..,"error":..,"revision":..}` per line, in the conformance
+/// vectors' format. Every line is JSON; `ok` is the canonical line, `error`
+/// the wire message, `revision` the one they are the outcomes of (`conform
+/// --vectors` reads it back). The same seed, count and revision write the
+/// same files.
 ///
 /// The lines are the revision's near misses (for v2: content arrays,
 /// images valid and broken, data-URL `images`, tagged steers, job

@@ -91,7 +91,8 @@ mod tests {
 
     #[test]
     fn bad_sizes_say_what_is_expected() {
-        let expected = "expected a number of bytes, alone or with KiB, MiB or GiB (65536, 64KiB, 64MiB, 1GiB)";
+        let expected =
+            "expected a number of bytes, alone or with KiB, MiB or GiB (65536, 64KiB, 64MiB, 1GiB)";
         let table: &[(&str, &str)] = &[
             ("", expected),
             ("12XB", expected),
