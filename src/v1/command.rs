@@ -1,8 +1,8 @@
 //! The command type, and the shape of its wire line.
 
 use crate::revision::{sealed::Sealed, Revision};
-use crate::v1::{decode, encode, value, ParseError};
-use crate::wire::escape::StackBuf;
+use crate::v1::{decode, encode, rules, value, ParseError};
+use crate::wire::escape::{self, StackBuf};
 use crate::LineError;
 use std::io;
 
@@ -256,6 +256,58 @@ impl Command {
         let mut sink = StackBuf::new(out);
         encode::write_command(self, &mut sink)?;
         sink.finish()
+    }
+
+    /// What the engine (`openseek serve`) answers this command with instead
+    /// of running it, if it refuses it: in this revision, only a `goal`
+    /// `set` whose text is blank, with the message `goal text must not be
+    /// blank`. `None` for every other command.
+    ///
+    /// Blank is the reference's `String::is_blank`: empty, or only tab, LF,
+    /// CR and space. U+3000, NBSP, VT, FF and U+2028 are not blank (unlike
+    /// `str::trim`'s whitespace), and neither is `auto` relevant.
+    ///
+    /// Not a parse error: the line is a well-formed command, which
+    /// [`Command::from_slice`] returns, and a controller may write it; the
+    /// engine declines it after decoding (`decode_serve_command` in
+    /// upstream's serve/state.mbt). It answers exactly as it answers a
+    /// parse error, with a `command_error` event carrying the message:
+    /// [`Command::serve_refusal_event_line`].
+    ///
+    /// ```
+    /// use serve_command::Command;
+    /// let blank = Command::from_slice(br#"{"command":"goal","action":"set","text":" \t\r\n","auto":true}"#)?;
+    /// assert_eq!(blank.serve_refusal(), Some("goal text must not be blank"));
+    /// assert_eq!(Command::GoalSet { text: "".into(), auto: false }.serve_refusal(), Some("goal text must not be blank"));
+    /// // Not blank to the engine: an ideographic space, a no-break space.
+    /// assert_eq!(Command::GoalSet { text: "\u{3000}".into(), auto: false }.serve_refusal(), None);
+    /// assert_eq!(Command::GoalSet { text: "\u{a0}".into(), auto: false }.serve_refusal(), None);
+    /// // Blank text elsewhere is the controller's business.
+    /// assert_eq!(Command::Prompt { text: " ".into(), submission_id: None }.serve_refusal(), None);
+    /// # Ok::<(), serve_command::LineError>(())
+    /// ```
+    #[must_use]
+    pub fn serve_refusal(&self) -> Option<&'static str> {
+        rules::serve_refusal(self)
+    }
+
+    /// The `command_error` event the engine writes for a command it
+    /// refuses ([`Command::serve_refusal`]), LF included: the same event
+    /// as [`LineError::event_line`] writes for a line that is not a
+    /// command. `None` when the engine runs the command.
+    ///
+    /// ```
+    /// use serve_command::Command;
+    /// let blank = Command::GoalSet { text: "  ".into(), auto: false };
+    /// assert_eq!(
+    ///     blank.serve_refusal_event_line().as_deref(),
+    ///     Some("{\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}\n"),
+    /// );
+    /// assert_eq!(Command::GoalClear.serve_refusal_event_line(), None);
+    /// ```
+    #[must_use]
+    pub fn serve_refusal_event_line(&self) -> Option<String> {
+        self.serve_refusal().map(escape::event_line)
     }
 }
 

@@ -212,3 +212,36 @@ pub(crate) fn approval<S: WireStr>(id: Slot<S>, allow: Slot<S>) -> Result<Comman
         allow,
     })
 }
+
+// What `openseek serve` itself refuses among the commands the rules above
+// read (`decode_serve_command` in upstream serve/state.mbt; the reference
+// oracle's serve/policy_v1.mbt and policy_v2.mbt). Not parse errors: the
+// line is a command, and the engine declines it. Written once here; the
+// later revision calls these and adds only its image check.
+
+/// The engine's message for a `goal` `set` whose text is blank.
+pub(crate) const BLANK_GOAL: &str = "goal text must not be blank";
+
+/// MoonBit core's `String::is_blank`: empty, or only `"\t\n\r "`. Narrower
+/// than Rust's `str::trim` (Unicode `White_Space`): U+3000, NBSP, VT, FF and
+/// U+2028 are not blank to the engine.
+#[inline]
+pub(crate) fn is_blank(text: &str) -> bool {
+    text.bytes()
+        .all(|b| matches!(b, b'\t' | b'\n' | b'\r' | b' '))
+}
+
+/// The engine's refusal of a goal's text, if it refuses it.
+#[inline]
+pub(crate) fn goal_refusal(text: &str) -> Option<&'static str> {
+    is_blank(text).then_some(BLANK_GOAL)
+}
+
+/// `Command::serve_refusal`: the seed-era engine refuses only a blank goal.
+#[inline]
+pub(crate) fn serve_refusal(command: &Command) -> Option<&'static str> {
+    match command {
+        Command::GoalSet { text, .. } => goal_refusal(text),
+        _ => None,
+    }
+}

@@ -2,8 +2,8 @@
 //! crossings to and from the seed's revision.
 
 use crate::revision::{sealed::Sealed, Revision};
-use crate::v2::{decode, encode, value, Content, ContentPart, ParseError};
-use crate::wire::escape::StackBuf;
+use crate::v2::{decode, encode, rules, value, Content, ContentPart, ParseError};
+use crate::wire::escape::{self, StackBuf};
 use crate::{LineError, SteerKind};
 use std::{fmt, io};
 
@@ -224,6 +224,67 @@ impl Command {
         let mut sink = StackBuf::new(out);
         encode::write_command(self, &mut sink)?;
         sink.finish()
+    }
+
+    /// What the engine (`openseek serve`) answers this command with instead
+    /// of running it, if it refuses it; `None` for every other command:
+    ///
+    /// - a `steer` of kind `command` whose content holds an image part:
+    ///   `command steering does not accept images` (the legacy `text` with
+    ///   `images` too, which decodes to such content; an empty `images`
+    ///   array or text-only parts are not refused, nor a `prompt` steer or
+    ///   a `prompt` with images);
+    /// - a `goal` `set` whose text is blank: `goal text must not be blank`,
+    ///   the seed revision's rule ([`crate::v1::Command::serve_refusal`]):
+    ///   empty, or only tab, LF, CR and space.
+    ///
+    /// Not parse errors: the line is a well-formed command, which
+    /// [`Command::from_slice`] returns, and the engine declines it after
+    /// decoding (`decode_serve_command` in upstream's serve/state.mbt @
+    /// ebbe0e00). It answers exactly as it answers a parse error, with a
+    /// `command_error` event carrying the message:
+    /// [`Command::serve_refusal_event_line`].
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// let legacy = Command::from_slice(br#"{"command":"steer","kind":"command","text":"ls","images":["data:image/png;base64,iVBORw0KGgo="]}"#)?;
+    /// assert_eq!(legacy.serve_refusal(), Some("command steering does not accept images"));
+    /// let empty = Command::from_slice(br#"{"command":"steer","kind":"command","text":"ls","images":[]}"#)?;
+    /// assert_eq!(empty.serve_refusal(), None);
+    /// let goal = Command::from_slice(br#"{"command":"goal","action":"set","text":"\t"}"#)?;
+    /// assert_eq!(goal.serve_refusal(), Some("goal text must not be blank"));
+    /// assert_eq!(Command::GoalSet { text: "\u{3000}".into(), auto: true }.serve_refusal(), None);
+    /// # Ok::<(), serve_command::LineError<serve_command::v2::ParseError>>(())
+    /// ```
+    #[must_use]
+    pub fn serve_refusal(&self) -> Option<&'static str> {
+        rules::serve_refusal(self)
+    }
+
+    /// The `command_error` event the engine writes for a command it
+    /// refuses ([`Command::serve_refusal`]), LF included: the same event
+    /// as [`LineError::event_line`] writes for a line that is not a
+    /// command. `None` when the engine runs the command.
+    ///
+    /// ```
+    /// use serve_command::v2::{Command, ContentPart, Image};
+    /// use serve_command::SteerKind;
+    /// let png = Image::from_data_url("data:image/png;base64,iVBORw0KGgo=")?;
+    /// let steer = Command::Steer {
+    ///     kind: SteerKind::Command,
+    ///     content: vec![ContentPart::Text("ls".into()), ContentPart::Image(png)].into(),
+    ///     submission_id: None,
+    /// };
+    /// assert_eq!(
+    ///     steer.serve_refusal_event_line().as_deref(),
+    ///     Some("{\"event\":\"command_error\",\"error\":\"command steering does not accept images\"}\n"),
+    /// );
+    /// assert_eq!(Command::Cancel.serve_refusal_event_line(), None);
+    /// # Ok::<(), serve_command::v2::ImageError>(())
+    /// ```
+    #[must_use]
+    pub fn serve_refusal_event_line(&self) -> Option<String> {
+        self.serve_refusal().map(escape::event_line)
     }
 }
 

@@ -9,7 +9,7 @@
 //! file knows the arms or builds a content error's path.
 
 use crate::v1::rules as v1;
-use crate::v2::{Command, Content, ContentPart, Image, ParseError};
+use crate::v2::{Command, Content, ContentPart, Image, ParseError, SteerKind};
 use crate::wire::fields::{ArrayField, Field, FieldSet, Item, NoFields, Slot, WireStr};
 use std::mem;
 
@@ -448,5 +448,24 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
         Ok(v1::approval(take(&mut f.id), take(&mut f.allow))?.into())
     } else {
         Err(ParseError::UnknownCommand(name.into_string()))
+    }
+}
+
+/// The engine's message for a `command` steer whose content holds an image.
+pub(crate) const COMMAND_STEER_IMAGES: &str = "command steering does not accept images";
+
+/// `Command::serve_refusal`: the seed's blank goal, and a `command` steer
+/// with an image part (legacy `images` included: they are parts by now).
+/// Empty content and text-only content are not refused.
+#[inline]
+pub(crate) fn serve_refusal(command: &Command) -> Option<&'static str> {
+    match command {
+        Command::Steer {
+            kind: SteerKind::Command,
+            content,
+            ..
+        } if !content.is_text_only() => Some(COMMAND_STEER_IMAGES),
+        Command::GoalSet { text, .. } => v1::goal_refusal(text),
+        _ => None,
     }
 }

@@ -1,6 +1,8 @@
 //! The conformance vectors' format (README, "Conformance vectors"), read in
 //! one place for every test that runs them: `tests/vectors/commands.jsonl`
-//! (the seed's revision) and `commands-v2.jsonl` (the later one).
+//! (the seed's revision) and `commands-v2.jsonl` (the later one), and the
+//! engine's refusals in `serve.jsonl` and `serve-v2.jsonl` (the same format,
+//! plus `refused`: [`refusals`]).
 
 // Each test uses the part it needs.
 #![allow(dead_code)]
@@ -10,6 +12,8 @@ use serde_json::Value;
 
 pub const V1: &str = include_str!("../vectors/commands.jsonl");
 pub const V2: &str = include_str!("../vectors/commands-v2.jsonl");
+pub const SERVE_V1: &str = include_str!("../vectors/serve.jsonl");
+pub const SERVE_V2: &str = include_str!("../vectors/serve-v2.jsonl");
 
 /// What a vector says its line is.
 #[derive(Debug, PartialEq)]
@@ -58,6 +62,25 @@ pub fn text(jsonl: &str) -> Vec<(String, Outcome, String)> {
         .map(|(line, expected, why)| {
             let line = String::from_utf8(line).unwrap_or_else(|_| panic!("{why}: not UTF-8"));
             (line, expected, why)
+        })
+        .collect()
+}
+
+/// Each vector's `refused`, in the order of [`bytes`]: the message the
+/// engine refuses the command with, or `None` when it runs it (or the line
+/// is not a command). A refused vector is a command: it has `ok` too.
+pub fn refusals(jsonl: &str) -> Vec<Option<String>> {
+    jsonl
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).expect("vector is JSON");
+            let refused = v
+                .get("refused")
+                .map(|r| r.as_str().expect("refused is a string"));
+            if refused.is_some() {
+                assert!(v["ok"].is_string(), "refused without ok: {l}");
+            }
+            refused.map(str::to_owned)
         })
         .collect()
 }
