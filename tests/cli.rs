@@ -1408,6 +1408,21 @@ fn conform_usage_and_vectors_errors_exit_2() {
             "line 1: \"why\" is not a string",
         ),
         (
+            "refused-error",
+            "{\"line\":\"x\",\"error\":\"y\",\"refused\":\"z\"}\n",
+            "line 1: \"refused\" needs \"ok\": the engine refuses only commands",
+        ),
+        (
+            "refused-not-json",
+            "{\"line\":\"x\",\"not_json\":true,\"refused\":\"z\"}\n",
+            "line 1: \"refused\" needs \"ok\": the engine refuses only commands",
+        ),
+        (
+            "refused-number",
+            "{\"line\":\"x\",\"ok\":\"x\",\"refused\":1}\n",
+            "line 1: \"refused\" is not a string",
+        ),
+        (
             "revision-v3",
             "{\"line\":\"x\",\"not_json\":true,\"revision\":\"v3\"}\n",
             "line 1: \"revision\" is \"v3\", not \"v1\" or \"v2\"",
@@ -2029,4 +2044,210 @@ fn corpus_and_dict_revision_v2() {
     // The default is v2's; v1's is another.
     assert_eq!(stdout_of(&["dict"], b"", 0), dict);
     assert_ne!(stdout_of(&["--revision", "v1", "dict"], b"", 0), dict);
+}
+
+// `--serve-policy`: what the engine (`openseek serve`) refuses among
+// commands.
+
+/// Lines of the `--serve-policy` tests: refused by the engine in both
+/// revisions (a blank goal), in v2 only (command steers with an image, in
+/// `content` and as legacy `images`), and not at all.
+const SERVE_LINES: &str = concat!(
+    "{\"command\":\"goal\",\"action\":\"set\",\"text\":\" \\t\"}\n",
+    "{\"command\":\"steer\",\"kind\":\"command\",\"content\":[{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}]}\n",
+    "{\"command\":\"steer\",\"kind\":\"command\",\"text\":\"ls\",\"images\":[\"data:image/png;base64,iVBORw0KGgo=\"]}\n",
+    "{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":[{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}]}\n",
+    "\n",
+    "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"ship\",\"auto\":true}\n",
+    "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"\\u3000\"}\n",
+    "nope\n",
+);
+
+#[test]
+fn decode_serve_policy_refuses_as_the_engine_does() {
+    // Checked line for line against oracle-serve-v1 and oracle-serve.
+    // (revision, verdicts, events)
+    let table: &[(&str, &str, &str)] = &[
+        (
+            "v1",
+            concat!(
+                "ERR goal text must not be blank\n",
+                "ERR expected a string \"text\" field\n",
+                "OK {\"command\":\"steer\",\"kind\":\"command\",\"text\":\"ls\"}\n",
+                "ERR expected a string \"text\" field\n",
+                "NOTJSON\n",
+                "OK {\"command\":\"goal\",\"action\":\"set\",\"text\":\"ship\",\"auto\":true}\n",
+                "OK {\"command\":\"goal\",\"action\":\"set\",\"text\":\"\u{3000}\"}\n",
+                "NOTJSON\n",
+            ),
+            concat!(
+                "{\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}\n",
+                "{\"event\":\"command_error\",\"error\":\"expected a string \\\"text\\\" field\"}\n",
+                "{\"command\":\"steer\",\"kind\":\"command\",\"text\":\"ls\"}\n",
+                "{\"event\":\"command_error\",\"error\":\"expected a string \\\"text\\\" field\"}\n",
+                "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"ship\",\"auto\":true}\n",
+                "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"\u{3000}\"}\n",
+                "{\"event\":\"command_error\",\"error\":\"command stream: expected a JSON value at byte 0\"}\n",
+            ),
+        ),
+        (
+            "v2",
+            concat!(
+                "ERR goal text must not be blank\n",
+                "ERR command steering does not accept images\n",
+                "ERR command steering does not accept images\n",
+                "OK {\"command\":\"steer\",\"kind\":\"prompt\",\"content\":[{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}]}\n",
+                "NOTJSON\n",
+                "OK {\"command\":\"goal\",\"action\":\"set\",\"text\":\"ship\",\"auto\":true}\n",
+                "OK {\"command\":\"goal\",\"action\":\"set\",\"text\":\"\u{3000}\"}\n",
+                "NOTJSON\n",
+            ),
+            concat!(
+                "{\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}\n",
+                "{\"event\":\"command_error\",\"error\":\"command steering does not accept images\"}\n",
+                "{\"event\":\"command_error\",\"error\":\"command steering does not accept images\"}\n",
+                "{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":[{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}]}\n",
+                "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"ship\",\"auto\":true}\n",
+                "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"\u{3000}\"}\n",
+                "{\"event\":\"command_error\",\"error\":\"command stream: expected a JSON value at byte 0\"}\n",
+            ),
+        ),
+    ];
+    let input = SERVE_LINES.as_bytes();
+    for &(revision, verdicts, events) in table {
+        let policy = ["--revision", revision, "decode", "--serve-policy"];
+        let verdict = [&policy[..], &["--format", "verdict"]].concat();
+        // A refusal is a verdict (exit 0), and a refused line (exit 1).
+        assert_eq!(stdout_of(&verdict, input, 0), verdicts, "{revision}");
+        assert_eq!(stdout_of(&policy, input, 1), events, "{revision}");
+        // Numbered like every other answer.
+        let numbered = [&verdict[..], &["--line-numbers"]].concat();
+        let first = stdout_of(&numbered, input, 0);
+        assert_eq!(
+            first.lines().next(),
+            Some("1\tERR goal text must not be blank"),
+            "{revision}"
+        );
+    }
+    // Without the flag the same commands are commands: the decoder's verdict.
+    let out = stdout_of(&["decode", "--format", "verdict"], input, 0);
+    assert_eq!(
+        out.lines().next(),
+        Some("OK {\"command\":\"goal\",\"action\":\"set\",\"text\":\" \\t\"}")
+    );
+    assert_eq!(
+        out.lines().nth(2),
+        Some("OK {\"command\":\"steer\",\"kind\":\"command\",\"content\":[{\"type\":\"text\",\"text\":\"ls\"},{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}]}")
+    );
+    // Only refusals: exit 1 in events, as for any refused line.
+    let blank_goal = b"{\"command\":\"goal\",\"action\":\"set\",\"text\":\"\"}\n";
+    assert_eq!(
+        stdout_of(&["decode", "--serve-policy"], blank_goal, 1),
+        "{\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}\n"
+    );
+    assert_eq!(
+        stdout_of(&["decode"], blank_goal, 0),
+        "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"\"}\n"
+    );
+}
+
+#[test]
+fn decode_summary_counts_serve_refusals_apart() {
+    // (revision, format, status, summary)
+    let v1 = concat!(
+        "8 lines: 3 commands, 4 refused (1 not JSON, 0 too long, 1 by the serve policy), 1 blank\n",
+        "         1  error: command stream: expected a JSON value\n",
+        "         2  error: expected a string \"text\" field\n",
+        "         2  goal set\n",
+        "         1  refused: goal text must not be blank\n",
+        "         1  steer\n",
+    );
+    let v2 = concat!(
+        "8 lines: 3 commands, 4 refused (1 not JSON, 0 too long, 3 by the serve policy), 1 blank\n",
+        "         1  error: command stream: expected a JSON value\n",
+        "         2  goal set\n",
+        "         2  refused: command steering does not accept images\n",
+        "         1  refused: goal text must not be blank\n",
+        "         1  steer\n",
+    );
+    let table: &[(&str, &str, i32, &str)] = &[
+        ("v1", "events", 1, v1),
+        ("v1", "verdict", 0, v1),
+        ("v2", "events", 1, v2),
+        ("v2", "verdict", 0, v2),
+    ];
+    for &(revision, format, status, summary) in table {
+        let args = [
+            "--revision",
+            revision,
+            "decode",
+            "--serve-policy",
+            "--summary",
+            "--format",
+            format,
+        ];
+        let out = run(&args, SERVE_LINES.as_bytes());
+        assert_eq!(out.status.code(), Some(status), "{args:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), summary, "{args:?}");
+    }
+    // Without the flag, the totals say nothing of a policy.
+    let out = run(&["decode", "--summary"], SERVE_LINES.as_bytes());
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap().lines().next(),
+        Some("8 lines: 6 commands, 1 refused (1 not JSON, 0 too long), 1 blank")
+    );
+}
+
+#[test]
+fn conform_serve_policy_runs_the_engine_vectors() {
+    // (revision, vectors file, how many the engine refuses)
+    let table = [
+        ("v1", include_str!("vectors/serve.jsonl"), 29),
+        ("v2", include_str!("vectors/serve-v2.jsonl"), 42),
+    ];
+    for (revision, vectors, refused) in table {
+        let (stdout, stderr) = all_agree(vectors);
+        assert_eq!(stdout, "155/155 vectors agree\n", "{revision}");
+        assert_eq!(stderr, "", "{revision}");
+        let decode = [BIN, "--revision", revision, "decode", "--format", "verdict"];
+        let conform = ["--revision", revision, "conform", "--serve-policy", "--"];
+        // The crate, under the policy: every vector agrees.
+        let args = [&conform[..], &decode, &["--serve-policy"]].concat();
+        let out = run(&args, b"");
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), stdout, "{args:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), stderr, "{args:?}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        // Without it in the PROGRAM: each refusal is a disagreement.
+        let args = [&conform[..], &decode].concat();
+        let out = run(&args, b"");
+        let report = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            report.lines().last(),
+            Some(format!("{}/155 vectors agree", 155 - refused).as_str())
+        );
+        assert_eq!(
+            report.matches("\n  got:      OK ").count(),
+            refused,
+            "{report}"
+        );
+        // Without it in conform, a refused vector expects OK: the plain
+        // decoder agrees on the engine's file.
+        let file = scratch(&format!("serve-vectors-{revision}")).join("serve.jsonl");
+        std::fs::write(&file, vectors).unwrap();
+        let args = [
+            &[
+                "--revision",
+                revision,
+                "conform",
+                "--vectors",
+                file.to_str().unwrap(),
+                "--",
+            ][..],
+            &decode,
+        ]
+        .concat();
+        assert_eq!(stdout_of(&args, b"", 0), stdout, "{args:?}");
+        std::fs::remove_dir_all(file.parent().unwrap()).unwrap();
+    }
 }

@@ -16,6 +16,10 @@ use std::time::{Duration, Instant};
 /// package.
 const VECTORS: &str = include_str!("../../tests/vectors/commands.jsonl");
 const VECTORS_V2: &str = include_str!("../../tests/vectors/commands-v2.jsonl");
+/// The engine's verdicts (`--serve-policy`): the same format, plus
+/// `refused` beside `ok` for a command the engine declines.
+const SERVE: &str = include_str!("../../tests/vectors/serve.jsonl");
+const SERVE_V2: &str = include_str!("../../tests/vectors/serve-v2.jsonl");
 
 /// Past this much output a program is stopped: it cannot be answering one
 /// short line per vector.
@@ -38,6 +42,12 @@ const MAX_OUTPUT: usize = 64 << 20;
 /// them) is run as that revision, and a --revision that says otherwise is
 /// an error.
 ///
+/// With `--serve-policy`, PROGRAM is judged as the engine (`openseek
+/// serve`) answers, as `decode --serve-policy` does: the built-in vectors
+/// are then the engine's (serve-v2.jsonl, or for v1 serve.jsonl), and a
+/// vector with `refused` (a command the engine declines) expects `ERR
+/// <refused>`. Without it, such a vector expects `OK <ok>`.
+///
 /// Prints on stdout each disagreement (the vector's number in the file, its
 /// `why`, its line, the expected and the given answer), then `N/M vectors
 /// agree`, M the vectors sent.
@@ -52,6 +62,7 @@ const MAX_OUTPUT: usize = 64 << 20;
 #[command(after_help = "Examples:
   serve-command conform -- serve-command decode --format verdict
   serve-command --revision v1 conform -- serve-command --revision v1 decode --format verdict
+  serve-command conform --serve-policy -- serve-command decode --serve-policy --format verdict
   serve-command conform --vectors more.jsonl --timeout 10 -- python3 my_impl.py --verdicts")]
 pub struct Conform {
     /// Vectors to run, in the format of the crate's tests/vectors/*.jsonl
@@ -59,6 +70,9 @@ pub struct Conform {
     /// commands.jsonl). `serve-command corpus` writes such a file.
     #[arg(long, value_name = "FILE")]
     vectors: Option<PathBuf>,
+    /// Expect the engine's refusals (and by default run its vectors).
+    #[arg(long)]
+    serve_policy: bool,
     /// Seconds PROGRAM may take for all the vectors before it is killed.
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = seconds)]
     timeout: Duration,
@@ -106,32 +120,30 @@ pub fn run(args: Conform, revision: Option<Revision>) -> output::Result<ExitCode
             let text = std::fs::read_to_string(path).map_err(|e| io_error(&name, &e))?;
             (name, text)
         }
-        None => match revision.unwrap_or(Revision::V2) {
-            Revision::V1 => (
-                "tests/vectors/commands.jsonl (built in)".to_owned(),
-                VECTORS.to_owned(),
-            ),
-            Revision::V2 => (
-                "tests/vectors/commands-v2.jsonl (built in)".to_owned(),
-                VECTORS_V2.to_owned(),
-            ),
-        },
+        None => {
+            let (file, text) = match (revision.unwrap_or(Revision::V2), args.serve_policy) {
+                (Revision::V1, false) => ("commands.jsonl", VECTORS),
+                (Revision::V2, false) => ("commands-v2.jsonl", VECTORS_V2),
+                (Revision::V1, true) => ("serve.jsonl", SERVE),
+                (Revision::V2, true) => ("serve-v2.jsonl", SERVE_V2),
+            };
+            (format!("tests/vectors/{file} (built in)"), text.to_owned())
+        }
     };
-    let vectors = parse(&text).map_err(|e| Failure::Error(format!("{name}: {e}")))?;
-    let _revision =
-        match file_revision(&vectors).map_err(|e| Failure::Error(format!("{name}: {e}")))? {
-            Some((file, number)) => match revision {
-                Some(said) if said != file => {
-                    return Err(Failure::Error(format!(
+    let vectors =
+        parse(&text, args.serve_policy).map_err(|e| Failure::Error(format!("{name}: {e}")))?;
+    // A file's vectors are the outcomes of one revision, the one PROGRAM
+    // is judged as: a --revision that says otherwise is a mistake.
+    let named = file_revision(&vectors).map_err(|e| Failure::Error(format!("{name}: {e}")))?;
+    if let (Some((file, number)), Some(said)) = (named, revision) {
+        if file != said {
+            return Err(Failure::Error(format!(
                 "{name}: its vectors are {}'s (line {number} says so), but --revision {} was given",
                 file.name(),
                 said.name()
-            )))
-                }
-                _ => file,
-            },
-            None => revision.unwrap_or(Revision::V2),
-        };
+            )));
+        }
+    }
     let (sent, skipped): (Vec<Vector>, Vec<Vector>) =
         vectors.into_iter().partition(|v| !v.line.contains(&b'\n'));
     let mut input = Vec::new();
@@ -185,21 +197,22 @@ pub fn run(args: Conform, revision: Option<Revision>) -> output::Result<ExitCode
     }
 }
 
-/// The vectors in `text`, one JSON object per line (blank lines skipped).
-fn parse(text: &str) -> Result<Vec<Vector>, String> {
+/// The vectors in `text`, one JSON object per line (blank lines skipped);
+/// with `serve_policy`, a `refused` expects the engine's refusal.
+fn parse(text: &str, serve_policy: bool) -> Result<Vec<Vector>, String> {
     let mut vectors = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         let number = i + 1;
-        let v = vector(number, line).map_err(|e| format!("line {number}: {e}"))?;
+        let v = vector(number, line, serve_policy).map_err(|e| format!("line {number}: {e}"))?;
         vectors.push(v);
     }
     Ok(vectors)
 }
 
-fn vector(number: usize, text: &str) -> Result<Vector, String> {
+fn vector(number: usize, text: &str, serve_policy: bool) -> Result<Vector, String> {
     let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
     let object = value.as_object().ok_or("not a JSON object")?;
     let string = |key: &str| match object.get(key) {
@@ -220,8 +233,15 @@ fn vector(number: usize, text: &str) -> Result<Vector, String> {
         Some(Value::Bool(true)) => true,
         Some(_) => return Err("\"not_json\" is not true".into()),
     };
+    let refused = string("refused")?;
     let expected = match (string("ok")?, string("error")?, not_json) {
+        (Some(_), None, false) if serve_policy && refused.is_some() => {
+            format!("ERR {}", escape_line_breaks(refused.unwrap_or_default()))
+        }
         (Some(ok), None, false) => format!("OK {ok}"),
+        _ if refused.is_some() => {
+            return Err("\"refused\" needs \"ok\": the engine refuses only commands".into())
+        }
         (None, Some(error), false) => format!("ERR {}", escape_line_breaks(error)),
         (None, None, true) => "NOTJSON".to_owned(),
         _ => return Err("needs exactly one of \"ok\", \"error\" and \"not_json\"".into()),

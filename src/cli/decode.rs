@@ -32,6 +32,12 @@ use std::rc::Rc;
 /// which knows no `content`, images, tagged steers or job commands) and
 /// answered with its canonical lines and error strings.
 ///
+/// With `--serve-policy`, answers as the engine (`openseek serve`) does: a
+/// command it declines (v1 and v2: a goal whose text is blank; v2: a
+/// command steer with an image) is refused like a line that is not a
+/// command, with a `command_error` event (`ERR <message>` as a verdict),
+/// and `--summary` counts it apart, as refused by the serve policy.
+///
 /// Exit status: 0 when every line was a command or blank (with `--format
 /// verdict`: always, a refusal is a verdict), 1 when any line was refused,
 /// 2 on a usage or I/O error. When stdout is closed early (`| head -1`) it
@@ -52,10 +58,14 @@ pub struct Decode {
     #[arg(long, value_name = "SIZE", default_value_t = Size(DEFAULT_MAX_LINE_LEN), value_parser = size::parse)]
     max_line_len: Size,
     /// At the end, print to stderr the totals (`N lines: A commands, B
-    /// refused (C not JSON, D too long), E blank`), then a count per
-    /// command and per error.
+    /// refused (C not JSON, D too long), E blank`; with --serve-policy, `(C
+    /// not JSON, D too long, F by the serve policy)`), then a count per
+    /// command, per error and per refusal.
     #[arg(long)]
     summary: bool,
+    /// Refuse the commands the engine refuses, as it does.
+    #[arg(long)]
+    serve_policy: bool,
     /// Prefix each output line with its input line's number (from 1,
     /// blank lines counted) and a tab.
     #[arg(long)]
@@ -110,6 +120,11 @@ fn run_as<C: Summarized>(args: &Decode) -> output::Result<ExitCode> {
                 return Err(io_error(&name, &e));
             }
         };
+        let line = if args.serve_policy {
+            line.under_serve_policy()
+        } else {
+            line
+        };
         write_line(&mut *out.borrow_mut(), args, number, &line).map_err(stdout_error)?;
         tally.add(&line, args.summary);
     }
@@ -117,7 +132,7 @@ fn run_as<C: Summarized>(args: &Decode) -> output::Result<ExitCode> {
     drop(lines);
     drop(out);
     if args.summary {
-        output::to_stderr(&tally.report())?;
+        output::to_stderr(&tally.report(args.serve_policy))?;
     }
     Ok(if tally.refused > 0 && args.format == Format::Events {
         ExitCode::from(1)
@@ -131,6 +146,21 @@ enum Line<C: serve_command::Revision> {
     /// Only spaces, tabs and CRs: the engine skips it.
     Blank,
     Decoded(Result<C, ReadError<C::ParseError>>),
+    /// A command the engine declines, with why (only with --serve-policy).
+    Refused(C, &'static str),
+}
+
+impl<C: Summarized> Line<C> {
+    /// The line as the engine sees it: a command it declines is refused.
+    fn under_serve_policy(self) -> Self {
+        match self {
+            Line::Decoded(Ok(command)) => match command.refusal() {
+                Some(message) => Line::Refused(command, message),
+                None => Line::Decoded(Ok(command)),
+            },
+            other => other,
+        }
+    }
 }
 
 /// Every physical line of the input, blank ones included, with its number,
@@ -234,7 +264,7 @@ impl<W: Write> BufRead for Input<W> {
     }
 }
 
-fn write_line<C: serve_command::Revision>(
+fn write_line<C: Summarized>(
     out: &mut impl Write,
     args: &Decode,
     number: u64,
@@ -250,6 +280,13 @@ fn write_line<C: serve_command::Revision>(
         (Format::Events, Line::Blank) => Ok(()),
         (Format::Events, Line::Decoded(Ok(command))) => command.encode_line(out),
         (Format::Events, Line::Decoded(Err(error))) => out.write_all(error.event_line().as_bytes()),
+        (Format::Events, Line::Refused(command, _)) => {
+            let event = command.refusal_event_line().expect("a refused command");
+            out.write_all(event.as_bytes())
+        }
+        (Format::Verdict, Line::Refused(_, message)) => {
+            writeln!(out, "ERR {}", escape_line_breaks(message))
+        }
         (Format::Verdict, Line::Decoded(Ok(command))) => {
             out.write_all(b"OK ")?;
             command.encode_line(out)
@@ -285,6 +322,9 @@ struct Tally {
     refused: u64,
     not_json: u64,
     too_long: u64,
+    /// Commands the engine declines (with --serve-policy), counted in
+    /// `refused` too.
+    by_policy: u64,
     blank: u64,
     /// Per command and per error, only with `--summary`.
     kinds: BTreeMap<String, u64>,
@@ -320,13 +360,27 @@ impl Tally {
                 }
                 error_kind(error)
             }
+            Line::Refused(_, message) => {
+                self.refused += 1;
+                self.by_policy += 1;
+                if !per_kind {
+                    return;
+                }
+                format!("refused: {message}")
+            }
         };
         *self.kinds.entry(kind).or_default() += 1;
     }
 
-    fn report(&self) -> String {
+    /// `serve_policy`: say how many the policy refused.
+    fn report(&self, serve_policy: bool) -> String {
+        let by_policy = if serve_policy {
+            format!(", {} by the serve policy", self.by_policy)
+        } else {
+            String::new()
+        };
         let mut report = format!(
-            "{} lines: {} commands, {} refused ({} not JSON, {} too long), {} blank\n",
+            "{} lines: {} commands, {} refused ({} not JSON, {} too long{by_policy}), {} blank\n",
             self.lines, self.commands, self.refused, self.not_json, self.too_long, self.blank
         );
         for (what, n) in &self.kinds {

@@ -25,14 +25,31 @@ impl Revision {
     }
 }
 
-/// What `decode --summary` needs of a revision's command, generically.
+/// What `decode` needs of a revision's command beyond the library's
+/// `Revision` trait (`--summary`, `--serve-policy`), generically.
 pub trait Summarized: serve_command::Revision {
     /// The command's wire name, with goal's two actions apart (`goal set`,
     /// `goal clear`): they do different things.
     fn label(&self) -> &'static str;
+
+    /// Why the engine (`openseek serve`) refuses this command, if it does
+    /// (the revision's `serve_refusal`).
+    fn refusal(&self) -> Option<&'static str>;
+
+    /// The engine's `command_error` event for a refused command, LF
+    /// included (the revision's `serve_refusal_event_line`).
+    fn refusal_event_line(&self) -> Option<String>;
 }
 
 impl Summarized for serve_command::Command {
+    fn refusal(&self) -> Option<&'static str> {
+        self.serve_refusal()
+    }
+
+    fn refusal_event_line(&self) -> Option<String> {
+        self.serve_refusal_event_line()
+    }
+
     fn label(&self) -> &'static str {
         use serve_command::Command;
         match self {
@@ -44,6 +61,14 @@ impl Summarized for serve_command::Command {
 }
 
 impl Summarized for v2::Command {
+    fn refusal(&self) -> Option<&'static str> {
+        self.serve_refusal()
+    }
+
+    fn refusal_event_line(&self) -> Option<String> {
+        self.serve_refusal_event_line()
+    }
+
     fn label(&self) -> &'static str {
         use v2::Command;
         match self {
