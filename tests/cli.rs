@@ -915,11 +915,15 @@ fn corpus_writes_lines_and_their_outcomes() {
         let line = std::fs::read(dir.join("first/corpus").join(format!("line-{n:06}"))).unwrap();
         assert_eq!(record["line"].as_str().unwrap().as_bytes(), line);
         assert_eq!(record["revision"], "v1");
-        assert_eq!(record.as_object().unwrap().len(), 3, "{record}");
         match serve_command::Command::from_slice(&line) {
-            Ok(cmd) => assert_eq!(record["ok"].as_str().unwrap(), cmd.to_line().trim_end()),
+            Ok(cmd) => {
+                assert_eq!(record["ok"].as_str().unwrap(), cmd.to_line().trim_end());
+                assert_eq!(record["refused"].as_str(), cmd.serve_refusal(), "{record}");
+            }
             Err(e) => assert_eq!(record["error"].as_str().unwrap(), e.to_string()),
         }
+        let keys = 3 + usize::from(record.get("refused").is_some());
+        assert_eq!(record.as_object().unwrap().len(), keys, "{record}");
     }
     // The same seed writes the same corpus; another seed, another.
     assert_eq!(corpus("again", "7"), expected);
@@ -1077,20 +1081,33 @@ fn conform_runs_a_corpus_file() {
     let dir = scratch("conform-corpus");
     let path = dir.to_str().unwrap();
     assert_eq!(
-        stdout_of(&["corpus", path, "--count", "200", "--seed", "3"], b"", 0),
+        stdout_of(&["corpus", path, "--count", "200", "--seed", "7"], b"", 0),
         ""
     );
     let vectors = dir.join("expected.jsonl");
+    let vectors = vectors.to_str().unwrap();
+    // One of its commands the engine declines: a blank goal.
+    let refused: Vec<String> = std::fs::read_to_string(vectors)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("\"refused\":"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(
+        refused[0].contains(",\"refused\":\"goal text must not be blank\","),
+        "{refused:?}"
+    );
+    let decode = [BIN, "decode", "--format", "verdict"];
+    let args = [&["conform", "--vectors", vectors, "--"][..], &decode].concat();
+    assert_eq!(stdout_of(&args, b"", 0), "200/200 vectors agree\n");
+    // And under the engine's policy, through a decoder under it.
     let args = [
-        "conform",
-        "--vectors",
-        vectors.to_str().unwrap(),
-        "--",
-        BIN,
-        "decode",
-        "--format",
-        "verdict",
-    ];
+        &["conform", "--serve-policy", "--vectors", vectors, "--"][..],
+        &decode,
+        &["--serve-policy"],
+    ]
+    .concat();
     assert_eq!(stdout_of(&args, b"", 0), "200/200 vectors agree\n");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -1935,10 +1952,21 @@ fn corpus_and_dict_revision_v2() {
         let line = std::fs::read(dir.join("first/corpus").join(format!("line-{n:06}"))).unwrap();
         assert_eq!(record["line"].as_str().unwrap().as_bytes(), line);
         match serve_command::v2::Command::from_slice(&line) {
-            Ok(cmd) => assert_eq!(record["ok"].as_str().unwrap(), cmd.to_line().trim_end()),
+            Ok(cmd) => {
+                assert_eq!(record["ok"].as_str().unwrap(), cmd.to_line().trim_end());
+                assert_eq!(record["refused"].as_str(), cmd.serve_refusal(), "{record}");
+            }
             Err(e) => assert_eq!(record["error"].as_str().unwrap(), e.to_string()),
         }
     }
+    // Seed 7 holds one command the engine declines.
+    assert_eq!(
+        records
+            .iter()
+            .filter(|r| r.get("refused").is_some())
+            .count(),
+        1
+    );
     // The same seed writes the same corpus; another seed or revision, another.
     assert_eq!(corpus("again", "7", "v2"), expected);
     for line in 0..60 {

@@ -1,7 +1,7 @@
 //! `corpus`: a seed corpus and its expected outcomes, for another fuzzer.
 
 use crate::output::{self, io_error, Failure};
-use crate::revision::{canonical, Revision};
+use crate::revision::{canonical, Revision, Summarized};
 use clap::Args;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -18,8 +18,9 @@ use std::path::{Path, PathBuf};
 /// `{"line":..,"error":..,"revision":..}` per line, in the conformance
 /// vectors' format. Every line is JSON; `ok` is the canonical line, `error`
 /// the wire message, `revision` the one they are the outcomes of (`conform
-/// --vectors` reads it back). The same seed, count and revision write the
-/// same files.
+/// --vectors` reads it back); a command the engine declines has its message
+/// in `refused` too (for `conform --serve-policy`). The same seed, count
+/// and revision write the same files.
 ///
 /// The lines are the revision's near misses (for v2: content arrays,
 /// images valid and broken, data-URL `images`, tagged steers, job
@@ -54,7 +55,7 @@ pub fn run(args: Corpus, revision: Revision) -> output::Result<()> {
 }
 
 /// Writes the corpus from `strategy`'s lines and outcomes.
-fn write<C: serve_command::Revision>(
+fn write<C: Summarized>(
     args: &Corpus,
     revision: Revision,
     strategy: impl Strategy<Value = (String, Result<C, String>)>,
@@ -77,15 +78,21 @@ fn write<C: serve_command::Revision>(
         let path = corpus.join(format!("line-{n:06}"));
         fs::write(&path, &line).map_err(|e| io_error(path.display(), &e))?;
         // Keys in the vectors' order: line first.
-        let (key, value) = match outcome {
-            Ok(command) => ("ok", canonical(&command)),
-            Err(message) => ("error", message),
+        let outcome = match outcome {
+            Ok(command) => match command.refusal() {
+                Some(refused) => format!(
+                    "\"ok\":{},\"refused\":{}",
+                    json(&canonical(&command)),
+                    json(refused)
+                ),
+                None => format!("\"ok\":{}", json(&canonical(&command))),
+            },
+            Err(message) => format!("\"error\":{}", json(&message)),
         };
         writeln!(
             expected,
-            "{{\"line\":{},\"{key}\":{},\"revision\":\"{}\"}}",
+            "{{\"line\":{},{outcome},\"revision\":\"{}\"}}",
             json(&line),
-            json(&value),
             revision.name()
         )
         .map_err(failed)?;
