@@ -315,6 +315,36 @@ fn every_error_reads_once_down_its_source_chain() {
     );
 }
 
+#[test]
+fn a_line_error_is_transparent_to_its_source() {
+    // `LineError` displays its inner error, so its source is the inner
+    // error's source, never the inner error itself (which would print the
+    // same message twice down the chain).
+    let tunnel = serve_command::generic::LineError::Command(Tunnel(Transport));
+    assert_eq!(
+        tunnel.source().map(ToString::to_string).as_deref(),
+        Some("connection reset")
+    );
+    assert_eq!(chain(&tunnel), ["tunnel closed", "connection reset"]);
+    // The crate's own errors have no source: none for either variant.
+    let nap = Command::from_slice(br#"{"command":"nap"}"#).unwrap_err();
+    let syntax = Command::from_slice(b"{").unwrap_err();
+    assert!(matches!(nap, LineError::Command(_)), "{nap:?}");
+    assert!(matches!(syntax, LineError::Syntax(_)), "{syntax:?}");
+    assert!(nap.source().is_none(), "{:?}", nap.source());
+    assert!(syntax.source().is_none(), "{:?}", syntax.source());
+    // Nor has v2's image error, though its `ParseError` wraps one.
+    let image = serve_command::v2::Command::from_slice(
+        br#"{"command":"prompt","content":[{"type":"image","media_type":"image/png","data":"iVBORw0KGgo"}]}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        image.to_string(),
+        "invalid content: JsonDecodeError((/0, invalid image: image data must be canonical padded base64))"
+    );
+    assert!(image.source().is_none(), "{:?}", image.source());
+}
+
 /// Every variant, with payloads a controller can meet: empty, with a
 /// newline, non-ASCII, and looking like another message.
 fn every_parse_error() -> Vec<ParseError> {

@@ -16,6 +16,10 @@ use std::time::{Duration, Instant};
 /// package.
 const VECTORS: &str = include_str!("../../tests/vectors/commands.jsonl");
 const VECTORS_V2: &str = include_str!("../../tests/vectors/commands-v2.jsonl");
+/// The engine's verdicts (`--serve-policy`): the same format, plus
+/// `refused` beside `ok` for a command the engine declines.
+const SERVE: &str = include_str!("../../tests/vectors/serve.jsonl");
+const SERVE_V2: &str = include_str!("../../tests/vectors/serve-v2.jsonl");
 
 /// Past this much output a program is stopped: it cannot be answering one
 /// short line per vector.
@@ -30,34 +34,45 @@ const MAX_OUTPUT: usize = 64 << 20;
 /// written as `\n`, `\r`), or `NOTJSON`. A vector with `ok` expects `OK
 /// <ok>`; with `error`, `ERR <error>`; with `not_json`, `NOTJSON`. Vectors
 /// whose line holds a LF cannot be sent as one line and are skipped, with a
-/// note. PROGRAM's stderr passes through.
+/// note on stderr. PROGRAM's stderr passes through.
 ///
-/// `--revision v2` runs the later revision's built-in vectors instead
-/// (PROGRAM must then judge lines as that revision does); with --vectors,
-/// the file's vectors are run whatever the revision.
+/// PROGRAM must judge lines as the revision does; without --vectors, the
+/// revision's built-in vectors are run (`--revision v1`: the seed's). A
+/// vectors file whose vectors name their `revision` (as `corpus` writes
+/// them) is run as that revision, and a --revision that says otherwise is
+/// an error.
 ///
-/// Prints each disagreement (the vector's number in the file, its `why`,
-/// its line, the expected and the given answer), then `N/M vectors agree`.
+/// With `--serve-policy`, PROGRAM is judged as the engine (`openseek
+/// serve`) answers, as `decode --serve-policy` does: the built-in vectors
+/// are then the engine's (serve-v2.jsonl, or for v1 serve.jsonl), and a
+/// vector with `refused` (a command the engine declines) expects `ERR
+/// <refused>`. Without it, such a vector expects `OK <ok>`.
+///
+/// Prints on stdout each disagreement (the vector's number in the file, its
+/// `why`, its line, the expected and the given answer), then `N/M vectors
+/// agree`, M the vectors sent.
 ///
 /// Exit status: 0 when every vector agrees, 1 when any disagrees, 2 on a
 /// usage or I/O error, a vectors file that is not valid, or a PROGRAM that
 /// misbehaves: one that cannot be started, exits with a status other than
-/// 0 or by a signal, runs past --timeout (it is killed), or answers another
-/// number of lines than it was given.
+/// 0 or by a signal, runs past --timeout or writes without end (more than
+/// 64 MiB; it is killed), or answers another number of lines than it was
+/// given.
 #[derive(Args)]
 #[command(after_help = "Examples:
   serve-command conform -- serve-command decode --format verdict
-  serve-command conform --revision v2 -- serve-command decode --revision v2 --format verdict
+  serve-command --revision v1 conform -- serve-command --revision v1 decode --format verdict
+  serve-command conform --serve-policy -- serve-command decode --serve-policy --format verdict
   serve-command conform --vectors more.jsonl --timeout 10 -- python3 my_impl.py --verdicts")]
 pub struct Conform {
-    /// Vectors to run, in the format of the crate's tests/vectors/commands.jsonl
-    /// (default: those, or with --revision v2 commands-v2.jsonl, built in).
-    /// `serve-command corpus` writes such a file.
+    /// Vectors to run, in the format of the crate's tests/vectors/*.jsonl
+    /// (default: the revision's, built in: commands-v2.jsonl, or for v1
+    /// commands.jsonl). `serve-command corpus` writes such a file.
     #[arg(long, value_name = "FILE")]
     vectors: Option<PathBuf>,
-    /// Which revision's built-in vectors to run.
-    #[arg(long, value_enum, default_value_t = Revision::V1)]
-    revision: Revision,
+    /// Expect the engine's refusals (and by default run its vectors).
+    #[arg(long)]
+    serve_policy: bool,
     /// Seconds PROGRAM may take for all the vectors before it is killed.
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = seconds)]
     timeout: Duration,
@@ -84,6 +99,8 @@ struct Vector {
     /// The expected answer, without LF.
     expected: String,
     why: Option<String>,
+    /// The revision whose outcome `expected` is, if the vector says.
+    revision: Option<Revision>,
 }
 
 impl Vector {
@@ -95,25 +112,38 @@ impl Vector {
     }
 }
 
-pub fn run(args: Conform) -> output::Result<ExitCode> {
+/// `revision`: the one said on the command line, if it was.
+pub fn run(args: Conform, revision: Option<Revision>) -> output::Result<ExitCode> {
     let (name, text) = match &args.vectors {
         Some(path) => {
             let name = path.display().to_string();
             let text = std::fs::read_to_string(path).map_err(|e| io_error(&name, &e))?;
             (name, text)
         }
-        None => match args.revision {
-            Revision::V1 => (
-                "tests/vectors/commands.jsonl (built in)".to_owned(),
-                VECTORS.to_owned(),
-            ),
-            Revision::V2 => (
-                "tests/vectors/commands-v2.jsonl (built in)".to_owned(),
-                VECTORS_V2.to_owned(),
-            ),
-        },
+        None => {
+            let (file, text) = match (revision.unwrap_or(Revision::V2), args.serve_policy) {
+                (Revision::V1, false) => ("commands.jsonl", VECTORS),
+                (Revision::V2, false) => ("commands-v2.jsonl", VECTORS_V2),
+                (Revision::V1, true) => ("serve.jsonl", SERVE),
+                (Revision::V2, true) => ("serve-v2.jsonl", SERVE_V2),
+            };
+            (format!("tests/vectors/{file} (built in)"), text.to_owned())
+        }
     };
-    let vectors = parse(&text).map_err(|e| Failure::Error(format!("{name}: {e}")))?;
+    let vectors =
+        parse(&text, args.serve_policy).map_err(|e| Failure::Error(format!("{name}: {e}")))?;
+    // A file's vectors are the outcomes of one revision, the one PROGRAM
+    // is judged as: a --revision that says otherwise is a mistake.
+    let named = file_revision(&vectors).map_err(|e| Failure::Error(format!("{name}: {e}")))?;
+    if let (Some((file, number)), Some(said)) = (named, revision) {
+        if file != said {
+            return Err(Failure::Error(format!(
+                "{name}: its vectors are {}'s (line {number} says so), but --revision {} was given",
+                file.name(),
+                said.name()
+            )));
+        }
+    }
     let (sent, skipped): (Vec<Vector>, Vec<Vector>) =
         vectors.into_iter().partition(|v| !v.line.contains(&b'\n'));
     let mut input = Vec::new();
@@ -121,17 +151,20 @@ pub fn run(args: Conform) -> output::Result<ExitCode> {
         input.extend_from_slice(&v.line);
         input.push(b'\n');
     }
-    let answers = answers(&args.program, input, sent.len(), args.timeout)?;
-
-    let mut report = String::new();
+    // Notes first: they hold whatever PROGRAM does.
+    let mut notes = String::new();
     for v in &skipped {
         let why = v.why.as_ref().map(|why| format!(" ({why})"));
-        report += &format!(
+        notes += &format!(
             "skipped vector {}{}: its line holds a LF, which the line protocol cannot carry\n",
             v.number,
             why.unwrap_or_default()
         );
     }
+    output::to_stderr(&notes)?;
+    let answers = answers(&args.program, input, sent.len(), args.timeout)?;
+
+    let mut report = String::new();
     let mut agree = 0;
     for (v, got) in sent.iter().zip(&answers) {
         if got.as_slice() == v.expected.as_bytes() {
@@ -164,21 +197,22 @@ pub fn run(args: Conform) -> output::Result<ExitCode> {
     }
 }
 
-/// The vectors in `text`, one JSON object per line (blank lines skipped).
-fn parse(text: &str) -> Result<Vec<Vector>, String> {
+/// The vectors in `text`, one JSON object per line (blank lines skipped);
+/// with `serve_policy`, a `refused` expects the engine's refusal.
+fn parse(text: &str, serve_policy: bool) -> Result<Vec<Vector>, String> {
     let mut vectors = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         let number = i + 1;
-        let v = vector(number, line).map_err(|e| format!("line {number}: {e}"))?;
+        let v = vector(number, line, serve_policy).map_err(|e| format!("line {number}: {e}"))?;
         vectors.push(v);
     }
     Ok(vectors)
 }
 
-fn vector(number: usize, text: &str) -> Result<Vector, String> {
+fn vector(number: usize, text: &str, serve_policy: bool) -> Result<Vector, String> {
     let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
     let object = value.as_object().ok_or("not a JSON object")?;
     let string = |key: &str| match object.get(key) {
@@ -199,11 +233,29 @@ fn vector(number: usize, text: &str) -> Result<Vector, String> {
         Some(Value::Bool(true)) => true,
         Some(_) => return Err("\"not_json\" is not true".into()),
     };
+    let refused = string("refused")?;
     let expected = match (string("ok")?, string("error")?, not_json) {
-        (Some(ok), None, false) => format!("OK {ok}"),
+        (Some(ok), None, false) => match refused {
+            Some(refused) if serve_policy => format!("ERR {}", escape_line_breaks(refused)),
+            _ => format!("OK {ok}"),
+        },
+        _ if refused.is_some() => {
+            return Err("\"refused\" needs \"ok\": the engine refuses only commands".into())
+        }
         (None, Some(error), false) => format!("ERR {}", escape_line_breaks(error)),
         (None, None, true) => "NOTJSON".to_owned(),
         _ => return Err("needs exactly one of \"ok\", \"error\" and \"not_json\"".into()),
+    };
+    let revision = match string("revision")? {
+        None => None,
+        Some("v1") => Some(Revision::V1),
+        Some("v2") => Some(Revision::V2),
+        Some(other) => {
+            return Err(format!(
+                "\"revision\" is {}, not \"v1\" or \"v2\"",
+                json(other)
+            ))
+        }
     };
     Ok(Vector {
         number,
@@ -211,7 +263,28 @@ fn vector(number: usize, text: &str) -> Result<Vector, String> {
         shown,
         expected,
         why: string("why")?.map(str::to_owned),
+        revision,
     })
+}
+
+/// The revision the vectors name, and the first line that names it; an
+/// error if two name different ones (one PROGRAM speaks one revision).
+fn file_revision(vectors: &[Vector]) -> Result<Option<(Revision, usize)>, String> {
+    let mut named = vectors
+        .iter()
+        .filter_map(|v| v.revision.map(|r| (r, v.number)));
+    let Some(first) = named.next() else {
+        return Ok(None);
+    };
+    match named.find(|&(r, _)| r != first.0) {
+        Some((other, number)) => Err(format!(
+            "line {number}: \"revision\" is \"{}\", but line {} says \"{}\"",
+            other.name(),
+            first.1,
+            first.0.name()
+        )),
+        None => Ok(Some(first)),
+    }
 }
 
 fn json(s: &str) -> String {

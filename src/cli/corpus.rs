@@ -1,7 +1,7 @@
 //! `corpus`: a seed corpus and its expected outcomes, for another fuzzer.
 
 use crate::output::{self, io_error, Failure};
-use crate::revision::{canonical, Revision};
+use crate::revision::{canonical, Revision, Summarized};
 use clap::Args;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -14,14 +14,17 @@ use std::path::{Path, PathBuf};
 ///
 /// Writes DIR/corpus/line-000000, line-000001, ..., one line per file
 /// without its LF (libFuzzer/AFL style), and DIR/expected.jsonl, one
-/// `{"line":..,"ok":..}` or `{"line":..,"error":..}` per line, in the
-/// conformance vectors' format. Every line is JSON; `ok` is the canonical
-/// line, `error` the wire message. The same seed and count write the same
-/// files.
+/// `{"line":..,"ok":..,"revision":..}` or
+/// `{"line":..,"error":..,"revision":..}` per line, in the conformance
+/// vectors' format. Every line is JSON; `ok` is the canonical line, `error`
+/// the wire message, `revision` the one they are the outcomes of (`conform
+/// --vectors` reads it back); a command the engine declines has its message
+/// in `refused` too (for `conform --serve-policy`). The same seed, count
+/// and revision write the same files.
 ///
-/// With `--revision v2`, the lines are the later revision's near misses
-/// (content arrays, images valid and broken, data-URL `images`, tagged
-/// steers, job commands) and the outcomes its decoder's.
+/// The lines are the revision's near misses (for v2: content arrays,
+/// images valid and broken, data-URL `images`, tagged steers, job
+/// commands) and the outcomes its decoder's.
 ///
 /// DIR is created if missing. A DIR that already holds anything is refused,
 /// unless --force: then DIR/corpus is emptied first and expected.jsonl
@@ -29,7 +32,7 @@ use std::path::{Path, PathBuf};
 #[derive(Args)]
 #[command(after_help = "Examples:
   serve-command corpus seeds --count 500 --seed 7
-  serve-command corpus seeds-v2 --revision v2 --count 500")]
+  serve-command corpus seeds-v1 --revision v1 --count 500")]
 pub struct Corpus {
     /// Folder to write into.
     dir: PathBuf,
@@ -42,21 +45,19 @@ pub struct Corpus {
     /// Write into a DIR that already holds files, emptying DIR/corpus first.
     #[arg(long)]
     force: bool,
-    /// Which revision's lines and outcomes.
-    #[arg(long, value_enum, default_value_t = Revision::V1)]
-    revision: Revision,
 }
 
-pub fn run(args: Corpus) -> output::Result<()> {
-    match args.revision {
-        Revision::V1 => write(&args, serve_command::v1::strategy::line()),
-        Revision::V2 => write(&args, serve_command::v2::strategy::line()),
+pub fn run(args: Corpus, revision: Revision) -> output::Result<()> {
+    match revision {
+        Revision::V1 => write(&args, revision, serve_command::v1::strategy::line()),
+        Revision::V2 => write(&args, revision, serve_command::v2::strategy::line()),
     }
 }
 
 /// Writes the corpus from `strategy`'s lines and outcomes.
-fn write<C: serve_command::generic::Revision>(
+fn write<C: Summarized>(
     args: &Corpus,
+    revision: Revision,
     strategy: impl Strategy<Value = (String, Result<C, String>)>,
 ) -> output::Result<()> {
     let mut seed = [0u8; 32];
@@ -77,15 +78,22 @@ fn write<C: serve_command::generic::Revision>(
         let path = corpus.join(format!("line-{n:06}"));
         fs::write(&path, &line).map_err(|e| io_error(path.display(), &e))?;
         // Keys in the vectors' order: line first.
-        let (key, value) = match outcome {
-            Ok(command) => ("ok", canonical(&command)),
-            Err(message) => ("error", message),
+        let outcome = match outcome {
+            Ok(command) => match command.refusal() {
+                Some(refused) => format!(
+                    "\"ok\":{},\"refused\":{}",
+                    json(&canonical(&command)),
+                    json(refused)
+                ),
+                None => format!("\"ok\":{}", json(&canonical(&command))),
+            },
+            Err(message) => format!("\"error\":{}", json(&message)),
         };
         writeln!(
             expected,
-            "{{\"line\":{},\"{key}\":{}}}",
+            "{{\"line\":{},{outcome},\"revision\":\"{}\"}}",
             json(&line),
-            json(&value)
+            revision.name()
         )
         .map_err(failed)?;
     }

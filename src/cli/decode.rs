@@ -2,10 +2,10 @@
 
 use crate::output::{self, io_error, stdout_error};
 use crate::revision::{Revision, Summarized};
+use crate::size::{self, Size};
 use clap::{Args, ValueEnum};
 use serve_command::generic::{CommandReader, LineError, ReadError, DEFAULT_MAX_LINE_LEN};
-use serve_command::v1::Command;
-use serve_command::v2;
+use serve_command::{v1::Command, v2};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -29,9 +29,15 @@ use std::rc::Rc;
 /// it is not JSON). A line longer than --max-line-len is not judged and
 /// prints `TOOLONG`.
 ///
-/// With `--revision v2`, lines are read as the later revision reads them
-/// (`content`, images, tagged steers, `jobs_snapshot`, `job_stop`) and
+/// Lines are read as the revision reads them (`--revision v1`: the seed's,
+/// which knows no `content`, images, tagged steers or job commands) and
 /// answered with its canonical lines and error strings.
+///
+/// With `--serve-policy`, answers as the engine (`openseek serve`) does: a
+/// command it declines (v1 and v2: a goal whose text is blank; v2: a
+/// command steer with an image) is refused like a line that is not a
+/// command, with a `command_error` event (`ERR <message>` as a verdict),
+/// and `--summary` counts it apart, as refused by the serve policy.
 ///
 /// Exit status: 0 when every line was a command or blank (with `--format
 /// verdict`: always, a refusal is a verdict), 1 when any line was refused,
@@ -42,19 +48,25 @@ use std::rc::Rc;
   serve-command decode session.jsonl
   printf '{\"command\":\"cancel\"}\\n{\"command\":\"nap\"}\\n' | serve-command decode --summary
   serve-command decode --format verdict < lines.txt
-  serve-command encode --revision v2 prompt \"look\" --image shot.png | serve-command decode --revision v2")]
+  serve-command encode prompt \"look\" --image shot.png | serve-command decode
+  serve-command decode --revision v1 seed-session.jsonl")]
 pub struct Decode {
     /// The controller's output to read (`-` or none: stdin).
     file: Option<PathBuf>,
-    /// Refuse lines longer than this many bytes (LF excluded); a refused
-    /// line is skipped without being buffered.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_LINE_LEN)]
-    max_line_len: usize,
+    /// Refuse lines longer than this (LF excluded): bytes, or with KiB, MiB
+    /// or GiB (`65536`, `64KiB`); a refused line is skipped without being
+    /// buffered.
+    #[arg(long, value_name = "SIZE", default_value_t = Size(DEFAULT_MAX_LINE_LEN), value_parser = size::parse)]
+    max_line_len: Size,
     /// At the end, print to stderr the totals (`N lines: A commands, B
-    /// refused (C not JSON, D too long), E blank`), then a count per
-    /// command and per error.
+    /// refused (C not JSON, D too long), E blank`; with --serve-policy, `(C
+    /// not JSON, D too long, F by the serve policy)`), then a count per
+    /// command, per error and per refusal.
     #[arg(long)]
     summary: bool,
+    /// Refuse the commands the engine refuses, as it does.
+    #[arg(long)]
+    serve_policy: bool,
     /// Prefix each output line with its input line's number (from 1,
     /// blank lines counted) and a tab.
     #[arg(long)]
@@ -62,9 +74,6 @@ pub struct Decode {
     /// What to print for each line.
     #[arg(long, value_enum, default_value_t = Format::Events)]
     format: Format,
-    /// Which revision of the wire to read.
-    #[arg(long, value_enum, default_value_t = Revision::V1)]
-    revision: Revision,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -77,8 +86,8 @@ pub enum Format {
     Verdict,
 }
 
-pub fn run(args: Decode) -> output::Result<ExitCode> {
-    match args.revision {
+pub fn run(args: Decode, revision: Revision) -> output::Result<ExitCode> {
+    match revision {
         Revision::V1 => run_as::<Command>(&args),
         Revision::V2 => run_as::<v2::Command>(&args),
     }
@@ -99,7 +108,7 @@ fn run_as<C: Summarized>(args: &Decode) -> output::Result<ExitCode> {
         io::stdout().lock(),
     )));
     let mut tally = Tally::default();
-    let mut lines = Lines::<_, C>::new(input, Rc::clone(&out), args.max_line_len);
+    let mut lines = Lines::<_, C>::new(input, Rc::clone(&out), args.max_line_len.0);
     for line in &mut lines {
         let (number, line) = match line {
             Ok(line) => line,
@@ -112,6 +121,11 @@ fn run_as<C: Summarized>(args: &Decode) -> output::Result<ExitCode> {
                 return Err(io_error(&name, &e));
             }
         };
+        let line = if args.serve_policy {
+            line.under_serve_policy()
+        } else {
+            line
+        };
         write_line(&mut *out.borrow_mut(), args, number, &line).map_err(stdout_error)?;
         tally.add(&line, args.summary);
     }
@@ -119,7 +133,7 @@ fn run_as<C: Summarized>(args: &Decode) -> output::Result<ExitCode> {
     drop(lines);
     drop(out);
     if args.summary {
-        output::to_stderr(&tally.report())?;
+        output::to_stderr(&tally.report(args.serve_policy))?;
     }
     Ok(if tally.refused > 0 && args.format == Format::Events {
         ExitCode::from(1)
@@ -133,6 +147,21 @@ enum Line<C: serve_command::generic::Revision> {
     /// Only spaces, tabs and CRs: the engine skips it.
     Blank,
     Decoded(Result<C, ReadError<C::ParseError>>),
+    /// A command the engine declines, with why (only with --serve-policy).
+    Refused(C, &'static str),
+}
+
+impl<C: Summarized> Line<C> {
+    /// The line as the engine sees it: a command it declines is refused.
+    fn under_serve_policy(self) -> Self {
+        match self {
+            Line::Decoded(Ok(command)) => match command.refusal() {
+                Some(message) => Line::Refused(command, message),
+                None => Line::Decoded(Ok(command)),
+            },
+            other => other,
+        }
+    }
 }
 
 /// Every physical line of the input, blank ones included, with its number,
@@ -236,7 +265,7 @@ impl<W: Write> BufRead for Input<W> {
     }
 }
 
-fn write_line<C: serve_command::generic::Revision>(
+fn write_line<C: Summarized>(
     out: &mut impl Write,
     args: &Decode,
     number: u64,
@@ -252,6 +281,13 @@ fn write_line<C: serve_command::generic::Revision>(
         (Format::Events, Line::Blank) => Ok(()),
         (Format::Events, Line::Decoded(Ok(command))) => command.encode_line(out),
         (Format::Events, Line::Decoded(Err(error))) => out.write_all(error.event_line().as_bytes()),
+        (Format::Events, Line::Refused(command, _)) => {
+            let event = command.refusal_event_line().expect("a refused command");
+            out.write_all(event.as_bytes())
+        }
+        (Format::Verdict, Line::Refused(_, message)) => {
+            writeln!(out, "ERR {}", escape_line_breaks(message))
+        }
         (Format::Verdict, Line::Decoded(Ok(command))) => {
             out.write_all(b"OK ")?;
             command.encode_line(out)
@@ -287,6 +323,9 @@ struct Tally {
     refused: u64,
     not_json: u64,
     too_long: u64,
+    /// Commands the engine declines (with --serve-policy), counted in
+    /// `refused` too.
+    by_policy: u64,
     blank: u64,
     /// Per command and per error, only with `--summary`.
     kinds: BTreeMap<String, u64>,
@@ -322,13 +361,27 @@ impl Tally {
                 }
                 error_kind(error)
             }
+            Line::Refused(_, message) => {
+                self.refused += 1;
+                self.by_policy += 1;
+                if !per_kind {
+                    return;
+                }
+                format!("refused: {message}")
+            }
         };
         *self.kinds.entry(kind).or_default() += 1;
     }
 
-    fn report(&self) -> String {
+    /// `serve_policy`: say how many the policy refused.
+    fn report(&self, serve_policy: bool) -> String {
+        let by_policy = if serve_policy {
+            format!(", {} by the serve policy", self.by_policy)
+        } else {
+            String::new()
+        };
         let mut report = format!(
-            "{} lines: {} commands, {} refused ({} not JSON, {} too long), {} blank\n",
+            "{} lines: {} commands, {} refused ({} not JSON, {} too long{by_policy}), {} blank\n",
             self.lines, self.commands, self.refused, self.not_json, self.too_long, self.blank
         );
         for (what, n) in &self.kinds {

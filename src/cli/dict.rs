@@ -7,25 +7,20 @@ use std::io::{self, Write};
 
 /// Print a libFuzzer/AFL dictionary of the protocol's tokens.
 ///
-/// With `--revision v2`, the later revision's dictionary: the seed's tokens
-/// and its own (`content`, part types, media types, image headers in
-/// base64, job commands).
+/// The revision's tokens: for v2, the seed's and its own (`content`, part
+/// types, media types, image headers in base64, job commands).
 #[derive(Args)]
 #[command(after_help = "Examples:
-  serve-command dict > command.dict
-  serve-command dict --revision v2 > command_v2.dict")]
-pub struct Dict {
-    /// Which revision's tokens.
-    #[arg(long, value_enum, default_value_t = Revision::V1)]
-    revision: Revision,
-}
+  serve-command dict > command_v2.dict
+  serve-command dict --revision v1 > command.dict")]
+pub struct Dict {}
 
 /// The fuzzing dictionaries, shared with `fuzz/`.
 const DICT: &str = include_str!("../command.dict");
 const DICT_V2: &str = include_str!("../command_v2.dict");
 
-pub fn run(args: Dict) -> output::Result<()> {
-    let dict = match args.revision {
+pub fn run(_: Dict, revision: Revision) -> output::Result<()> {
+    let dict = match revision {
         Revision::V1 => DICT,
         Revision::V2 => DICT_V2,
     };

@@ -14,32 +14,33 @@ use std::path::{Path, PathBuf};
 /// A TEXT of `-` is read from stdin verbatim, less one trailing LF. A TEXT
 /// that starts with `-` goes after `--`.
 ///
-/// With `--revision v2` (before or after the command's name), the later
-/// revision's line: `prompt` and `steer` write `content` (a string, or with
-/// `--image` the text then each image as parts), a steer may carry
-/// `--submission-id`, and `jobs-snapshot` and `job-stop` exist.
+/// In v2, `prompt` and `steer` write `content` (a string, or with `--image`
+/// the text then each image as parts), a steer may carry `--submission-id`,
+/// and `jobs-snapshot` and `job-stop` exist; `--revision v1` writes the
+/// seed's `text` and refuses the rest.
+///
+/// A line the revision's decoder would refuse (an empty request id, a bad
+/// job id) is not written: its message is printed instead, with exit 2.
 #[derive(Args)]
 #[command(after_help = "Examples:
   serve-command encode prompt \"fix the build\" --submission-id sub-1
   git diff | serve-command encode steer - --kind prompt
   serve-command encode approval appr-7 --deny
-  serve-command encode --revision v2 prompt \"what is this?\" --image shot.png
-  serve-command encode --revision v2 job-stop req-1 gen-3 job-7")]
+  serve-command encode prompt \"what is this?\" --image shot.png
+  serve-command encode job-stop req-1 gen-3 job-7
+  serve-command encode --revision v1 prompt \"fix it\"")]
 pub struct Encode {
-    /// Which revision's line to write.
-    #[arg(long, value_enum, default_value_t = Revision::V1, global = true)]
-    revision: Revision,
     #[command(subcommand)]
     command: Message,
 }
 
 #[derive(Subcommand)]
 pub enum Message {
-    /// A prompt: `{"command":"prompt","text":TEXT}`; with `--revision v2`,
-    /// `{"command":"prompt","content":...}`.
+    /// A prompt: `{"command":"prompt","content":...}`; with `--revision
+    /// v1`, `{"command":"prompt","text":TEXT}`.
     #[command(after_help = "Examples:
   serve-command encode prompt \"fix it\" --submission-id sub-1
-  serve-command encode --revision v2 prompt \"what is this?\" --image shot.png")]
+  serve-command encode prompt \"what is this?\" --image shot.png")]
     Prompt {
         /// The prompt's text (`-`: stdin).
         text: String,
@@ -54,15 +55,14 @@ pub enum Message {
     /// A mid-turn steer.
     #[command(after_help = "Examples:
   serve-command encode steer /diff --kind command
-  serve-command encode --revision v2 steer \"and this\" --image b.png --submission-id s-2")]
+  serve-command encode steer \"and this\" --image b.png --submission-id s-2")]
     Steer {
         /// The steer's text (`-`: stdin).
         text: String,
         /// How the steer reaches the model.
         #[arg(long, value_enum, default_value_t = Kind::Prompt)]
         kind: Kind,
-        /// Tag the steer, to reconcile its delivery by exact id. Needs
-        /// `--revision v2`.
+        /// Tag the steer, to reconcile its delivery by exact id. Not in v1.
         #[arg(long, value_name = "ID")]
         submission_id: Option<String>,
         /// Attach an image (PNG, JPEG, GIF or WebP, at most 5 MiB), after
@@ -87,23 +87,19 @@ pub enum Message {
         #[command(flatten)]
         decision: Decision,
     },
-    /// List the background jobs. Needs `--revision v2`.
-    #[command(after_help = "Example:\n  serve-command encode --revision v2 jobs-snapshot req-1")]
+    /// List the background jobs. Not in v1.
+    #[command(after_help = "Example:\n  serve-command encode jobs-snapshot req-1")]
     JobsSnapshot {
-        /// The controller's id for the answer (the engine refuses an empty
-        /// one).
+        /// The controller's id for the answer (not empty).
         request_id: String,
     },
-    /// Stop one background job. Needs `--revision v2`.
-    #[command(
-        after_help = "Example:\n  serve-command encode --revision v2 job-stop req-1 gen-3 job-7"
-    )]
+    /// Stop one background job. Not in v1.
+    #[command(after_help = "Example:\n  serve-command encode job-stop req-1 gen-3 job-7")]
     JobStop {
-        /// The controller's id for the answer (the engine refuses an empty
-        /// one).
+        /// The controller's id for the answer (not empty).
         request_id: String,
-        /// The job's generation (the engine takes 1 to 200 of
-        /// `[A-Za-z0-9._-]`, neither `.` nor `..`).
+        /// The job's generation: 1 to 200 of `[A-Za-z0-9._-]`, neither `.`
+        /// nor `..`.
         generation: String,
         /// The job's id (the same rule as GENERATION).
         job_id: String,
@@ -148,14 +144,29 @@ pub enum Kind {
     Command,
 }
 
-pub fn run(args: Encode) -> output::Result<()> {
+pub fn run(args: Encode, revision: Revision) -> output::Result<()> {
+    let line = match revision {
+        Revision::V1 => checked(&v1(args.command)?),
+        Revision::V2 => checked(&v2(args.command)?),
+    }?;
     let mut out = io::stdout().lock();
-    match args.revision {
-        Revision::V1 => v1(args.command)?.write_line(&mut out),
-        Revision::V2 => v2(args.command)?.write_line(&mut out),
+    out.write_all(&line)
+        .and_then(|()| out.flush())
+        .map_err(stdout_error)
+}
+
+/// The command's line, if the revision's own decoder takes it back: the
+/// decoder holds the wire's rules (one rule set), so a line an engine would
+/// answer with `command_error` is refused here with that same message.
+fn checked<C: serve_command::generic::Revision>(command: &C) -> output::Result<Vec<u8>> {
+    let mut line = Vec::new();
+    command
+        .encode_line(&mut line)
+        .expect("writing to a Vec cannot fail");
+    match C::decode_line(&line) {
+        Ok(_) => Ok(line),
+        Err(e) => Err(Failure::Error(e.to_string())),
     }
-    .and_then(|()| out.flush())
-    .map_err(stdout_error)
 }
 
 /// The seed revision's command; what it cannot carry is a usage error.

@@ -10,8 +10,10 @@ mod encode;
 mod output;
 mod revision;
 mod shell;
+mod size;
 
 use clap::{Parser, Subcommand};
+use revision::Revision;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -20,13 +22,23 @@ use std::process::ExitCode;
 #[command(
     name = "serve-command",
     version,
-    after_help = "Examples:
-  serve-command encode prompt \"fix it\" | serve-command decode
+    after_help = "Revisions (--revision, before or after the subcommand; the wire carries no
+version, so both ends must agree on one):
+  v2  Upstream openseek's protocol today (serve_command::v2), the default:
+      messages carry `content` (text and image parts), steers may be tagged,
+      and `jobs_snapshot` and `job_stop` are commands.
+  v1  The protocol's first revision, before content parts: messages carry `text`.
+
+Examples:
+  serve-command encode prompt \"what is this?\" --image shot.png | serve-command decode
   serve-command decode session.jsonl --summary
   serve-command conform -- ./my_impl
-  serve-command encode --revision v2 prompt \"what is this?\" --image shot.png"
+  serve-command --revision v1 encode prompt \"fix it\""
 )]
 struct Cli {
+    /// Which revision of the wire to speak: v2 (default) or v1.
+    #[arg(long, value_enum, global = true, hide_possible_values = true)]
+    revision: Option<Revision>,
     #[command(subcommand)]
     command: Cmd,
 }
@@ -46,12 +58,15 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return output::exit(usage(&e)),
     };
+    // `conform` alone needs to know whether it was said: a vectors file
+    // names its own revision.
+    let revision = cli.revision.unwrap_or(Revision::V2);
     output::exit(match cli.command {
-        Cmd::Decode(args) => decode::run(args),
-        Cmd::Encode(args) => encode::run(args).map(|()| ExitCode::SUCCESS),
-        Cmd::Conform(args) => conform::run(args),
-        Cmd::Corpus(args) => corpus::run(args).map(|()| ExitCode::SUCCESS),
-        Cmd::Dict(args) => dict::run(args).map(|()| ExitCode::SUCCESS),
+        Cmd::Decode(args) => decode::run(args, revision),
+        Cmd::Encode(args) => encode::run(args, revision).map(|()| ExitCode::SUCCESS),
+        Cmd::Conform(args) => conform::run(args, cli.revision),
+        Cmd::Corpus(args) => corpus::run(args, revision).map(|()| ExitCode::SUCCESS),
+        Cmd::Dict(args) => dict::run(args, revision).map(|()| ExitCode::SUCCESS),
         Cmd::Shell(args) => shell::run(args).map(|()| ExitCode::SUCCESS),
     })
 }

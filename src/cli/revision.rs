@@ -4,27 +4,52 @@
 use clap::ValueEnum;
 use serve_command::v2;
 
-/// A revision of the wire, as `--revision` names it. The wire itself
-/// carries no version: both ends must agree on one.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// A revision of the wire, as `--revision` names it (the top-level help
+/// says what each is). The wire itself carries no version: both ends must
+/// agree on one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Revision {
-    /// The seed's revision (`command.mbt`), the crate root: messages carry
-    /// `text`.
+    /// The seed's revision (`command.mbt`), the crate root.
     V1,
-    /// Upstream openseek's later revision (`serve_command::v2`): messages
-    /// carry `content` (text and image parts), steers may be tagged, and
-    /// `jobs_snapshot` and `job_stop` are commands.
+    /// Upstream openseek's revision today (`serve_command::v2`).
     V2,
 }
 
-/// What `decode --summary` needs of a revision's command, generically.
+impl Revision {
+    /// The name `--revision` takes, and vectors files record.
+    pub fn name(self) -> &'static str {
+        match self {
+            Revision::V1 => "v1",
+            Revision::V2 => "v2",
+        }
+    }
+}
+
+/// What `decode` needs of a revision's command beyond the library's
+/// `Revision` trait (`--summary`, `--serve-policy`), generically.
 pub trait Summarized: serve_command::generic::Revision {
     /// The command's wire name, with goal's two actions apart (`goal set`,
     /// `goal clear`): they do different things.
     fn label(&self) -> &'static str;
+
+    /// Why the engine (`openseek serve`) refuses this command, if it does
+    /// (the revision's `serve_refusal`).
+    fn refusal(&self) -> Option<&'static str>;
+
+    /// The engine's `command_error` event for a refused command, LF
+    /// included (the revision's `serve_refusal_event_line`).
+    fn refusal_event_line(&self) -> Option<String>;
 }
 
 impl Summarized for serve_command::v1::Command {
+    fn refusal(&self) -> Option<&'static str> {
+        self.serve_refusal()
+    }
+
+    fn refusal_event_line(&self) -> Option<String> {
+        self.serve_refusal_event_line()
+    }
+
     fn label(&self) -> &'static str {
         use serve_command::v1::Command;
         match self {
@@ -36,6 +61,14 @@ impl Summarized for serve_command::v1::Command {
 }
 
 impl Summarized for v2::Command {
+    fn refusal(&self) -> Option<&'static str> {
+        self.serve_refusal()
+    }
+
+    fn refusal_event_line(&self) -> Option<String> {
+        self.serve_refusal_event_line()
+    }
+
     fn label(&self) -> &'static str {
         use v2::Command;
         match self {

@@ -9,9 +9,11 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
 
-/// Encode and parse `<user_shell_command>` envelopes, one JSON request a
-/// line, one JSON answer a line: the protocol of upstream's
-/// `oracle-shell`, with the same answers byte for byte.
+/// Encode and parse `!` command envelopes (`<user_shell_command>`), one JSON request per line
+///
+/// One JSON answer per request, in the protocol of upstream's envelope
+/// checker, with the same answers byte for byte: for testing another
+/// language's implementation against this one.
 ///
 /// Requests:
 ///   {"encode": COMMAND, "exit_code": N or null, "text": T, "output_limit_reached": B}
@@ -24,7 +26,7 @@ use std::path::PathBuf;
 ///   ["NONE"]            (not an envelope)
 ///   ["BADREQ", WHY]     (the request is not one of these)
 ///
-/// As the oracle reads them: an `exit_code` that is not a number is no
+/// Requests are read as upstream's checker reads them: an `exit_code` that is not a number is no
 /// code, a number is truncated toward zero and saturated to 32 bits; an
 /// `output_limit_reached` other than `true` is false; a request with
 /// `encode` and a string `error` is an error's; a number past f64 is
