@@ -113,8 +113,9 @@ mod wire;
 /// An engine or a controller speaks one revision and uses its module,
 /// [`v2`] or [`v1`], whose `CommandReader`, `CommandCodec`, `LineError`
 /// and `ReadError` are these types with the revision filled in. Here the
-/// revision is a type parameter, [`Revision`](crate::generic::Revision), with no default: a reader
-/// of the wrong revision cannot be written without naming it.
+/// revision is a type parameter, [`Revision`](crate::generic::Revision),
+/// with no default: a reader of the wrong revision cannot be written
+/// without naming it.
 ///
 /// ```
 /// use serve_command::generic::{CommandReader, Revision};
