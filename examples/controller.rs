@@ -1,25 +1,49 @@
-//! A controller's side of a session: writes commands to stdout, one line
-//! each, as a TUI or a script would write them to an engine's stdin.
+//! A controller's side of a session in today's protocol (`v2`): writes
+//! commands to stdout, one line each, as a TUI or a script would write them
+//! to an engine's stdin.
 //!
 //!     cargo run --example controller | cargo run --example engine
 
-use serve_command::v1::{Command, SteerKind};
+use serve_command::v2::{Command, ContentPart, Image, SteerKind};
 use std::io::{self, Write};
 
-fn main() -> io::Result<()> {
+/// A 1x1 PNG, 67 bytes. A controller would read the user's file:
+/// `std::fs::read("shot.png")?`.
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\0\0\0\0\x3a\x7e\x9b\x55\
+    \0\0\0\nIDAT\x78\xda\x63\xf8\x0f\0\x01\x01\x01\0\x1c\xb0\x8c\x99\0\0\0\0IEND\xae\x42\x60\x82";
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Refused unless the bytes are PNG, JPEG, GIF or WebP, at most 5 MiB.
+    let screenshot = Image::from_bytes(PNG.to_vec())?;
     let session = [
         Command::Prompt {
-            text: "Fix the failing test in src/parse.rs".into(),
+            content: vec![
+                ContentPart::Text("Why does this test fail?".into()),
+                ContentPart::Image(screenshot),
+            ]
+            .into(),
             // Tag the prompt to reconcile its delivery later by exact id.
             submission_id: Some("sub-1".into()),
         },
+        // A steer reaches the running turn; this one is tagged too.
         Command::Steer {
             kind: SteerKind::Prompt,
-            text: "Keep the public API unchanged".into(),
+            content: "Keep the public API unchanged".into(),
+            submission_id: Some("sub-2".into()),
         },
+        // A command steer: a slash command for the engine, not for the model.
         Command::Steer {
             kind: SteerKind::Command,
-            text: "/diff".into(),
+            content: "/diff".into(),
+            submission_id: None,
+        },
+        Command::JobsSnapshot {
+            request_id: "req-1".into(),
+        },
+        Command::JobStop {
+            request_id: "req-2".into(),
+            generation: "g-1".into(),
+            job_id: "job-4".into(),
         },
         Command::GoalSet {
             text: "cargo test passes".into(),
@@ -29,11 +53,6 @@ fn main() -> io::Result<()> {
             id: "appr-7".into(),
             allow: true,
         },
-        Command::Prompt {
-            text: "Explain the change\nin two lines".into(),
-            submission_id: None,
-        },
-        Command::Compact,
         Command::GoalClear,
         Command::Cancel,
     ];
@@ -42,5 +61,6 @@ fn main() -> io::Result<()> {
         // One write per line: a line never interleaves with another writer's.
         command.write_line(&mut stdout)?;
     }
-    stdout.flush()
+    stdout.flush()?;
+    Ok(())
 }

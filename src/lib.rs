@@ -1,38 +1,96 @@
 //! The codec for the command half of the `serve` protocol.
 //!
 //! A controller (a TUI, a desktop app, a script) writes one JSON command per
-//! line to an agent engine's stdin; the engine decodes each line into a
-//! command, or answers an unreadable one with a `command_error` event. This
-//! crate writes those lines for controllers and reads them for engines,
-//! byte for byte as the protocol's reference implementation does, with the
-//! reference's error strings.
+//! line to an agent engine's stdin (`openseek serve`, the engine of the
+//! openseek agent); the engine decodes each line into a command, or answers
+//! a line it cannot use with a `command_error` event. This crate writes
+//! those lines for controllers and reads them for engines, byte for byte as
+//! openseek's own decoder (the reference) does, with its error strings.
 //!
 //! The protocol has two revisions, and the wire does not say which one a
 //! line belongs to: both ends agree on one. Each is a module with the same
 //! names in it; pick one and use only it.
-//! - [`v2`]: today's protocol, which upstream openseek speaks: content parts
-//!   with images, tagged steers, background job commands.
-//! - [`v1`]: the seed's revision, every message a string `text`.
+//! - [`v2`]: today's protocol, which openseek speaks: content parts with
+//!   images, tagged steers, background job commands. It also reads the
+//!   older `text` lines a v1 controller writes.
+//! - [`v1`]: the protocol's first revision, every message a string `text`:
+//!   only to speak to a peer of that era.
+//!
+//! An engine reads its stdin with [`v2::CommandReader`], acts on each
+//! command, and answers every other line with the `command_error` event the
+//! reader's error gives (`event_line()`), or a command the
+//! engine itself declines with [`v2::Command::serve_refusal_event_line`]:
 //!
 //! ```
 //! use serve_command::v2::{Command, CommandReader};
+//! use std::io::{self, Write};
 //!
-//! // An engine reads its stdin...
-//! let stdin = &b"{\"command\":\"prompt\",\"content\":\"fix the build\"}\n{\"command\":\"nap\"}\n"[..];
-//! let mut replies = String::new();
-//! for item in CommandReader::new(stdin) {
-//!     match item {
-//!         Ok(Command::Prompt { content, .. }) => assert_eq!(content.to_text(), "fix the build"),
-//!         Ok(_) => {}
-//!         Err(error) => replies.push_str(&error.event_line()),
+//! fn main() -> io::Result<()> {
+//!     let mut stdout = io::stdout().lock();
+//!     for item in CommandReader::new(io::stdin().lock()) {
+//!         match item {
+//!             Ok(command) => {
+//!                 // A well-formed command the engine declines (a blank goal,
+//!                 // a command steer with an image) is answered as a bad line is.
+//!                 if let Some(event) = command.serve_refusal_event_line() {
+//!                     stdout.write_all(event.as_bytes())?;
+//!                     continue;
+//!                 }
+//!                 match command {
+//!                     Command::Cancel => writeln!(stdout, "cancelling the turn")?,
+//!                     // `Command` is non-exhaustive: a command this engine does
+//!                     // not know yet is handled like any other it only echoes.
+//!                     command => writeln!(stdout, "{command:?}")?,
+//!                 }
+//!             }
+//!             Err(error) => {
+//!                 // The event line is ready to write: JSON, one line, LF included.
+//!                 stdout.write_all(error.event_line().as_bytes())?;
+//!                 if error.is_stream_error() {
+//!                     // As the reference engine: no more commands after a line
+//!                     // that is not JSON; shut down as at end of input.
+//!                     stdout.flush()?;
+//!                     eprintln!("engine: stopping: {error}");
+//!                     break;
+//!                 }
+//!             }
+//!         }
 //!     }
+//!     stdout.flush()
 //! }
-//! assert_eq!(replies, "{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}\n");
-//!
-//! // ...which a controller wrote.
-//! let line = Command::Prompt { content: "fix the build".into(), submission_id: None }.to_line();
-//! assert_eq!(line, "{\"command\":\"prompt\",\"content\":\"fix the build\"}\n");
 //! ```
+//!
+//! A controller builds a [`v2::Command`] and writes its line to the engine's
+//! stdin; here, a prompt with an image, to stdout:
+//!
+//! ```
+//! use serve_command::v2::{Command, ContentPart, Image};
+//! use std::io::{self, Write};
+//!
+//! // A 1x1 PNG, 67 bytes. A controller would read the user's file:
+//! // `std::fs::read("shot.png")?`.
+//! const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\0\0\0\0\x3a\x7e\x9b\x55\
+//!     \0\0\0\nIDAT\x78\xda\x63\xf8\x0f\0\x01\x01\x01\0\x1c\xb0\x8c\x99\0\0\0\0IEND\xae\x42\x60\x82";
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     // Refused unless the bytes are PNG, JPEG, GIF or WebP, at most 5 MiB.
+//!     let screenshot = Image::from_bytes(PNG.to_vec())?;
+//!     let prompt = Command::Prompt {
+//!         content: vec![ContentPart::Text("What is this?".into()), ContentPart::Image(screenshot)].into(),
+//!         // Tag the prompt to reconcile its delivery later by exact id.
+//!         submission_id: Some("sub-1".into()),
+//!     };
+//!     let mut stdout = io::stdout().lock();
+//!     // One write per line: a line never interleaves with another writer's.
+//!     prompt.write_line(&mut stdout)?;
+//!     stdout.flush()?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! With the `tokio` feature, `v2::CommandCodec` frames the same lines for
+//! `tokio_util`'s `FramedRead` and `FramedWrite`; the README has the engine
+//! over tokio, the features, and the CLI.
 #![forbid(unsafe_code)]
 // docs.rs (Cargo.toml: `--cfg docsrs`, nightly): "Available on crate feature
 // ... only" on every feature-gated item, derived from its `#[cfg]`.
@@ -56,8 +114,9 @@ mod wire;
 /// An engine or a controller speaks one revision and uses its module,
 /// [`v2`] or [`v1`], whose `CommandReader`, `CommandCodec`, `LineError`
 /// and `ReadError` are these types with the revision filled in. Here the
-/// revision is a type parameter, [`Revision`](crate::generic::Revision), with no default: a reader
-/// of the wrong revision cannot be written without naming it.
+/// revision is a type parameter, [`Revision`](crate::generic::Revision),
+/// with no default: a reader of the wrong revision cannot be written
+/// without naming it.
 ///
 /// ```
 /// use serve_command::generic::{CommandReader, Revision};
@@ -117,7 +176,9 @@ name_a_revision!(Command SteerKind ParseError LineError ReadError CommandReader 
 #[cfg(doctest)]
 struct NoDefaultRevision;
 
-// The README's examples are tested with the rest.
-#[cfg(doctest)]
+// The README's programs are tested with the rest. Its tokio engine needs the
+// feature (`cargo test --all-features`, the README's test command); shown as a
+// complete program, it cannot be gated inside the block.
+#[cfg(all(doctest, feature = "tokio"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
