@@ -2,39 +2,12 @@
 #![cfg(feature = "cli")]
 
 use std::io::{Read, Write};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_serve-command");
+#[path = "support/bin.rs"]
+mod bin;
 
-/// Runs the binary with `args` and `stdin`, to completion.
-#[track_caller]
-fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    let mut input = child.stdin.take().unwrap();
-    let stdin = stdin.to_vec();
-    let writer = std::thread::spawn(move || input.write_all(&stdin));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    out
-}
-
-#[track_caller]
-fn stdout_of(args: &[&str], stdin: &[u8], status: i32) -> String {
-    let out = run(args, stdin);
-    assert_eq!(
-        out.status.code(),
-        Some(status),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use bin::{run, stdout_of, BIN};
 
 #[test]
 fn encode_revision_v1_writes_one_line_per_command() {
