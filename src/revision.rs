@@ -76,8 +76,9 @@ pub(crate) mod sealed {
 }
 
 /// The names every revision's module exports for the shared machinery, each
-/// the generic type with the revision filled in: written once here, so
-/// `v1` and `v2` are complete faces named alike.
+/// the generic type with the revision filled in, and the revision's
+/// `Revision` impl: written once here, so `v1` and `v2` are complete faces
+/// named alike.
 macro_rules! face {
     ($rev:literal) => {
         pub use crate::error::{SyntaxError, UnknownMessage};
@@ -146,6 +147,22 @@ macro_rules! face {
         /// ```
         #[cfg(feature = "tokio")]
         pub type CommandCodec = crate::wire::codec::CommandCodec<Command>;
+
+        impl crate::revision::sealed::Sealed for Command {}
+
+        impl crate::revision::Revision for Command {
+            type ParseError = ParseError;
+
+            #[inline]
+            fn decode_line(line: &[u8]) -> Result<Command, LineError> {
+                Command::from_slice(line)
+            }
+
+            #[inline]
+            fn encode_line<W: std::io::Write>(&self, out: W) -> std::io::Result<()> {
+                self.write_line(out)
+            }
+        }
     };
 }
 pub(crate) use face;

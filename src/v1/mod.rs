@@ -30,19 +30,3 @@ pub use self::command::{Command, SteerKind};
 pub use self::error::ParseError;
 
 crate::revision::face!("v1");
-
-impl crate::revision::sealed::Sealed for Command {}
-
-impl crate::revision::Revision for Command {
-    type ParseError = ParseError;
-
-    #[inline]
-    fn decode_line(line: &[u8]) -> Result<Command, LineError> {
-        Command::from_slice(line)
-    }
-
-    #[inline]
-    fn encode_line<W: std::io::Write>(&self, out: W) -> std::io::Result<()> {
-        self.write_line(out)
-    }
-}

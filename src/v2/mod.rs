@@ -51,19 +51,3 @@ pub use self::image::{Image, ImageError, MAX_BASE64_LEN, MAX_IMAGE_BYTES};
 pub use crate::v1::SteerKind;
 
 crate::revision::face!("v2");
-
-impl crate::revision::sealed::Sealed for Command {}
-
-impl crate::revision::Revision for Command {
-    type ParseError = ParseError;
-
-    #[inline]
-    fn decode_line(line: &[u8]) -> Result<Command, LineError> {
-        Command::from_slice(line)
-    }
-
-    #[inline]
-    fn encode_line<W: std::io::Write>(&self, out: W) -> std::io::Result<()> {
-        self.write_line(out)
-    }
-}
