@@ -96,6 +96,8 @@
 // ... only" on every feature-gated item, derived from its `#[cfg]`.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
+// Every fallible public function says when it fails (CI runs clippy with -D warnings).
+#![warn(clippy::missing_errors_doc)]
 
 // The file list is the architecture: `wire/` is what every revision shares
 // (scanning, escaping, framing, reading), `v1/` and `v2/` are the two
