@@ -2,7 +2,6 @@
 
 use crate::revision::{sealed::Sealed, Revision};
 use crate::v1::{decode, encode, value, ParseError};
-use crate::wire::escape::StackBuf;
 use crate::LineError;
 use std::io;
 
@@ -250,12 +249,27 @@ impl Command {
     }
 
     /// Writes the same bytes as [`Command::to_line`] to `out`, without
-    /// allocating. A line of up to 512 bytes reaches `out` in a single
-    /// `write_all`; longer ones in a few.
+    /// allocating.
+    ///
+    /// The line is gathered in a buffer on the stack and reaches `out` in a
+    /// single `write_all` when it is up to 8 KiB long (on an unbuffered pipe,
+    /// one `write` system call, so that lines written to one pipe by several
+    /// threads do not interleave), and in one `write_all` per 8 KiB at most
+    /// when it is longer: every write but the last is of a whole number of
+    /// 8 KiB blocks, and a long run of text that needs no escaping goes
+    /// straight from the command to `out`.
+    ///
+    /// So writing each command straight to a child's stdin or a socket costs
+    /// one system call per command. A [`BufWriter`](io::BufWriter) around
+    /// `out` still helps when many commands are written in a burst and can
+    /// share a call (flush it after the last one), or when `out` is slow per
+    /// call whatever the size; it costs one more copy of every line.
+    ///
+    /// # Errors
+    ///
+    /// Any error `out` returns; what reached it before is not taken back.
     pub fn write_line<W: io::Write>(&self, out: W) -> io::Result<()> {
-        let mut sink = StackBuf::new(out);
-        encode::write_command(self, &mut sink)?;
-        sink.finish()
+        encode::write_line(self, out)
     }
 }
 

@@ -2,7 +2,8 @@
 //! order (from [`Command::entries`]), one `\n` at the end.
 
 use crate::v1::command::{Command, Val};
-use crate::wire::escape::{write_str, Len, Sink};
+use crate::wire::escape::{self, write_str, Len, Sink};
+use std::io;
 
 /// Writes `cmd` as its wire line, LF included.
 pub(crate) fn write_command<K: Sink>(cmd: &Command, k: &mut K) -> Result<(), K::Error> {
@@ -32,4 +33,10 @@ pub(crate) fn to_line(cmd: &Command) -> String {
     let mut line = String::with_capacity(len.0);
     let Ok(()) = write_command(cmd, &mut line);
     line
+}
+
+/// The wire line to `out`, in one `write_all` up to 8 KiB and one per 8 KiB
+/// beyond at most, without allocating.
+pub(crate) fn write_line<W: io::Write>(cmd: &Command, out: W) -> io::Result<()> {
+    escape::write_line(out, |k| write_command(cmd, k), |k| write_command(cmd, k))
 }

@@ -1,6 +1,6 @@
 //! Spelling JSON as the reference writes it, for every revision's encoder and
 //! for the engine's `command_error` events: string escaping, and the sinks
-//! the bytes go to (a `String`, a length count, a stack buffer before a
+//! the bytes go to (a `String`, a length count, stack buffers before a
 //! writer). The shape of each revision's line lives with its command type.
 
 use std::convert::Infallible;
@@ -12,6 +12,13 @@ pub(crate) trait Sink {
     fn put(&mut self, s: &str) -> Result<(), Self::Error>;
     /// The escape sequence for `byte`, one the encoder escapes.
     fn put_escape(&mut self, byte: u8) -> Result<(), Self::Error>;
+    /// At least `n` more bytes are coming: a sink that cannot take them
+    /// fails now, before a long string is scanned for nothing.
+    #[inline(always)]
+    fn expect(&mut self, n: usize) -> Result<(), Self::Error> {
+        let _ = n;
+        Ok(())
+    }
 }
 
 impl Sink for String {
@@ -48,13 +55,127 @@ impl Sink for Len {
     }
 }
 
-/// Bytes [`StackBuf`] gathers before it writes.
-const CAP: usize = 512;
+/// The bytes of a line's first try ([`ShortBuf`]): most lines are shorter.
+const SHORT: usize = 512;
 
-/// A small stack buffer in front of a writer: a typical line reaches the
-/// writer in one `write_all` (one syscall on an unbuffered pipe, so lines from
-/// concurrent writers do not interleave mid-line), with no heap allocation.
-/// Pieces bigger than the buffer go straight through.
+/// Bytes [`StackBuf`] gathers before each write: a line up to this long
+/// reaches the writer in one call, a longer one in one call per this many
+/// bytes at most.
+pub(crate) const CAP: usize = 8 * 1024;
+
+/// Writes the line `encode` makes to `out` in as few `write` calls as a
+/// stack buffer allows, without allocating: one `write_all` for a line of up
+/// to [`CAP`] bytes (so lines from concurrent writers of one pipe do not
+/// interleave mid-line), and for a longer one a `write_all` per [`CAP`]
+/// bytes at most (every write but the last is of a whole number of `CAP`s).
+///
+/// `encode` is called once into a 512-byte buffer, and only if the line
+/// does not fit, again from the start into an 8 KiB one: zeroing 8 KiB
+/// would cost a short line more than encoding it does.
+#[inline(always)]
+pub(crate) fn write_line<W: io::Write, F>(
+    mut out: W,
+    short: F,
+    long: impl FnOnce(&mut StackBuf<&mut W>) -> io::Result<()>,
+) -> io::Result<()>
+where
+    F: FnOnce(&mut ShortBuf) -> Result<(), Overflow>,
+{
+    let mut buf = ShortBuf {
+        buf: [0; SHORT + 8],
+        len: 0,
+    };
+    if let Ok(()) = short(&mut buf) {
+        return out.write_all(&buf.buf[..buf.len]);
+    }
+    write_long(&mut out, long)
+}
+
+/// [`write_line`] of a line longer than [`SHORT`] bytes.
+#[inline(never)]
+fn write_long<W: io::Write>(
+    out: &mut W,
+    long: impl FnOnce(&mut StackBuf<&mut W>) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut sink = StackBuf {
+        out,
+        buf: [0; CAP + 8],
+        len: 0,
+    };
+    long(&mut sink)?;
+    sink.flush_buf()
+}
+
+/// The line did not fit in a [`ShortBuf`].
+pub(crate) struct Overflow;
+
+/// A line's first try: [`SHORT`] bytes on the stack, given up when full.
+pub(crate) struct ShortBuf {
+    /// `SHORT` bytes, and 8 of slack for an escape copied as a block.
+    buf: [u8; SHORT + 8],
+    len: usize,
+}
+
+impl ShortBuf {
+    /// The unused part of the buffer, `n` bytes of it, for a caller to fill
+    /// (then [`ShortBuf::advance`]).
+    #[inline]
+    pub(crate) fn room(&mut self, n: usize) -> Result<&mut [u8], Overflow> {
+        if n > SHORT - self.len {
+            return Err(Overflow);
+        }
+        Ok(&mut self.buf[self.len..self.len + n])
+    }
+
+    #[inline]
+    pub(crate) fn advance(&mut self, n: usize) {
+        self.len += n;
+    }
+}
+
+impl Sink for ShortBuf {
+    type Error = Overflow;
+    #[inline(always)]
+    fn expect(&mut self, n: usize) -> Result<(), Overflow> {
+        if n > SHORT - self.len {
+            return Err(Overflow);
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn put(&mut self, s: &str) -> Result<(), Overflow> {
+        let b = s.as_bytes();
+        if b.len() > SHORT - self.len {
+            return Err(Overflow);
+        }
+        let dst = &mut self.buf[self.len..self.len + b.len()];
+        if b.len() <= 16 {
+            copy_short(dst, b);
+        } else {
+            dst.copy_from_slice(b);
+        }
+        self.len += b.len();
+        Ok(())
+    }
+
+    #[inline]
+    fn put_escape(&mut self, byte: u8) -> Result<(), Overflow> {
+        let entry = &ESCAPES[usize::from(byte)];
+        let n = usize::from(entry[7]);
+        if n > SHORT - self.len {
+            return Err(Overflow);
+        }
+        self.buf[self.len..self.len + 8].copy_from_slice(entry);
+        self.len += n;
+        Ok(())
+    }
+}
+
+/// An 8 KiB stack buffer in front of a writer, written only when full (and
+/// at the end): every write but the last is of a whole number of [`CAP`]s.
+/// A piece longer than what is left fills the buffer, and its whole `CAP`s
+/// beyond go straight through.
 pub(crate) struct StackBuf<W> {
     out: W,
     /// `CAP` bytes, and 8 of slack past them so that an escape can be copied
@@ -64,18 +185,6 @@ pub(crate) struct StackBuf<W> {
 }
 
 impl<W: io::Write> StackBuf<W> {
-    pub(crate) fn new(out: W) -> Self {
-        StackBuf {
-            out,
-            buf: [0; CAP + 8],
-            len: 0,
-        }
-    }
-
-    pub(crate) fn finish(mut self) -> io::Result<()> {
-        self.flush_buf()
-    }
-
     fn flush_buf(&mut self) -> io::Result<()> {
         if self.len > 0 {
             self.out.write_all(&self.buf[..self.len])?;
@@ -85,7 +194,7 @@ impl<W: io::Write> StackBuf<W> {
     }
 
     #[inline(always)]
-    fn put_bytes(&mut self, b: &[u8]) -> io::Result<()> {
+    pub(crate) fn put_bytes(&mut self, b: &[u8]) -> io::Result<()> {
         if b.len() > CAP - self.len {
             return self.put_past_end(b);
         }
@@ -99,16 +208,39 @@ impl<W: io::Write> StackBuf<W> {
         Ok(())
     }
 
-    /// `put_bytes` of a piece that does not fit in what is left.
+    /// `put_bytes` of a piece that does not fit in what is left: the buffer
+    /// filled to the brim and written, the piece's whole `CAP`s beyond
+    /// written straight from it, its tail kept.
     #[cold]
     #[inline(never)]
     fn put_past_end(&mut self, b: &[u8]) -> io::Result<()> {
-        self.flush_buf()?;
-        if b.len() >= CAP {
-            return self.out.write_all(b);
+        let (head, rest) = b.split_at(CAP - self.len);
+        self.buf[self.len..CAP].copy_from_slice(head);
+        self.out.write_all(&self.buf[..CAP])?;
+        let whole = rest.len() - rest.len() % CAP;
+        if whole > 0 {
+            self.out.write_all(&rest[..whole])?;
         }
-        self.buf[..b.len()].copy_from_slice(b);
-        self.len = b.len();
+        let tail = &rest[whole..];
+        self.buf[..tail.len()].copy_from_slice(tail);
+        self.len = tail.len();
+        Ok(())
+    }
+
+    /// The unused part of the buffer, at most `n` bytes of it, for a caller
+    /// to fill (then [`StackBuf::advance`]); empty when the buffer is full.
+    #[inline]
+    pub(crate) fn room(&mut self, n: usize) -> &mut [u8] {
+        let end = self.len + n.min(CAP - self.len);
+        &mut self.buf[self.len..end]
+    }
+
+    #[inline]
+    pub(crate) fn advance(&mut self, n: usize) -> io::Result<()> {
+        self.len += n;
+        if self.len == CAP {
+            self.flush_buf()?;
+        }
         Ok(())
     }
 }
@@ -145,7 +277,8 @@ impl<W: io::Write> Sink for StackBuf<W> {
         let entry = &ESCAPES[usize::from(byte)];
         let n = usize::from(entry[7]);
         if n > CAP - self.len {
-            self.flush_buf()?;
+            // Split over the write, so that it is of a whole buffer.
+            return self.put_past_end(&entry[..n]);
         }
         self.buf[self.len..self.len + 8].copy_from_slice(entry);
         self.len += n;
@@ -211,6 +344,8 @@ pub(crate) fn write_str<K: Sink>(k: &mut K, s: &str) -> Result<(), K::Error> {
 #[inline(never)]
 fn write_escaped<K: Sink>(k: &mut K, s: &str) -> Result<(), K::Error> {
     let bytes = s.as_bytes();
+    // Escaping only lengthens a string.
+    k.expect(bytes.len() + 2)?;
     k.put("\"")?;
     let mut run = 0;
     loop {
