@@ -1,7 +1,7 @@
 //! How many `write` calls `write_line` makes: on an unbuffered pipe (a
 //! child's stdin) each is a system call. One for a line up to 8 KiB, so
 //! lines from several writers never interleave; beyond, every write but the
-//! last is of whole 8 KiB blocks, so at most one call per 8 KiB. Never an
+//! last is of a full 8 KiB buffer, so one call per 8 KiB. Never an
 //! allocation, in either revision.
 
 use serve_command::v2::{self, Content, ContentPart, Image};
@@ -157,8 +157,8 @@ fn one_write_up_to_8_kib_and_at_most_one_per_8_kib_beyond() {
     // Six-byte escapes (`\u0001`) past the end: the one that does not fit
     // is split over the write, which is of a full buffer still.
     let escaped_over = prompts(&"\u{1}".repeat(1400));
-    // A plain run longer than the buffer: the buffer filled, the run's
-    // whole 8 KiBs beyond straight from the command, the rest at the end.
+    // A plain run longer than the buffer goes through it like any other,
+    // a full buffer per write.
     let plain = prompts(&"a".repeat(MIB));
     let code = prompts(&code());
     let cases: [Case; 6] = [
@@ -173,10 +173,7 @@ fn one_write_up_to_8_kib_and_at_most_one_per_8_kib_beyond() {
         (
             "1 MiB plain",
             &plain,
-            [
-                vec![8 * KIB, MIB - 8 * KIB, 31],
-                vec![8 * KIB, MIB - 8 * KIB, 34],
-            ],
+            [full_then(128, 31), full_then(128, 34)],
         ),
         (
             "1 MiB code",

@@ -19,6 +19,134 @@ pub(crate) trait Sink {
         let _ = n;
         Ok(())
     }
+    /// The body of a JSON string, escaped (no quotes): by default, each
+    /// run between escapes as a piece.
+    #[inline]
+    fn put_escaped(&mut self, s: &str) -> Result<(), Self::Error> {
+        let bytes = s.as_bytes();
+        let mut run = 0;
+        loop {
+            let i = crate::wire::find::next_special(bytes, run);
+            // `i` is at an ASCII byte (or the end), so the run ends on a char
+            // boundary.
+            self.put(&s[run..i])?;
+            let Some(&b) = bytes.get(i) else { break };
+            self.put_escape(b)?;
+            run = i + 1;
+        }
+        Ok(())
+    }
+}
+
+/// Bytes past a buffer's limit that [`escape_into`] may write.
+const SLACK: usize = 64;
+
+/// One word step of [`escape_into`]: `w`, the next `n` (at most 8) bytes
+/// of `s` from `*i` (padded past them), stored whole at `*len`; if one of
+/// them needs escaping, the output goes up to the first such byte and its
+/// escape is stored after.
+#[inline(always)]
+fn word_step<const N: usize>(
+    buf: &mut [u8; N],
+    len: &mut usize,
+    s: &[u8],
+    i: &mut usize,
+    w: u64,
+    n: usize,
+) {
+    use crate::wire::find::{Special, Stops};
+    buf[*len..*len + 8].copy_from_slice(&w.to_le_bytes());
+    let found = Special::bits(w);
+    if found == 0 {
+        *len += n;
+        *i += n;
+        return;
+    }
+    let k = (found.trailing_zeros() / 8) as usize;
+    *len += k;
+    *i += k;
+    let entry = &ESCAPES[usize::from(s[*i])];
+    buf[*len..*len + 8].copy_from_slice(entry);
+    *len += usize::from(entry[7]);
+    *i += 1;
+}
+
+/// Escapes `s[*i..]` into `buf` from `*len` on, until the string is done
+/// (`true`) or `*len` reaches `N - SLACK` (`false`: make room and call
+/// again). Every copy is a fixed-size block stored whole, into the slack if
+/// need be, and whatever lands past `*len` is overwritten later.
+///
+/// Plain text is copied 64 bytes at a time (a block checked by a loop the
+/// compiler turns into SIMD compares, then stored as it is); a block with
+/// something to escape goes a word at a time: the word is stored, its
+/// first byte to escape found by SWAR, and the escape's padded 8-byte
+/// entry stored over the rest. No call and no byte loop per escape.
+#[inline(always)]
+fn escape_into<const N: usize>(
+    buf: &mut [u8; N],
+    len: &mut usize,
+    s: &[u8],
+    i: &mut usize,
+) -> bool {
+    use crate::wire::find::{self, Special, Stops};
+    // A constant, so that every store below is known to be in bounds.
+    let limit = N - SLACK;
+    while *len < limit {
+        if let Some(block) = s.get(*i..*i + 64) {
+            // Zero exactly where a byte needs escaping: `c ^ 2` is at most
+            // 0x20 for the controls and `"` alone, `c ^ 0x5c` is zero for
+            // `\` alone; a min over the block is two SIMD ops a lane.
+            let mut least = u8::MAX;
+            for &c in block {
+                least = least.min((c ^ 2).saturating_sub(0x20)).min(c ^ 0x5c);
+            }
+            if least != 0 {
+                buf[*len..*len + 64].copy_from_slice(block);
+                *len += 64;
+                *i += 64;
+                continue;
+            }
+            // Word steps to the end of this block at least.
+            let end = *i + 64;
+            while *i < end && *len < limit {
+                let Some(chunk) = s.get(*i..*i + 8) else {
+                    break;
+                };
+                let mut w = [0; 8];
+                w.copy_from_slice(chunk);
+                buf[*len..*len + 8].copy_from_slice(&w);
+                let found = Special::bits(u64::from_le_bytes(w));
+                if found == 0 {
+                    *len += 8;
+                    *i += 8;
+                    continue;
+                }
+                let k = (found.trailing_zeros() / 8) as usize;
+                *len += k;
+                *i += k;
+                let entry = &ESCAPES[usize::from(s[*i])];
+                buf[*len..*len + 8].copy_from_slice(entry);
+                *len += usize::from(entry[7]);
+                *i += 1;
+            }
+            continue;
+        }
+        // Fewer than 64 bytes left: words, the last one padded.
+        let rest = &s[*i..];
+        if rest.is_empty() {
+            return true;
+        }
+        let w = match rest.get(..8) {
+            Some(chunk) => {
+                let mut w = [0; 8];
+                w.copy_from_slice(chunk);
+                u64::from_le_bytes(w)
+            }
+            None => find::padded_word(rest),
+        };
+        word_step(buf, len, s, i, w, rest.len().min(8));
+    }
+    *i == s.len()
 }
 
 impl Sink for String {
@@ -82,7 +210,7 @@ where
     F: FnOnce(&mut ShortBuf) -> Result<(), Overflow>,
 {
     let mut buf = ShortBuf {
-        buf: [0; SHORT + 8],
+        buf: [0; SHORT + SLACK],
         len: 0,
     };
     if let Ok(()) = short(&mut buf) {
@@ -99,7 +227,7 @@ fn write_long<W: io::Write>(
 ) -> io::Result<()> {
     let mut sink = StackBuf {
         out,
-        buf: [0; CAP + 8],
+        buf: [0; CAP + SLACK],
         len: 0,
     };
     long(&mut sink)?;
@@ -111,8 +239,8 @@ pub(crate) struct Overflow;
 
 /// A line's first try: [`SHORT`] bytes on the stack, given up when full.
 pub(crate) struct ShortBuf {
-    /// `SHORT` bytes, and 8 of slack for an escape copied as a block.
-    buf: [u8; SHORT + 8],
+    /// `SHORT` bytes, and slack for blocks copied whole.
+    buf: [u8; SHORT + SLACK],
     len: usize,
 }
 
@@ -138,6 +266,18 @@ impl Sink for ShortBuf {
     #[inline(always)]
     fn expect(&mut self, n: usize) -> Result<(), Overflow> {
         if n > SHORT - self.len {
+            return Err(Overflow);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn put_escaped(&mut self, s: &str) -> Result<(), Overflow> {
+        let mut i = 0;
+        let done = escape_into(&mut self.buf, &mut self.len, s.as_bytes(), &mut i);
+        // Done past the limit is too long as well: `put` counts on `len`
+        // being within it.
+        if !done || self.len > SHORT {
             return Err(Overflow);
         }
         Ok(())
@@ -173,18 +313,30 @@ impl Sink for ShortBuf {
 }
 
 /// An 8 KiB stack buffer in front of a writer, written only when full (and
-/// at the end): every write but the last is of a whole number of [`CAP`]s.
-/// A piece longer than what is left fills the buffer, and its whole `CAP`s
-/// beyond go straight through.
+/// at the end): every write but the last is of a whole number of [`CAP`]s
+/// (of one, for strings: they are escaped into the buffer a block at a
+/// time). A piece longer than what is left fills the buffer, and its whole
+/// `CAP`s beyond go straight through.
 pub(crate) struct StackBuf<W> {
     out: W,
-    /// `CAP` bytes, and 8 of slack past them so that an escape can be copied
-    /// as a fixed-size block (whatever lands past `len` is ignored).
-    buf: [u8; CAP + 8],
+    /// `CAP` bytes, and slack past them so that blocks can be copied whole
+    /// (whatever lands past `len` is ignored). Between pieces `len` is at
+    /// most `CAP`.
+    buf: [u8; CAP + SLACK],
     len: usize,
 }
 
 impl<W: io::Write> StackBuf<W> {
+    /// Writes the first `CAP` bytes, and moves what is past them (less than
+    /// `SLACK`) to the front.
+    #[cold]
+    fn flush_cap(&mut self) -> io::Result<()> {
+        self.out.write_all(&self.buf[..CAP])?;
+        self.buf.copy_within(CAP..self.len, 0);
+        self.len -= CAP;
+        Ok(())
+    }
+
     fn flush_buf(&mut self) -> io::Result<()> {
         if self.len > 0 {
             self.out.write_all(&self.buf[..self.len])?;
@@ -267,6 +419,21 @@ fn copy_short(dst: &mut [u8], src: &[u8]) {
 
 impl<W: io::Write> Sink for StackBuf<W> {
     type Error = io::Error;
+
+    #[inline]
+    fn put_escaped(&mut self, s: &str) -> io::Result<()> {
+        let mut i = 0;
+        loop {
+            let done = escape_into(&mut self.buf, &mut self.len, s.as_bytes(), &mut i);
+            if self.len >= CAP {
+                self.flush_cap()?;
+            }
+            if done {
+                return Ok(());
+            }
+        }
+    }
+
     #[inline]
     fn put(&mut self, s: &str) -> io::Result<()> {
         self.put_bytes(s.as_bytes())
@@ -288,10 +455,11 @@ impl<W: io::Write> Sink for StackBuf<W> {
 
 /// For each byte the encoder escapes (`"`, `\`, the controls below U+0020),
 /// its escape sequence as the reference writes it, padded to 7 bytes, with
-/// its length in byte 7. Zeros for other bytes.
-const ESCAPES: [[u8; 8]; 93] = {
+/// its length in byte 7. Zeros for other bytes: 256 entries, so that any
+/// byte indexes it without a bounds check.
+static ESCAPES: [[u8; 8]; 256] = {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut t = [[0u8; 8]; 93];
+    let mut t = [[0u8; 8]; 256];
     let mut c = 0;
     while c < 0x20 {
         t[c] = [b'\\', b'u', b'0', b'0', HEX[c >> 4], HEX[c & 0xf], 0, 6];
@@ -343,19 +511,9 @@ pub(crate) fn write_str<K: Sink>(k: &mut K, s: &str) -> Result<(), K::Error> {
 /// [`write_str`] in general.
 #[inline(never)]
 fn write_escaped<K: Sink>(k: &mut K, s: &str) -> Result<(), K::Error> {
-    let bytes = s.as_bytes();
     // Escaping only lengthens a string.
-    k.expect(bytes.len() + 2)?;
+    k.expect(s.len() + 2)?;
     k.put("\"")?;
-    let mut run = 0;
-    loop {
-        let i = crate::wire::find::next_special(bytes, run);
-        // `i` is at an ASCII byte (or the end), so the run ends on a char
-        // boundary.
-        k.put(&s[run..i])?;
-        let Some(&b) = bytes.get(i) else { break };
-        k.put_escape(b)?;
-        run = i + 1;
-    }
+    k.put_escaped(s)?;
     k.put("\"")
 }
