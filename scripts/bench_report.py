@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerate BENCHMARKS.md's tables and benchmarks.svg from criterion's output.
 
-    cargo bench --bench codec
+    cargo bench -p serve-command-bench
     python3 scripts/bench_report.py [--criterion DIR] [--snapshot FILE] [--compare FILE]
 
 Reads every `<criterion>/**/new/benchmark.json` and the `estimates.json` beside
@@ -359,7 +359,7 @@ def main():
 
     runs = load(args.criterion)
     if not runs:
-        sys.exit(f"no criterion results under {args.criterion}: run `cargo bench --bench codec` first")
+        sys.exit(f"no criterion results under {args.criterion}: run `cargo bench -p serve-command-bench` first")
     previous = [json.loads(Path(f).read_text())["runs"] for f in args.compare]
     info = machine()
     text = report(runs, previous, info)

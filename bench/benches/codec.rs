@@ -1,4 +1,4 @@
-//! `cargo bench --bench codec`: the codec against what a user would otherwise
+//! `cargo bench -p serve-command-bench`: the codec against what a user would otherwise
 //! write, side by side, on deterministic inputs built here.
 //!
 //! Groups `decode/<input>`, `encode/<input>` and `stream/small_32mib`;
