@@ -93,14 +93,7 @@ fn escape_into<const N: usize>(
     let limit = N - SLACK;
     while *len < limit {
         if let Some(block) = s.get(*i..*i + 64) {
-            // Zero exactly where a byte needs escaping: `c ^ 2` is at most
-            // 0x20 for the controls and `"` alone, `c ^ 0x5c` is zero for
-            // `\` alone; a min over the block is two SIMD ops a lane.
-            let mut least = u8::MAX;
-            for &c in block {
-                least = least.min((c ^ 2).saturating_sub(0x20)).min(c ^ 0x5c);
-            }
-            if least != 0 {
+            if find::special_free(block) {
                 buf[*len..*len + 64].copy_from_slice(block);
                 *len += 64;
                 *i += 64;

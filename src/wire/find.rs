@@ -35,6 +35,19 @@ impl Stops for Special {
     }
 }
 
+/// Whether no byte of `block` is [`Special`]: `c ^ 2` is at most 0x20 for
+/// the controls and `"` alone, `c ^ 0x5c` is zero for `\` alone, so a min
+/// over the block (a loop the compiler turns into SSE2) is two ops a lane,
+/// against three compares and two ORs.
+#[inline(always)]
+pub(crate) fn special_free(block: &[u8]) -> bool {
+    let mut least = u8::MAX;
+    for &c in block {
+        least = least.min((c ^ 2).saturating_sub(0x20)).min(c ^ 0x5c);
+    }
+    least != 0
+}
+
 /// A backslash: where a validated string's next escape starts.
 pub(crate) struct Backslash;
 
