@@ -38,8 +38,10 @@ pub(crate) trait Sink {
     }
 }
 
-/// Bytes past a buffer's limit that [`escape_into`] may write.
-const SLACK: usize = 64;
+/// Bytes past a buffer's limit that [`escape_into`] may write: a run's
+/// 64-byte move from just under the limit, the run (up to 63 bytes) and an
+/// escape's 8-byte entry after it.
+const SLACK: usize = 72;
 
 /// One word step of [`escape_into`]: `w`, the next `n` (at most 8) bytes
 /// of `s` from `*i` (padded past them), stored whole at `*len`; if one of
@@ -76,11 +78,13 @@ fn word_step<const N: usize>(
 /// again). Every copy is a fixed-size block stored whole, into the slack if
 /// need be, and whatever lands past `*len` is overwritten later.
 ///
-/// Plain text is copied 64 bytes at a time (a block checked by a loop the
-/// compiler turns into SIMD compares, then stored as it is); a block with
-/// something to escape goes a word at a time: the word is stored, its
-/// first byte to escape found by SWAR, and the escape's padded 8-byte
-/// entry stored over the rest. No call and no byte loop per escape.
+/// Plain text is copied 64 bytes at a time (the block checked by a loop the
+/// compiler turns into SIMD compares, then stored as it is). In a block
+/// holding escapes, a mask with a bit per byte to escape is walked: each
+/// run is stored as the rest of the block (one fixed 64-byte move, from a
+/// padded copy of the block), the escape's padded 8-byte entry over what
+/// follows the run. No call, no rescan and no branch on a run's length per
+/// escape.
 #[inline(always)]
 fn escape_into<const N: usize>(
     buf: &mut [u8; N],
@@ -88,7 +92,7 @@ fn escape_into<const N: usize>(
     s: &[u8],
     i: &mut usize,
 ) -> bool {
-    use crate::wire::find::{self, Special, Stops};
+    use crate::wire::find::{self, Special};
     // A constant, so that every store below is known to be in bounds.
     let limit = N - SLACK;
     while *len < limit {
@@ -99,29 +103,36 @@ fn escape_into<const N: usize>(
                 *i += 64;
                 continue;
             }
-            // Word steps to the end of this block at least.
-            let end = *i + 64;
-            while *i < end && *len < limit {
-                let Some(chunk) = s.get(*i..*i + 8) else {
-                    break;
-                };
-                let mut w = [0; 8];
-                w.copy_from_slice(chunk);
-                buf[*len..*len + 8].copy_from_slice(&w);
-                let found = Special::bits(u64::from_le_bytes(w));
-                if found == 0 {
-                    *len += 8;
-                    *i += 8;
-                    continue;
+            // A bit per byte to escape, walked: each run stored as the
+            // rest of the block (a fixed 64-byte move), the escape's entry
+            // over what follows it.
+            let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
+            let mut bits = find::mask::<Special>(block).0;
+            let mut padded = [0u8; 128];
+            padded[..64].copy_from_slice(block);
+            let base = *i;
+            let mut pos = 0;
+            while bits != 0 {
+                if *len >= limit {
+                    *i = base + pos;
+                    return false;
                 }
-                let k = (found.trailing_zeros() / 8) as usize;
-                *len += k;
-                *i += k;
-                let entry = &ESCAPES[usize::from(s[*i])];
+                let k = bits.trailing_zeros() as usize;
+                buf[*len..*len + 64].copy_from_slice(&padded[pos..pos + 64]);
+                *len += k - pos;
+                let entry = &ESCAPES[usize::from(padded[k])];
                 buf[*len..*len + 8].copy_from_slice(entry);
                 *len += usize::from(entry[7]);
-                *i += 1;
+                pos = k + 1;
+                bits &= bits - 1;
             }
+            if *len >= limit {
+                *i = base + pos;
+                return false;
+            }
+            buf[*len..*len + 64].copy_from_slice(&padded[pos..pos + 64]);
+            *len += 64 - pos;
+            *i = base + 64;
             continue;
         }
         // Fewer than 64 bytes left: words, the last one padded.
