@@ -1028,7 +1028,7 @@ fn v2(c: &mut Criterion) {
 
 /// The 1 MiB inputs take up to 10 ms an iteration: the same number of
 /// iterations in every sample (flat), fewer samples and a shorter time, so
-/// the whole run stays under five minutes.
+/// the whole run stays near five minutes.
 fn one_mib_sampling<M: criterion::measurement::Measurement>(
     g: &mut BenchmarkGroup<'_, M>,
     input: &Input,
@@ -1042,7 +1042,7 @@ fn one_mib_sampling<M: criterion::measurement::Measurement>(
 }
 
 fn config() -> Criterion {
-    // Modest, so the whole run (70 benchmarks) stays under five minutes on
+    // Modest, so the whole run (125 benchmarks) stays near five minutes on
     // two cores. Fewer bootstrap resamples than the default 100,000: they
     // only narrow the confidence interval (the medians are the sample's
     // own), and on a busy machine they cost a second per benchmark.
