@@ -32,7 +32,12 @@ START = "<!-- bench-report:start (scripts/bench_report.py writes this part) -->"
 END = "<!-- bench-report:end -->"
 
 DECODE = ["from_slice", "serde_json", "sonic_rs", "simd_json", "value_path", "tagged_derive", "ignored_any_floor"]
-ENCODE = ["write_line", "to_line", "to_json_to_writer", "floor"]
+ENCODE = ["write_line", "serde_json", "sonic_rs", "copy", "to_line", "to_json_to_writer", "floor"]
+ENCODE_V2 = ["write_line", "serde_json", "sonic_rs", "copy"]
+# The encoders the other JSON libraries give, each through a flat derive.
+ENCODE_PEERS = ("serde_json", "sonic_rs")
+# Where nothing needs escaping: write_line against copying the line.
+CLEAN = ("ascii_1mib", "prose_1mib")
 STREAM = ["command_reader", "read_until_serde_json", "split_ignored_any_floor"]
 INPUTS = ["small", "noisy", "ascii_1mib", "code_1mib", "prose_1mib", "escaped_1mib"]
 STREAM_INPUTS = ["small_32mib"]
@@ -68,11 +73,31 @@ GOALS = (
         for n, g in FLOOR_GOALS.items()
     ]
     + [
-        ("32 MiB of small lines: CommandReader vs read_until + serde_json derive", "stream/small_32mib", "read_until_serde_json", "command_reader", 1.5, ">="),
+        ("32 MiB of small lines: CommandReader vs read_until + serde_json derive", "stream/small_32mib", "read_until_serde_json", "command_reader", 2.0, ">="),
         ("32 MiB of small lines: CommandReader time vs split on LF + IgnoredAny", "stream/small_32mib", "command_reader", "split_ignored_any_floor", 1.5, "<="),
         ("small lines: decode vs the Value path", "decode/small", "value_path", "from_slice", 3.5, ">="),
         ("small lines: decode vs the tagged-derive enum", "decode/small", "tagged_derive", "from_slice", 2.0, ">="),
         ("small lines: encode (write_line) vs going through to_json", "encode/small", "to_json_to_writer", "write_line", 3.0, ">="),
+    ]
+    + [
+        (f"{LABELS[n]}: encode (write_line) vs the fastest of serde_json, sonic-rs", f"encode/{n}", ENCODE_PEERS, "write_line", 1.0, ">=")
+        for n in INPUTS
+    ]
+    + [
+        (f"{LABELS[n]}: v2 encode (write_line) vs the fastest of serde_json, sonic-rs", f"encode_v2/{n}", ENCODE_PEERS, "write_line", 1.0, ">=")
+        for n in INPUTS
+    ]
+    + [
+        (f"{LABELS[n]}: {rev}encode time vs copying the finished line", f"{group}/{n}", "write_line", "copy", 1.5, "<=")
+        for group, rev in (("encode", ""), ("encode_v2", "v2 "))
+        for n in CLEAN
+    ]
+    + [
+        (f"{LABELS[n]}: v2 decode time vs v1 on the same text", f"v2/{n}", "v2 from_slice", "v1 from_slice", 1.05, "<=")
+        for n in INPUTS
+    ]
+    + [
+        ("prompt with a 1 MiB PNG: v2 decode time vs base64 decode + one copy", "v2/image_1mib", "v2 from_slice", "base64 decode + copy", 1.02, "<="),
     ]
 )
 # Shown beside the goals, without a goal of their own.
@@ -150,6 +175,34 @@ def peer_table(runs, previous):
                 continue
             v = median(vals)
             slower = c in PEERS and v < 1.0
+            cells.append(f"**{v:.2f}**" if slower else f"{v:.2f}")
+        rows.append(f"| {LABELS[name]} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def encode_peer_table(runs, previous, kind):
+    """For every input, write_line's throughput, then each contender's time
+    over write_line's (below 1.0: the contender is faster), in the median of
+    the runs given."""
+    everyone = [runs] + previous
+    cols = ENCODE[1:] if kind == "encode" else ENCODE_V2[1:]
+    rows = [
+        "| input | `write_line` | " + " | ".join(f"`{c}`" for c in cols) + " |",
+        "|" + " --- |" * (len(cols) + 2),
+    ]
+    for name in INPUTS:
+        group = f"{kind}/{name}"
+        if group not in runs or "write_line" not in runs[group]:
+            continue
+        tp = median([mib_s(r[group]["write_line"]) for r in everyone if group in r and "write_line" in r[group]])
+        cells = [fmt_tp(tp)]
+        for c in cols:
+            vals = [v for v in (ratio(r, group, c, "write_line") for r in everyone) if v is not None]
+            if not vals:
+                cells.append("–")
+                continue
+            v = median(vals)
+            slower = c in ENCODE_PEERS and v < 1.0
             cells.append(f"**{v:.2f}**" if slower else f"{v:.2f}")
         rows.append(f"| {LABELS[name]} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
@@ -275,12 +328,25 @@ def report(runs, previous, info):
         "",
         table(runs, "stream", STREAM, STREAM_INPUTS),
         "",
+        "### Encode: every class against every peer",
+        "",
+        "`write_line`'s median throughput (into a reused `Vec`), then each contender's time "
+        "over `write_line`'s (above 1.0: `write_line` is faster; **bold**: a peer is faster); "
+        "`copy` copies the finished lines, the least an encoder can do; the median of the runs "
+        "above. The seed revision, then the later one (`encode_v2`, the same commands).",
+        "",
+        encode_peer_table(runs, previous, "encode"),
+        "",
+        encode_peer_table(runs, previous, "encode_v2"),
+        "",
         "### Encode: median throughput (median time per iteration), this run",
         "",
         "Bytes are those of the wire lines written; `floor` writes only the command's "
         "strings, escaped.",
         "",
         table(runs, "encode", ENCODE, INPUTS),
+        "",
+        table(runs, "encode_v2", ENCODE_V2, INPUTS),
         "",
         "![decode and encode throughput per contender and input](benchmarks.svg)",
         "",
@@ -294,7 +360,7 @@ COLORS = {
     "value_path": "#8c6bb1", "to_line": "#5aae61",
     "tagged_derive": "#d6604d", "to_json_to_writer": "#8c6bb1",
     "ignored_any_floor": "#9e9e9e", "floor": "#9e9e9e",
-    "serde_json": "#4575b4", "sonic_rs": "#fdae61", "simd_json": "#f46d43",
+    "serde_json": "#4575b4", "sonic_rs": "#fdae61", "simd_json": "#f46d43", "copy": "#9e9e9e",
     "command_reader": "#1b7837", "read_until_serde_json": "#4575b4",
     "split_ignored_any_floor": "#9e9e9e",
 }

@@ -184,3 +184,74 @@ fn steer_kind_spells_the_wire_names() {
     assert_eq!(SteerKind::Prompt.as_str(), "prompt");
     assert_eq!(SteerKind::Command.as_str(), "command");
 }
+
+/// `to_line` and `write_line` (through its buffers), not the serde paths:
+/// the check of the many lines below.
+#[track_caller]
+fn check_writers(cmd: &Command, line: &str) {
+    assert_eq!(cmd.to_line(), line, "to_line");
+    let mut written = Vec::new();
+    cmd.write_line(&mut written).unwrap();
+    assert!(written == line.as_bytes(), "write_line: {line}");
+}
+
+/// A JSON string as the reference writes it, a character at a time: the
+/// model the encoder's block and word steps are checked against.
+fn model_escape(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if c < ' ' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One character to escape (or a non-ASCII one) at every offset of plain
+/// text of every length around the encoder's 8-byte words and 64-byte
+/// blocks, and around the ends of its 512-byte and 8 KiB buffers; and runs
+/// of escapes across those ends.
+#[test]
+fn escapes_at_every_offset_of_words_blocks_and_buffers() {
+    // The short buffer ends at byte 512 of the line, the long one at 8192:
+    // after the key, text bytes 484 and 8164.
+    let lengths = (0..=140).chain(470..=530).chain(8156..=8176).chain([8250]);
+    for len in lengths {
+        let offsets: Vec<usize> = if len <= 140 {
+            (0..len).collect()
+        } else {
+            (0..8).chain(len.saturating_sub(80)..len).collect()
+        };
+        for &c in &['"', '\\', '\u{1}', 'é'] {
+            for &at in &offsets {
+                let mut text = "a".repeat(len - 1);
+                text.insert(at.min(text.len()), c);
+                check_writers(
+                    &prompt(&text, None),
+                    &format!(
+                        "{{\"command\":\"prompt\",\"text\":\"{}\"}}\n",
+                        model_escape(&text)
+                    ),
+                );
+            }
+        }
+        for fill in ["\"", "\u{0}", "x\n", "日\t"] {
+            let text = fill.repeat(len / fill.len());
+            check_writers(
+                &prompt(&text, Some(&text)),
+                &format!(
+                    "{{\"command\":\"prompt\",\"text\":\"{0}\",\"submission_id\":\"{0}\"}}\n",
+                    model_escape(&text)
+                ),
+            );
+        }
+    }
+}

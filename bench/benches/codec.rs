@@ -1,7 +1,8 @@
 //! `cargo bench -p serve-command-bench`: the codec against what a user would otherwise
 //! write, side by side, on deterministic inputs built here.
 //!
-//! Groups `decode/<input>`, `encode/<input>` and `stream/small_32mib`;
+//! Groups `decode/<input>`, `encode/<input>`, `encode_v2/<input>`,
+//! `stream/small_32mib`, `v2/<input>` and `v2/image_1mib`;
 //! every benchmark reports throughput in bytes of the wire lines.
 //! `scripts/bench_report.py` turns criterion's output into `BENCHMARKS.md`'s
 //! table and chart.
@@ -9,7 +10,7 @@
 use criterion::{
     criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode, Throughput,
 };
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serve_command::v1::{Command, CommandReader, SteerKind};
 use serve_command::v2;
@@ -100,6 +101,113 @@ impl FlatWire {
             .flatten()
             .map(String::as_str)
             .collect()
+    }
+}
+
+/// What a performance-minded user would write to encode with serde_json
+/// or sonic-rs: one flat struct of borrowed fields, in an order that gives
+/// every command's keys in the wire's order, absent fields skipped. The
+/// bench checks it writes `to_line`'s bytes.
+#[derive(Serialize)]
+struct FlatOut<'a> {
+    command: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kind: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    action: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    /// The later revision's `content`, when it is one text part.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    submission_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    auto: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    allow: Option<bool>,
+}
+
+impl<'a> FlatOut<'a> {
+    fn named(command: &'a str) -> FlatOut<'a> {
+        FlatOut {
+            command,
+            kind: None,
+            action: None,
+            id: None,
+            content: None,
+            text: None,
+            submission_id: None,
+            auto: None,
+            allow: None,
+        }
+    }
+
+    /// The seed revision's command, as the user's struct.
+    fn v1(cmd: &'a Command) -> FlatOut<'a> {
+        let mut f = FlatOut::named(cmd.name());
+        match cmd {
+            Command::Prompt {
+                text,
+                submission_id,
+            } => {
+                f.text = Some(text);
+                f.submission_id = submission_id.as_deref();
+            }
+            Command::Steer { kind, text } => {
+                f.kind = Some(kind.as_str());
+                f.text = Some(text);
+            }
+            Command::GoalSet { text, auto } => {
+                f.action = Some("set");
+                f.text = Some(text);
+                f.auto = auto.then_some(true);
+            }
+            Command::GoalClear => f.action = Some("clear"),
+            Command::ApprovalDecision { id, allow } => {
+                f.id = Some(id);
+                f.allow = Some(*allow);
+            }
+            _ => {}
+        }
+        f
+    }
+
+    /// The later revision's command (text content only), as the user's
+    /// struct.
+    fn v2(cmd: &'a v2::Command) -> FlatOut<'a> {
+        let mut f = FlatOut::named(cmd.name());
+        match cmd {
+            v2::Command::Prompt {
+                content,
+                submission_id,
+            }
+            | v2::Command::Steer {
+                content,
+                submission_id,
+                ..
+            } => {
+                if let v2::Command::Steer { kind, .. } = cmd {
+                    f.kind = Some(kind.as_str());
+                }
+                f.content = content.as_single_text();
+                f.submission_id = submission_id.as_deref();
+            }
+            v2::Command::GoalSet { text, auto } => {
+                f.action = Some("set");
+                f.text = Some(text);
+                f.auto = auto.then_some(true);
+            }
+            v2::Command::GoalClear => f.action = Some("clear"),
+            v2::Command::ApprovalDecision { id, allow } => {
+                f.id = Some(id);
+                f.allow = Some(*allow);
+            }
+            _ => {}
+        }
+        f
     }
 }
 
@@ -687,12 +795,6 @@ fn owned_strs(cmd: &Command) -> Vec<&str> {
 
 fn encode(c: &mut Criterion) {
     for input in inputs() {
-        if !matches!(input.name, "small" | "ascii_1mib" | "escaped_1mib") {
-            // `noisy`: the same commands as `small`, once decoded. The code
-            // and prose prompts: the decoder's classes; the two 1 MiB
-            // prompts already cover a long plain and a long escaped string.
-            continue;
-        }
         let cmds: Vec<Command> = input
             .lines
             .iter()
@@ -708,9 +810,12 @@ fn encode(c: &mut Criterion) {
                 }
             )));
         }
-        let out_bytes: u64 = cmds.iter().map(|c| c.to_line().len() as u64).sum();
+        let finished: Vec<String> = cmds.iter().map(Command::to_line).collect();
+        let out_bytes: u64 = finished.iter().map(|l| l.len() as u64).sum();
         let strs: Vec<&str> = cmds.iter().flat_map(owned_strs).collect();
         let mut buf: Vec<u8> = Vec::with_capacity(out_bytes as usize * 2 + 64);
+        // The peers write the same bytes.
+        let peers = peer_encoders(&cmds, FlatOut::v1, &finished, &mut buf);
         let mut g: BenchmarkGroup<_> = c.benchmark_group(format!("encode/{}", input.name));
         g.throughput(Throughput::Bytes(out_bytes));
         one_mib_sampling(&mut g, &input);
@@ -723,6 +828,7 @@ fn encode(c: &mut Criterion) {
                 black_box(&buf);
             })
         });
+        bench_peers(&mut g, &peers, &finished, &mut buf);
         g.bench_function("to_line", |b| {
             b.iter(|| {
                 for cmd in &cmds {
@@ -750,7 +856,91 @@ fn encode(c: &mut Criterion) {
             })
         });
         g.finish();
+
+        // The later revision, the same commands (text as `content`).
+        let cmds: Vec<v2::Command> = cmds.into_iter().map(v2::Command::from).collect();
+        let finished: Vec<String> = cmds.iter().map(v2::Command::to_line).collect();
+        let out_bytes: u64 = finished.iter().map(|l| l.len() as u64).sum();
+        let peers = peer_encoders(&cmds, FlatOut::v2, &finished, &mut buf);
+        let mut g: BenchmarkGroup<_> = c.benchmark_group(format!("encode_v2/{}", input.name));
+        g.throughput(Throughput::Bytes(out_bytes));
+        one_mib_sampling(&mut g, &input);
+        g.bench_function("write_line", |b| {
+            b.iter(|| {
+                buf.clear();
+                for cmd in &cmds {
+                    black_box(cmd).write_line(&mut buf).unwrap();
+                }
+                black_box(&buf);
+            })
+        });
+        bench_peers(&mut g, &peers, &finished, &mut buf);
+        g.finish();
     }
+}
+
+/// Each command as the peers' flat struct, after checking that serde_json
+/// and sonic-rs write exactly the crate's lines from it.
+fn peer_encoders<'a, C>(
+    cmds: &'a [C],
+    flat: fn(&'a C) -> FlatOut<'a>,
+    finished: &[String],
+    buf: &mut Vec<u8>,
+) -> Vec<FlatOut<'a>> {
+    let flats: Vec<FlatOut<'a>> = cmds.iter().map(flat).collect();
+    let expected = finished.concat();
+    buf.clear();
+    for f in &flats {
+        serde_json::to_writer(&mut *buf, f).unwrap();
+        buf.push(b'\n');
+    }
+    assert!(*buf == expected.as_bytes(), "serde_json writes other bytes");
+    buf.clear();
+    for f in &flats {
+        sonic_rs::to_writer(&mut *buf, f).unwrap();
+        buf.push(b'\n');
+    }
+    assert!(*buf == expected.as_bytes(), "sonic-rs writes other bytes");
+    flats
+}
+
+/// The peers' flat derives into the same reused `Vec`, and the copy of the
+/// finished lines: the least any encoder can do.
+fn bench_peers<M: criterion::measurement::Measurement>(
+    g: &mut BenchmarkGroup<'_, M>,
+    flats: &[FlatOut<'_>],
+    finished: &[String],
+    buf: &mut Vec<u8>,
+) {
+    g.bench_function("serde_json", |b| {
+        b.iter(|| {
+            buf.clear();
+            for f in flats {
+                serde_json::to_writer(&mut *buf, black_box(f)).unwrap();
+                buf.push(b'\n');
+            }
+            black_box(&buf);
+        })
+    });
+    g.bench_function("sonic_rs", |b| {
+        b.iter(|| {
+            buf.clear();
+            for f in flats {
+                sonic_rs::to_writer(&mut *buf, black_box(f)).unwrap();
+                buf.push(b'\n');
+            }
+            black_box(&buf);
+        })
+    });
+    g.bench_function("copy", |b| {
+        b.iter(|| {
+            buf.clear();
+            for line in finished {
+                buf.extend_from_slice(black_box(line.as_bytes()));
+            }
+            black_box(&buf);
+        })
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -839,7 +1029,7 @@ fn v2(c: &mut Criterion) {
 
 /// The 1 MiB inputs take up to 10 ms an iteration: the same number of
 /// iterations in every sample (flat), fewer samples and a shorter time, so
-/// the whole run stays under five minutes.
+/// the whole run stays near five minutes.
 fn one_mib_sampling<M: criterion::measurement::Measurement>(
     g: &mut BenchmarkGroup<'_, M>,
     input: &Input,
@@ -853,7 +1043,7 @@ fn one_mib_sampling<M: criterion::measurement::Measurement>(
 }
 
 fn config() -> Criterion {
-    // Modest, so the whole run (70 benchmarks) stays under five minutes on
+    // Modest, so the whole run (125 benchmarks) stays near five minutes on
     // two cores. Fewer bootstrap resamples than the default 100,000: they
     // only narrow the confidence interval (the medians are the sample's
     // own), and on a busy machine they cost a second per benchmark.

@@ -2,7 +2,7 @@
 //! order (from [`Command::entries`]), one `\n` at the end.
 
 use crate::v1::command::Command;
-use crate::wire::escape::{write_str, Len, Sink, StackBuf};
+use crate::wire::escape::{self, write_str, Len, Sink};
 use std::io;
 
 /// Writes `cmd` as its wire line, LF included.
@@ -109,8 +109,20 @@ impl Command {
     }
 
     /// Writes the same bytes as [`Command::to_line`] to `out`, without
-    /// allocating. A line of up to 512 bytes reaches `out` in a single
-    /// `write_all`; longer ones in a few.
+    /// allocating.
+    ///
+    /// The line is gathered in a buffer on the stack and reaches `out` in a
+    /// single `write_all` when it is up to 8 KiB long (on an unbuffered pipe,
+    /// one `write` system call, so that lines written to one pipe by several
+    /// threads do not interleave), and in one `write_all` per 8 KiB at most
+    /// when it is longer: every write but the last is of a full 8 KiB
+    /// buffer.
+    ///
+    /// So writing each command straight to a child's stdin or a socket costs
+    /// one system call per command. A [`BufWriter`](io::BufWriter) around
+    /// `out` still helps when many commands are written in a burst and can
+    /// share a call (flush it after the last one), or when `out` is slow per
+    /// call whatever the size; it costs one more copy of every line.
     ///
     /// # Errors
     ///
@@ -130,8 +142,6 @@ impl Command {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn write_line<W: io::Write>(&self, out: W) -> io::Result<()> {
-        let mut sink = StackBuf::new(out);
-        write_command(self, &mut sink)?;
-        sink.finish()
+        escape::write_line(out, |k| write_command(self, k), |k| write_command(self, k))
     }
 }

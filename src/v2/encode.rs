@@ -4,7 +4,7 @@
 
 use crate::v2::command::Command;
 use crate::v2::{Content, ContentPart};
-use crate::wire::escape::{write_str, Len, Sink, StackBuf};
+use crate::wire::escape::{self, write_str, Len, Overflow, ShortBuf, Sink, StackBuf};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use std::convert::Infallible;
@@ -33,18 +33,38 @@ impl Out for String {
     }
 }
 
-/// Input bytes per base64 chunk: a multiple of 3, so only the last chunk
-/// is padded.
-const CHUNK: usize = 3 * 1024;
+impl Out for ShortBuf {
+    fn base64(&mut self, bytes: &[u8]) -> Result<(), Overflow> {
+        let n = base64::encoded_len(bytes.len(), true).unwrap_or(usize::MAX);
+        let room = self.room(n)?;
+        let n = STANDARD.encode_slice(bytes, room).map_err(|_| Overflow)?;
+        self.advance(n);
+        Ok(())
+    }
+}
 
 impl<W: io::Write> Out for StackBuf<W> {
-    fn base64(&mut self, bytes: &[u8]) -> io::Result<()> {
-        // Encoded on the stack, a chunk at a time: no allocation.
-        let mut buf = [0u8; CHUNK / 3 * 4];
-        for chunk in bytes.chunks(CHUNK) {
-            let n = STANDARD.encode_slice(chunk, &mut buf).unwrap_or(0);
-            // Base64 is ASCII.
-            self.put(std::str::from_utf8(&buf[..n]).unwrap_or_default())?;
+    fn base64(&mut self, mut bytes: &[u8]) -> io::Result<()> {
+        // Encoded straight into the buffer, as much as fits at a time (whole
+        // groups of 3 bytes, but for the last, padded, chunk): no allocation,
+        // and every write of the buffer is of a full one.
+        while !bytes.is_empty() {
+            let room = self.room(usize::MAX);
+            let take = (room.len() / 4 * 3).min(bytes.len());
+            if take == 0 {
+                // Fewer than 4 bytes left in the buffer: one group through
+                // a word, split over the write.
+                let (group, rest) = bytes.split_at(3.min(bytes.len()));
+                let mut quad = [0u8; 4];
+                let n = STANDARD.encode_slice(group, &mut quad).unwrap_or(0);
+                self.put_bytes(&quad[..n])?;
+                bytes = rest;
+                continue;
+            }
+            let (chunk, rest) = bytes.split_at(take);
+            let n = STANDARD.encode_slice(chunk, room).unwrap_or(0);
+            self.advance(n)?;
+            bytes = rest;
         }
         Ok(())
     }
@@ -187,8 +207,21 @@ impl Command {
         to_line(self)
     }
 
-    /// Writes the same bytes as [`Command::to_line`] to `out`. Allocates
-    /// nothing: image data is base64-encoded in small chunks on the stack.
+    /// Writes the same bytes as [`Command::to_line`] to `out`, without
+    /// allocating (image data is base64-encoded straight into the buffer).
+    ///
+    /// The line is gathered in a buffer on the stack and reaches `out` in a
+    /// single `write_all` when it is up to 8 KiB long (on an unbuffered pipe,
+    /// one `write` system call, so that lines written to one pipe by several
+    /// threads do not interleave), and in one `write_all` per 8 KiB at most
+    /// when it is longer: every write but the last is of a full 8 KiB
+    /// buffer.
+    ///
+    /// So writing each command straight to a child's stdin or a socket costs
+    /// one system call per command. A [`BufWriter`](io::BufWriter) around
+    /// `out` still helps when many commands are written in a burst and can
+    /// share a call (flush it after the last one), or when `out` is slow per
+    /// call whatever the size; it costs one more copy of every line.
     ///
     /// # Errors
     ///
@@ -206,8 +239,6 @@ impl Command {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn write_line<W: io::Write>(&self, out: W) -> io::Result<()> {
-        let mut sink = StackBuf::new(out);
-        write_command(self, &mut sink)?;
-        sink.finish()
+        escape::write_line(out, |k| write_command(self, k), |k| write_command(self, k))
     }
 }

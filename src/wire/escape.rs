@@ -1,6 +1,6 @@
 //! Spelling JSON as the reference writes it, for every revision's encoder and
 //! for the engine's `command_error` events: string escaping, and the sinks
-//! the bytes go to (a `String`, a length count, a stack buffer before a
+//! the bytes go to (a `String`, a length count, stack buffers before a
 //! writer). The shape of each revision's line lives with its command type.
 
 use std::convert::Infallible;
@@ -12,6 +12,145 @@ pub(crate) trait Sink {
     fn put(&mut self, s: &str) -> Result<(), Self::Error>;
     /// The escape sequence for `byte`, one the encoder escapes.
     fn put_escape(&mut self, byte: u8) -> Result<(), Self::Error>;
+    /// At least `n` more bytes are coming: a sink that cannot take them
+    /// fails now, before a long string is scanned for nothing.
+    #[inline(always)]
+    fn expect(&mut self, n: usize) -> Result<(), Self::Error> {
+        let _ = n;
+        Ok(())
+    }
+    /// The body of a JSON string, escaped (no quotes): by default, each
+    /// run between escapes as a piece.
+    #[inline]
+    fn put_escaped(&mut self, s: &str) -> Result<(), Self::Error> {
+        let bytes = s.as_bytes();
+        let mut run = 0;
+        loop {
+            let i = crate::wire::find::next_special(bytes, run);
+            // `i` is at an ASCII byte (or the end), so the run ends on a char
+            // boundary.
+            self.put(&s[run..i])?;
+            let Some(&b) = bytes.get(i) else { break };
+            self.put_escape(b)?;
+            run = i + 1;
+        }
+        Ok(())
+    }
+}
+
+/// Bytes past a buffer's limit that [`escape_into`] may write: a run's
+/// 64-byte move from just under the limit, the run (up to 63 bytes) and an
+/// escape's 8-byte entry after it.
+const SLACK: usize = 72;
+
+/// One word step of [`escape_into`]: `w`, the next `n` (at most 8) bytes
+/// of `s` from `*i` (padded past them), stored whole at `*len`; if one of
+/// them needs escaping, the output goes up to the first such byte and its
+/// escape is stored after.
+#[inline(always)]
+fn word_step<const N: usize>(
+    buf: &mut [u8; N],
+    len: &mut usize,
+    s: &[u8],
+    i: &mut usize,
+    w: u64,
+    n: usize,
+) {
+    use crate::wire::find::{Special, Stops};
+    buf[*len..*len + 8].copy_from_slice(&w.to_le_bytes());
+    let found = Special::bits(w);
+    if found == 0 {
+        *len += n;
+        *i += n;
+        return;
+    }
+    let k = (found.trailing_zeros() / 8) as usize;
+    *len += k;
+    *i += k;
+    let entry = &ESCAPES[usize::from(s[*i])];
+    buf[*len..*len + 8].copy_from_slice(entry);
+    *len += usize::from(entry[7]);
+    *i += 1;
+}
+
+/// Escapes `s[*i..]` into `buf` from `*len` on, until the string is done
+/// (`true`) or `*len` reaches `N - SLACK` (`false`: make room and call
+/// again). Every copy is a fixed-size block stored whole, into the slack if
+/// need be, and whatever lands past `*len` is overwritten later.
+///
+/// Plain text is copied 64 bytes at a time (the block checked by a loop the
+/// compiler turns into SIMD compares, then stored as it is). In a block
+/// holding escapes, a mask with a bit per byte to escape is walked: each
+/// run is stored as the rest of the block (one fixed 64-byte move, from a
+/// padded copy of the block), the escape's padded 8-byte entry over what
+/// follows the run. No call, no rescan and no branch on a run's length per
+/// escape.
+#[inline(always)]
+fn escape_into<const N: usize>(
+    buf: &mut [u8; N],
+    len: &mut usize,
+    s: &[u8],
+    i: &mut usize,
+) -> bool {
+    use crate::wire::find::{self, Special};
+    // A constant, so that every store below is known to be in bounds.
+    let limit = N - SLACK;
+    while *len < limit {
+        if let Some(block) = s.get(*i..*i + 64) {
+            if find::special_free(block) {
+                buf[*len..*len + 64].copy_from_slice(block);
+                *len += 64;
+                *i += 64;
+                continue;
+            }
+            // A bit per byte to escape, walked: each run stored as the
+            // rest of the block (a fixed 64-byte move), the escape's entry
+            // over what follows it.
+            let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
+            let mut bits = find::mask::<Special>(block).0;
+            let mut padded = [0u8; 128];
+            padded[..64].copy_from_slice(block);
+            let base = *i;
+            let mut pos = 0;
+            while bits != 0 {
+                if *len >= limit {
+                    *i = base + pos;
+                    return false;
+                }
+                let k = bits.trailing_zeros() as usize;
+                buf[*len..*len + 64].copy_from_slice(&padded[pos..pos + 64]);
+                *len += k - pos;
+                let entry = &ESCAPES[usize::from(padded[k])];
+                buf[*len..*len + 8].copy_from_slice(entry);
+                *len += usize::from(entry[7]);
+                pos = k + 1;
+                bits &= bits - 1;
+            }
+            if *len >= limit {
+                *i = base + pos;
+                return false;
+            }
+            buf[*len..*len + 64].copy_from_slice(&padded[pos..pos + 64]);
+            *len += 64 - pos;
+            *i = base + 64;
+            continue;
+        }
+        // Fewer than 64 bytes left: words, the last one padded.
+        let rest = &s[*i..];
+        if rest.is_empty() {
+            return true;
+        }
+        let w = match rest.get(..8) {
+            Some(chunk) => {
+                let mut w = [0; 8];
+                w.copy_from_slice(chunk);
+                u64::from_le_bytes(w)
+            }
+            None => find::padded_word(rest),
+        };
+        word_step(buf, len, s, i, w, rest.len().min(8));
+    }
+    *i == s.len()
 }
 
 impl Sink for String {
@@ -48,32 +187,158 @@ impl Sink for Len {
     }
 }
 
-/// Bytes [`StackBuf`] gathers before it writes.
-const CAP: usize = 512;
+/// The bytes of a line's first try ([`ShortBuf`]): most lines are shorter.
+const SHORT: usize = 512;
 
-/// A small stack buffer in front of a writer: a typical line reaches the
-/// writer in one `write_all` (one syscall on an unbuffered pipe, so lines from
-/// concurrent writers do not interleave mid-line), with no heap allocation.
-/// Pieces bigger than the buffer go straight through.
+/// Bytes [`StackBuf`] gathers before each write: a line up to this long
+/// reaches the writer in one call, a longer one in one call per this many
+/// bytes at most.
+pub(crate) const CAP: usize = 8 * 1024;
+
+/// Writes the line `encode` makes to `out` in as few `write` calls as a
+/// stack buffer allows, without allocating: one `write_all` for a line of up
+/// to [`CAP`] bytes (so lines from concurrent writers of one pipe do not
+/// interleave mid-line), and for a longer one a `write_all` per [`CAP`]
+/// bytes at most (every write but the last is of a whole number of `CAP`s).
+///
+/// `encode` is called once into a 512-byte buffer, and only if the line
+/// does not fit, again from the start into an 8 KiB one: zeroing 8 KiB
+/// would cost a short line more than encoding it does.
+#[inline(always)]
+pub(crate) fn write_line<W: io::Write, F>(
+    mut out: W,
+    short: F,
+    long: impl FnOnce(&mut StackBuf<&mut W>) -> io::Result<()>,
+) -> io::Result<()>
+where
+    F: FnOnce(&mut ShortBuf) -> Result<(), Overflow>,
+{
+    let mut buf = ShortBuf {
+        buf: [0; SHORT + SLACK],
+        len: 0,
+    };
+    if let Ok(()) = short(&mut buf) {
+        return out.write_all(&buf.buf[..buf.len]);
+    }
+    write_long(&mut out, long)
+}
+
+/// [`write_line`] of a line longer than [`SHORT`] bytes.
+#[inline(never)]
+fn write_long<W: io::Write>(
+    out: &mut W,
+    long: impl FnOnce(&mut StackBuf<&mut W>) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut sink = StackBuf {
+        out,
+        buf: [0; CAP + SLACK],
+        len: 0,
+    };
+    long(&mut sink)?;
+    sink.flush_buf()
+}
+
+/// The line did not fit in a [`ShortBuf`].
+pub(crate) struct Overflow;
+
+/// A line's first try: [`SHORT`] bytes on the stack, given up when full.
+pub(crate) struct ShortBuf {
+    /// `SHORT` bytes, and slack for blocks copied whole.
+    buf: [u8; SHORT + SLACK],
+    len: usize,
+}
+
+impl ShortBuf {
+    /// The unused part of the buffer, `n` bytes of it, for a caller to fill
+    /// (then [`ShortBuf::advance`]).
+    #[inline]
+    pub(crate) fn room(&mut self, n: usize) -> Result<&mut [u8], Overflow> {
+        if n > SHORT - self.len {
+            return Err(Overflow);
+        }
+        Ok(&mut self.buf[self.len..self.len + n])
+    }
+
+    #[inline]
+    pub(crate) fn advance(&mut self, n: usize) {
+        self.len += n;
+    }
+}
+
+impl Sink for ShortBuf {
+    type Error = Overflow;
+    #[inline(always)]
+    fn expect(&mut self, n: usize) -> Result<(), Overflow> {
+        if n > SHORT - self.len {
+            return Err(Overflow);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn put_escaped(&mut self, s: &str) -> Result<(), Overflow> {
+        let mut i = 0;
+        let done = escape_into(&mut self.buf, &mut self.len, s.as_bytes(), &mut i);
+        // Done past the limit is too long as well: `put` counts on `len`
+        // being within it.
+        if !done || self.len > SHORT {
+            return Err(Overflow);
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn put(&mut self, s: &str) -> Result<(), Overflow> {
+        let b = s.as_bytes();
+        if b.len() > SHORT - self.len {
+            return Err(Overflow);
+        }
+        let dst = &mut self.buf[self.len..self.len + b.len()];
+        if b.len() <= 16 {
+            copy_short(dst, b);
+        } else {
+            dst.copy_from_slice(b);
+        }
+        self.len += b.len();
+        Ok(())
+    }
+
+    #[inline]
+    fn put_escape(&mut self, byte: u8) -> Result<(), Overflow> {
+        let entry = &ESCAPES[usize::from(byte)];
+        let n = usize::from(entry[7]);
+        if n > SHORT - self.len {
+            return Err(Overflow);
+        }
+        self.buf[self.len..self.len + 8].copy_from_slice(entry);
+        self.len += n;
+        Ok(())
+    }
+}
+
+/// An 8 KiB stack buffer in front of a writer, written only when full (and
+/// at the end): every write but the last is of a whole number of [`CAP`]s
+/// (of one, for strings: they are escaped into the buffer a block at a
+/// time). A piece longer than what is left fills the buffer, and its whole
+/// `CAP`s beyond go straight through.
 pub(crate) struct StackBuf<W> {
     out: W,
-    /// `CAP` bytes, and 8 of slack past them so that an escape can be copied
-    /// as a fixed-size block (whatever lands past `len` is ignored).
-    buf: [u8; CAP + 8],
+    /// `CAP` bytes, and slack past them so that blocks can be copied whole
+    /// (whatever lands past `len` is ignored). Between pieces `len` is at
+    /// most `CAP`.
+    buf: [u8; CAP + SLACK],
     len: usize,
 }
 
 impl<W: io::Write> StackBuf<W> {
-    pub(crate) fn new(out: W) -> Self {
-        StackBuf {
-            out,
-            buf: [0; CAP + 8],
-            len: 0,
-        }
-    }
-
-    pub(crate) fn finish(mut self) -> io::Result<()> {
-        self.flush_buf()
+    /// Writes the first `CAP` bytes, and moves what is past them (less than
+    /// `SLACK`) to the front.
+    #[cold]
+    fn flush_cap(&mut self) -> io::Result<()> {
+        self.out.write_all(&self.buf[..CAP])?;
+        self.buf.copy_within(CAP..self.len, 0);
+        self.len -= CAP;
+        Ok(())
     }
 
     fn flush_buf(&mut self) -> io::Result<()> {
@@ -85,7 +350,7 @@ impl<W: io::Write> StackBuf<W> {
     }
 
     #[inline(always)]
-    fn put_bytes(&mut self, b: &[u8]) -> io::Result<()> {
+    pub(crate) fn put_bytes(&mut self, b: &[u8]) -> io::Result<()> {
         if b.len() > CAP - self.len {
             return self.put_past_end(b);
         }
@@ -99,16 +364,39 @@ impl<W: io::Write> StackBuf<W> {
         Ok(())
     }
 
-    /// `put_bytes` of a piece that does not fit in what is left.
+    /// `put_bytes` of a piece that does not fit in what is left: the buffer
+    /// filled to the brim and written, the piece's whole `CAP`s beyond
+    /// written straight from it, its tail kept.
     #[cold]
     #[inline(never)]
     fn put_past_end(&mut self, b: &[u8]) -> io::Result<()> {
-        self.flush_buf()?;
-        if b.len() >= CAP {
-            return self.out.write_all(b);
+        let (head, rest) = b.split_at(CAP - self.len);
+        self.buf[self.len..CAP].copy_from_slice(head);
+        self.out.write_all(&self.buf[..CAP])?;
+        let whole = rest.len() - rest.len() % CAP;
+        if whole > 0 {
+            self.out.write_all(&rest[..whole])?;
         }
-        self.buf[..b.len()].copy_from_slice(b);
-        self.len = b.len();
+        let tail = &rest[whole..];
+        self.buf[..tail.len()].copy_from_slice(tail);
+        self.len = tail.len();
+        Ok(())
+    }
+
+    /// The unused part of the buffer, at most `n` bytes of it, for a caller
+    /// to fill (then [`StackBuf::advance`]); empty when the buffer is full.
+    #[inline]
+    pub(crate) fn room(&mut self, n: usize) -> &mut [u8] {
+        let end = self.len + n.min(CAP - self.len);
+        &mut self.buf[self.len..end]
+    }
+
+    #[inline]
+    pub(crate) fn advance(&mut self, n: usize) -> io::Result<()> {
+        self.len += n;
+        if self.len == CAP {
+            self.flush_buf()?;
+        }
         Ok(())
     }
 }
@@ -135,6 +423,21 @@ fn copy_short(dst: &mut [u8], src: &[u8]) {
 
 impl<W: io::Write> Sink for StackBuf<W> {
     type Error = io::Error;
+
+    #[inline]
+    fn put_escaped(&mut self, s: &str) -> io::Result<()> {
+        let mut i = 0;
+        loop {
+            let done = escape_into(&mut self.buf, &mut self.len, s.as_bytes(), &mut i);
+            if self.len >= CAP {
+                self.flush_cap()?;
+            }
+            if done {
+                return Ok(());
+            }
+        }
+    }
+
     #[inline]
     fn put(&mut self, s: &str) -> io::Result<()> {
         self.put_bytes(s.as_bytes())
@@ -145,7 +448,8 @@ impl<W: io::Write> Sink for StackBuf<W> {
         let entry = &ESCAPES[usize::from(byte)];
         let n = usize::from(entry[7]);
         if n > CAP - self.len {
-            self.flush_buf()?;
+            // Split over the write, so that it is of a whole buffer.
+            return self.put_past_end(&entry[..n]);
         }
         self.buf[self.len..self.len + 8].copy_from_slice(entry);
         self.len += n;
@@ -155,10 +459,11 @@ impl<W: io::Write> Sink for StackBuf<W> {
 
 /// For each byte the encoder escapes (`"`, `\`, the controls below U+0020),
 /// its escape sequence as the reference writes it, padded to 7 bytes, with
-/// its length in byte 7. Zeros for other bytes.
-const ESCAPES: [[u8; 8]; 93] = {
+/// its length in byte 7. Zeros for other bytes: 256 entries, so that any
+/// byte indexes it without a bounds check.
+static ESCAPES: [[u8; 8]; 256] = {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut t = [[0u8; 8]; 93];
+    let mut t = [[0u8; 8]; 256];
     let mut c = 0;
     while c < 0x20 {
         t[c] = [b'\\', b'u', b'0', b'0', HEX[c >> 4], HEX[c & 0xf], 0, 6];
@@ -210,17 +515,9 @@ pub(crate) fn write_str<K: Sink>(k: &mut K, s: &str) -> Result<(), K::Error> {
 /// [`write_str`] in general.
 #[inline(never)]
 fn write_escaped<K: Sink>(k: &mut K, s: &str) -> Result<(), K::Error> {
-    let bytes = s.as_bytes();
+    // Escaping only lengthens a string.
+    k.expect(s.len() + 2)?;
     k.put("\"")?;
-    let mut run = 0;
-    loop {
-        let i = crate::wire::find::next_special(bytes, run);
-        // `i` is at an ASCII byte (or the end), so the run ends on a char
-        // boundary.
-        k.put(&s[run..i])?;
-        let Some(&b) = bytes.get(i) else { break };
-        k.put_escape(b)?;
-        run = i + 1;
-    }
+    k.put_escaped(s)?;
     k.put("\"")
 }

@@ -1,0 +1,219 @@
+//! How many `write` calls `write_line` makes: on an unbuffered pipe (a
+//! child's stdin) each is a system call. One for a line up to 8 KiB, so
+//! lines from several writers never interleave; beyond, every write but the
+//! last is of a full 8 KiB buffer, so one call per 8 KiB. Never an
+//! allocation, in either revision.
+
+use serve_command::v1::Command;
+use serve_command::v2::{self, Content, ContentPart, Image};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::io::{self, Write};
+
+/// The system allocator, counting a thread's allocations while that thread
+/// is inside [`allocations`].
+struct Counting;
+
+thread_local! {
+    static MEASURING: Cell<bool> = const { Cell::new(false) };
+    static COUNT: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: every call is passed to `System` unchanged; counting touches only
+// const-initialised thread-locals, which never allocate. (`unsafe impl` is
+// what `GlobalAlloc` requires; the library itself stays `forbid(unsafe_code)`.)
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count_one();
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count_one();
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count_one();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+fn count_one() {
+    if MEASURING.try_with(Cell::get).unwrap_or(false) {
+        let _ = COUNT.try_with(|c| c.set(c.get() + 1));
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// A writer that takes every byte it is given in one call (as a pipe with
+/// room does), and records each call's size. Its buffers are allocated up
+/// front, so writing to it never allocates.
+struct Calls {
+    sizes: Vec<usize>,
+    bytes: Vec<u8>,
+}
+
+impl Write for Calls {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        assert!(self.sizes.len() < self.sizes.capacity(), "too many calls");
+        assert!(buf.len() <= self.bytes.capacity() - self.bytes.len());
+        self.sizes.push(buf.len());
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+const KIB: usize = 1024;
+const MIB: usize = 1024 * KIB;
+
+/// The size of each `write` call `write` makes, once it has checked that
+/// the bytes written are `line` and that nothing was allocated.
+#[track_caller]
+fn calls(line: &str, write: impl FnOnce(&mut Calls) -> io::Result<()>) -> Vec<usize> {
+    let mut out = Calls {
+        sizes: Vec::with_capacity(4 * KIB),
+        bytes: Vec::with_capacity(line.len()),
+    };
+    COUNT.with(|c| c.set(0));
+    MEASURING.with(|m| m.set(true));
+    let result = write(&mut out);
+    MEASURING.with(|m| m.set(false));
+    result.unwrap();
+    assert_eq!(COUNT.with(Cell::get), 0, "allocations");
+    assert!(
+        out.bytes == line.as_bytes(),
+        "the bytes written are not the line"
+    );
+    out.sizes
+}
+
+/// `n` writes of 8 KiB, then one of `last` bytes.
+fn full_then(n: usize, last: usize) -> Vec<usize> {
+    let mut sizes = vec![8 * KIB; n];
+    sizes.push(last);
+    sizes
+}
+
+/// 1 MiB of pasted code: tabs, newlines and escaped quotes every few bytes,
+/// so the line is written as many short pieces.
+fn code() -> String {
+    const LINES: &[&str] = &[
+        "fn parse(&mut self, line: &str) -> Result<Command, Error> {",
+        "\tlet text = line.trim_end_matches('\\n');",
+        "\tif text.is_empty() { return Err(Error::new(\"empty line\")); }",
+        "\tprintln!(\"{}: {:?}\", key, value);",
+        "}",
+    ];
+    let mut text = String::new();
+    for line in LINES.iter().cycle() {
+        if text.len() >= MIB {
+            break;
+        }
+        text.push_str(line);
+        text.push('\n');
+    }
+    text.truncate(MIB);
+    text
+}
+
+/// A prompt of `text`, in either revision: (v1, v2).
+fn prompts(text: &str) -> (Command, v2::Command) {
+    let v1 = Command::Prompt {
+        text: text.into(),
+        submission_id: None,
+    };
+    (v1.clone(), v2::Command::from(v1))
+}
+
+/// `text` made as long as it takes for its prompt's line to be `len` bytes
+/// in either revision (the v2 key is 3 bytes longer): (v1, v2).
+fn prompts_of_len(fill: &str, len: usize) -> (Command, v2::Command) {
+    let (v1, v2) = prompts("");
+    let text = |overhead: usize| fill.repeat(len - overhead);
+    let v1_cmd = prompts(&text(v1.to_line().len())).0;
+    let v2_cmd = prompts(&text(v2.to_line().len())).1;
+    assert_eq!(v1_cmd.to_line().len(), len);
+    assert_eq!(v2_cmd.to_line().len(), len);
+    (v1_cmd, v2_cmd)
+}
+
+/// A name, a command in each revision, and the sizes of the writes of each.
+type Case<'a> = (&'a str, &'a (Command, v2::Command), [Vec<usize>; 2]);
+
+/// Each revision's line of each command, and the sizes of the writes
+/// `write_line` makes of it: exactly these, in this order.
+#[test]
+fn one_write_up_to_8_kib_and_at_most_one_per_8_kib_beyond() {
+    let short = prompts("fix the build");
+    let full = prompts_of_len("a", 8 * KIB);
+    let over = prompts_of_len("a", 8 * KIB + 1);
+    // Six-byte escapes (`\u0001`) past the end: the one that does not fit
+    // is split over the write, which is of a full buffer still.
+    let escaped_over = prompts(&"\u{1}".repeat(1400));
+    // A plain run longer than the buffer goes through it like any other,
+    // a full buffer per write.
+    let plain = prompts(&"a".repeat(MIB));
+    let code = prompts(&code());
+    let cases: [Case; 6] = [
+        ("short", &short, [vec![44], vec![47]]),
+        ("8 KiB", &full, [vec![8 * KIB], vec![8 * KIB]]),
+        ("8 KiB + 1", &over, [full_then(1, 1), full_then(1, 1)]),
+        (
+            "escapes",
+            &escaped_over,
+            [full_then(1, 239), full_then(1, 242)],
+        ),
+        (
+            "1 MiB plain",
+            &plain,
+            [full_then(128, 31), full_then(128, 34)],
+        ),
+        (
+            "1 MiB code",
+            &code,
+            [full_then(136, 2651), full_then(136, 2654)],
+        ),
+    ];
+    for (name, (v1, v2), [v1_sizes, v2_sizes]) in cases {
+        let line = v1.to_line();
+        assert_eq!(
+            calls(&line, |out| v1.write_line(out)),
+            v1_sizes,
+            "v1 {name}"
+        );
+        let line = v2.to_line();
+        assert_eq!(
+            calls(&line, |out| v2.write_line(out)),
+            v2_sizes,
+            "v2 {name}"
+        );
+    }
+}
+
+/// A prompt with a 4 MiB image: its base64 is encoded straight into the
+/// buffer, a full one per write.
+#[test]
+fn an_image_line_is_written_8_kib_at_a_time() {
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend((0..4 * MIB - 8).map(|i| (i * 7 + i / 251) as u8));
+    let cmd = v2::Command::Prompt {
+        content: Content::new(vec![
+            ContentPart::Text("what is this?".into()),
+            ContentPart::Image(Image::from_bytes(png).unwrap()),
+        ]),
+        submission_id: Some("s-1".into()),
+    };
+    let line = cmd.to_line();
+    assert_eq!(line.len(), 5_592_554);
+    assert_eq!(
+        calls(&line, |out| cmd.write_line(out)),
+        full_then(682, 5_592_554 - 682 * 8 * KIB)
+    );
+}
