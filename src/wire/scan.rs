@@ -554,14 +554,14 @@ impl<'a> Parser<'a> {
         loop {
             let key = self.key()?;
             match field_of(fields, key) {
-                Some(Field::Flat(slot)) => *slot = self.value(1)?,
-                // Only an array leaves the loop; any other value is a slot.
-                Some(Field::Array { value, .. }) if self.peek() != Some(b'[') => {
-                    *value = self.value(1)?;
-                }
-                Some(Field::Array { value, items }) => {
+                Some(Field::Array { value, items }) if self.peek() == Some(b'[') => {
                     *value = Slot::Absent;
                     self.array_field(items, F::item)?;
+                }
+                // Any other value of an array key is a slot: one arm, so
+                // the scan of a value is inlined once for both kinds.
+                Some(Field::Flat(slot) | Field::Array { value: slot, .. }) => {
+                    *slot = self.value(1)?;
                 }
                 None => {
                     self.value(1)?;
