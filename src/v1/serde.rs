@@ -53,7 +53,7 @@ impl<'de> FromMap<'de> for Command {
                 }
             }
         }
-        rules::decide(fields).map_err(de::Error::custom)
+        rules::decide(&mut fields).map_err(de::Error::custom)
     }
 }
 

@@ -22,7 +22,7 @@ pub(crate) fn parse(value: &Value) -> Result<Command, ParseError> {
             };
         }
     }
-    rules::decide(fields)
+    rules::decide(&mut fields)
 }
 
 pub(crate) fn to_json(cmd: &Command) -> Value {

@@ -83,6 +83,12 @@ pub(crate) enum Slot<S> {
 }
 
 impl<S> Slot<S> {
+    /// The slot's value, leaving it absent.
+    #[inline(always)]
+    pub(crate) fn take(&mut self) -> Slot<S> {
+        std::mem::replace(self, Slot::Absent)
+    }
+
     #[inline]
     pub(crate) fn string(self) -> Option<S> {
         match self {
@@ -160,5 +166,198 @@ impl<S> FieldSet<S> for NoFields {
     #[inline]
     fn field(&mut self, _: &[u8]) -> Option<Field<'_, S, NoFields>> {
         None
+    }
+}
+
+/// The names of a field set's keys, each found by one lookup in a table
+/// of 32 entries (a perfect hash, chosen at compile time by
+/// [`KeyTable::new`]): no chain of byte compares, no jump on the key's
+/// length, and one branch, taken when the key is one of ours.
+///
+/// A key is read as two words, which together hold every byte of any key
+/// of up to 16 bytes (see [`words`]); the entry its first word hashes to
+/// matches when both words and the length are its name's.
+pub(crate) struct KeyTable {
+    entries: [KeyEntry; KEY_SLOTS],
+    mul: u64,
+}
+
+const KEY_SLOTS: usize = 32;
+
+#[derive(Clone, Copy)]
+struct KeyEntry {
+    lo: u64,
+    hi: u64,
+    /// `u8::MAX` for an empty entry: no key is that long.
+    len: u8,
+    /// The name's index in the list given to [`KeyTable::new`].
+    index: u8,
+}
+
+impl KeyTable {
+    /// The table of `names` (each 1 to 16 bytes, all different). Fails to
+    /// compile when no multiplier in the first few thousand tried hashes
+    /// them to different entries, as for two names whose first words are
+    /// the same (their first 8 bytes).
+    pub(crate) const fn new(names: &[&str]) -> KeyTable {
+        const EMPTY: KeyEntry = KeyEntry {
+            lo: 0,
+            hi: 0,
+            len: u8::MAX,
+            index: 0,
+        };
+        assert!(names.len() <= KEY_SLOTS / 2, "too many keys for the table");
+        let mut attempt = 0u64;
+        'mul: loop {
+            assert!(attempt < 4096, "no perfect hash for these keys");
+            // Odd multipliers, spread by the golden ratio's.
+            let mul = 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(2 * attempt + 1) | 1;
+            attempt += 1;
+            let mut entries = [EMPTY; KEY_SLOTS];
+            let mut k = 0;
+            while k < names.len() {
+                let name = names[k].as_bytes();
+                assert!(!name.is_empty() && name.len() <= 16, "key length");
+                let (lo, hi) = const_words(name);
+                let at = slot(lo, mul);
+                if entries[at].len != u8::MAX {
+                    continue 'mul;
+                }
+                entries[at] = KeyEntry {
+                    lo,
+                    hi,
+                    len: name.len() as u8,
+                    index: k as u8,
+                };
+                k += 1;
+            }
+            return KeyTable { entries, mul };
+        }
+    }
+
+    /// The index of `key` among the names, if it is one.
+    #[inline(always)]
+    pub(crate) fn find(&self, key: &[u8]) -> Option<usize> {
+        let (lo, hi) = words(key)?;
+        let e = &self.entries[slot(lo, self.mul)];
+        (e.lo == lo && e.hi == hi && usize::from(e.len) == key.len())
+            .then_some(usize::from(e.index))
+    }
+}
+
+/// The entry a key's first word hashes to.
+#[inline(always)]
+const fn slot(lo: u64, mul: u64) -> usize {
+    (lo.wrapping_mul(mul) >> (64 - KEY_SLOTS.trailing_zeros())) as usize
+}
+
+/// Two words that hold every byte of a key of 1 to 16 bytes, given its
+/// length: its first and last 8 bytes (overlapping when it is shorter than
+/// 16); from 4 to 7 bytes, its first and last 4 in one word; under 4, its
+/// first, middle and last byte. `None` for a key longer than 16 bytes,
+/// which is none of ours.
+#[inline(always)]
+fn words(key: &[u8]) -> Option<(u64, u64)> {
+    let n = key.len();
+    if n > 16 {
+        return None;
+    }
+    let four = |b: &[u8; 4]| u64::from(u32::from_le_bytes(*b));
+    Some(match (key.first_chunk::<8>(), key.last_chunk::<8>()) {
+        (Some(first), Some(last)) => (u64::from_le_bytes(*first), u64::from_le_bytes(*last)),
+        _ => match (key.first_chunk::<4>(), key.last_chunk::<4>()) {
+            (Some(first), Some(last)) => (four(first) | four(last) << 32, 0),
+            _ => match key {
+                [] => (0, 0),
+                [a, ..] => (
+                    u64::from(*a) | u64::from(key[n / 2]) << 8 | u64::from(key[n - 1]) << 16,
+                    0,
+                ),
+            },
+        },
+    })
+}
+
+/// [`words`] at compile time, byte by byte.
+const fn const_words(key: &[u8]) -> (u64, u64) {
+    const fn le(key: &[u8], at: usize, len: usize) -> u64 {
+        let mut w = 0;
+        let mut k = 0;
+        while k < len {
+            w |= (key[at + k] as u64) << (8 * k);
+            k += 1;
+        }
+        w
+    }
+    let n = key.len();
+    if n >= 8 {
+        (le(key, 0, 8), le(key, n - 8, 8))
+    } else if n >= 4 {
+        (le(key, 0, 4) | le(key, n - 4, 4) << 32, 0)
+    } else {
+        (
+            key[0] as u64 | (key[n / 2] as u64) << 8 | (key[n - 1] as u64) << 16,
+            0,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeyTable;
+
+    const NAMES: &[&str] = &[
+        "command",
+        "text",
+        "submission_id",
+        "kind",
+        "id",
+        "a",
+        "abcdefgh",
+        // (Not `abcdefghijklmnop`: two names whose first 8 bytes are the
+        // same hash alike, and the table fails to compile.)
+        "ponmlkjihgfedcba",
+    ];
+    const TABLE: KeyTable = KeyTable::new(NAMES);
+
+    #[test]
+    fn every_name_is_found_at_its_index() {
+        for (index, name) in NAMES.iter().enumerate() {
+            assert_eq!(TABLE.find(name.as_bytes()), Some(index), "{name}");
+        }
+    }
+
+    /// Where a key is among the names, byte by byte.
+    fn position(key: &[u8]) -> Option<usize> {
+        NAMES.iter().position(|name| name.as_bytes() == key)
+    }
+
+    #[test]
+    fn a_key_that_differs_in_any_byte_or_its_length_is_found_only_if_named() {
+        for name in NAMES {
+            let name = name.as_bytes();
+            for at in 0..name.len() {
+                let mut other = name.to_vec();
+                other[at] ^= 0x20;
+                assert_eq!(TABLE.find(&other), None, "{other:?}");
+                let prefix = &name[..at];
+                assert_eq!(TABLE.find(prefix), position(prefix), "{prefix:?}");
+            }
+            let mut longer = name.to_vec();
+            longer.push(b'_');
+            assert_eq!(TABLE.find(&longer), None, "{longer:?}");
+        }
+        for key in [
+            &b""[..],
+            b"ab",
+            b"texttext",
+            b"commandd",
+            b"abcdefghabcdefgh",
+            b"abcdefghijklmnop",
+            b"ponmlkjihgfedcbaa",
+            b"submission_id_and_more",
+        ] {
+            assert_eq!(TABLE.find(key), None, "{key:?}");
+        }
     }
 }

@@ -554,14 +554,14 @@ impl<'a> Parser<'a> {
         loop {
             let key = self.key()?;
             match field_of(fields, key) {
-                Some(Field::Flat(slot)) => *slot = self.value(1)?,
-                // Only an array leaves the loop; any other value is a slot.
-                Some(Field::Array { value, .. }) if self.peek() != Some(b'[') => {
-                    *value = self.value(1)?;
-                }
-                Some(Field::Array { value, items }) => {
+                Some(Field::Array { value, items }) if self.peek() == Some(b'[') => {
                     *value = Slot::Absent;
                     self.array_field(items, F::item)?;
+                }
+                // Any other value of an array key is a slot: one arm, so
+                // the scan of a value is inlined once for both kinds.
+                Some(Field::Flat(slot) | Field::Array { value: slot, .. }) => {
+                    *slot = self.value(1)?;
                 }
                 None => {
                     self.value(1)?;
@@ -706,18 +706,9 @@ impl<'a> Parser<'a> {
     fn string(&mut self) -> Result<RawStr<'a>> {
         let start = self.i;
         let mut i = start;
-        let mut escaped = false;
         let mut seen = 0;
         let mut escapes = 0u32;
         loop {
-            // Escapes close together (code, mixed text) in a long string: a
-            // mask per block. Far apart (a paragraph break in prose), or in
-            // a short string (a quoted word): the search below, which skips
-            // long runs faster and stops at a string's end sooner.
-            let len = i - start;
-            if escapes >= DENSE && len >= 64 && len < escapes as usize * DENSE_GAP {
-                i = self.dense(i, &mut seen)?;
-            }
             i = next_stop::<Special>(self.b, i, &mut seen);
             match self.b.get(i) {
                 Some(b'"') => {
@@ -734,12 +725,25 @@ impl<'a> Parser<'a> {
                             Err(_) => return Err(self.fail("invalid UTF-8", start)),
                         }
                     };
-                    return Ok(RawStr { raw, escaped });
+                    return Ok(RawStr {
+                        raw,
+                        escaped: escapes != 0,
+                    });
                 }
                 Some(b'\\') => {
-                    escaped = true;
                     escapes += 1;
                     i = self.escape(i)?;
+                    // Escapes close together (code, mixed text) in a long
+                    // string: a mask per block. Far apart (a paragraph break
+                    // in prose), or in a short string (a quoted word): the
+                    // search above, which skips long runs faster and stops at
+                    // a string's end sooner. Tested only after an escape, so
+                    // a string without one (most keys and values) never
+                    // pays for the test.
+                    let len = i - start;
+                    if escapes >= DENSE && len >= 64 && len < escapes as usize * DENSE_GAP {
+                        i = self.dense(i, &mut seen)?;
+                    }
                 }
                 Some(_) => {
                     return Err(self.fail(CONTROL, i));
