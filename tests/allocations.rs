@@ -4,57 +4,14 @@
 //! with room allocates nothing, and `to_line` allocates once.
 
 use serve_command::v1::{Command, LineError, SteerKind};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 
-/// The system allocator, counting the allocations (and reallocations) of a
-/// thread while that thread is inside [`allocations`]. Other threads (the
-/// test harness runs tests in parallel) are never counted.
-struct Counting;
-
-thread_local! {
-    static MEASURING: Cell<bool> = const { Cell::new(false) };
-    static COUNT: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count_one() {
-    // `try_with`: an allocation during thread teardown must not panic.
-    if MEASURING.try_with(Cell::get).unwrap_or(false) {
-        let _ = COUNT.try_with(|c| c.set(c.get() + 1));
-    }
-}
-
-// SAFETY: every call is passed to `System` unchanged; counting touches only
-// const-initialised thread-locals, which never allocate. (`unsafe impl` is
-// what `GlobalAlloc` requires; the library itself stays `forbid(unsafe_code)`.)
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+#[path = "support/counting.rs"]
+mod counting;
 
 /// `f`'s result, and how many times it allocated on this thread.
 fn allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    COUNT.with(|c| c.set(0));
-    MEASURING.with(|m| m.set(true));
-    let out = f();
-    MEASURING.with(|m| m.set(false));
-    (out, COUNT.with(Cell::get))
+    let measured = counting::allocations(f);
+    (measured.out, measured.count)
 }
 
 fn prompt(text: &str, id: Option<&str>) -> Command {

@@ -6,48 +6,10 @@
 
 use serve_command::v1::Command;
 use serve_command::v2::{self, Content, ContentPart, Image};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::io::{self, Write};
 
-/// The system allocator, counting a thread's allocations while that thread
-/// is inside [`allocations`].
-struct Counting;
-
-thread_local! {
-    static MEASURING: Cell<bool> = const { Cell::new(false) };
-    static COUNT: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: every call is passed to `System` unchanged; counting touches only
-// const-initialised thread-locals, which never allocate. (`unsafe impl` is
-// what `GlobalAlloc` requires; the library itself stays `forbid(unsafe_code)`.)
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-fn count_one() {
-    if MEASURING.try_with(Cell::get).unwrap_or(false) {
-        let _ = COUNT.try_with(|c| c.set(c.get() + 1));
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+#[path = "support/counting.rs"]
+mod counting;
 
 /// A writer that takes every byte it is given in one call (as a pipe with
 /// room does), and records each call's size. Its buffers are allocated up
@@ -81,12 +43,9 @@ fn calls(line: &str, write: impl FnOnce(&mut Calls) -> io::Result<()>) -> Vec<us
         sizes: Vec::with_capacity(4 * KIB),
         bytes: Vec::with_capacity(line.len()),
     };
-    COUNT.with(|c| c.set(0));
-    MEASURING.with(|m| m.set(true));
-    let result = write(&mut out);
-    MEASURING.with(|m| m.set(false));
-    result.unwrap();
-    assert_eq!(COUNT.with(Cell::get), 0, "allocations");
+    let measured = counting::allocations(|| write(&mut out));
+    measured.out.unwrap();
+    assert_eq!(measured.count, 0, "allocations");
     assert!(
         out.bytes == line.as_bytes(),
         "the bytes written are not the line"

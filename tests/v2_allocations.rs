@@ -5,58 +5,15 @@
 //! allocates nothing, images included.
 
 use serve_command::v2::{Command, Content, ContentPart, Image};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 
-/// The system allocator, counting a thread's allocations (and their
-/// largest size) while that thread is inside [`allocations`].
-struct Counting;
-
-thread_local! {
-    static MEASURING: Cell<bool> = const { Cell::new(false) };
-    static COUNT: Cell<usize> = const { Cell::new(0) };
-    static LARGEST: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count_one(size: usize) {
-    if MEASURING.try_with(Cell::get).unwrap_or(false) {
-        let _ = COUNT.try_with(|c| c.set(c.get() + 1));
-        let _ = LARGEST.try_with(|c| c.set(c.get().max(size)));
-    }
-}
-
-// SAFETY: every call is passed to `System` unchanged; counting touches only
-// const-initialised thread-locals, which never allocate.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one(layout.size());
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count_one(layout.size());
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one(new_size);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+#[path = "support/counting.rs"]
+mod counting;
 
 /// `f`'s result, how many times it allocated on this thread, and the
 /// largest allocation.
 fn allocations<T>(f: impl FnOnce() -> T) -> (T, usize, usize) {
-    COUNT.with(|c| c.set(0));
-    LARGEST.with(|c| c.set(0));
-    MEASURING.with(|m| m.set(true));
-    let out = f();
-    MEASURING.with(|m| m.set(false));
-    (out, COUNT.with(Cell::get), LARGEST.with(Cell::get))
+    let measured = counting::allocations(f);
+    (measured.out, measured.count, measured.largest)
 }
 
 const GIF: &str = r#"{"type":"image","media_type":"image/gif","data":"R0lGODlh"}"#;
