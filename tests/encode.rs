@@ -255,3 +255,39 @@ fn escapes_at_every_offset_of_words_blocks_and_buffers() {
         }
     }
 }
+
+/// Plain runs long enough to go from the string straight to the writer
+/// once the 8 KiB buffer is full: an escape at offsets around where it
+/// fills, where a run would be just long enough, and near the end; and
+/// runs of every length around 8 KiB between escapes.
+#[test]
+fn long_plain_runs_between_escapes() {
+    for len in [16_380, 16_421, 24_576, 40_000] {
+        let offsets = (8_100..8_300)
+            .step_by(7)
+            .chain((16_300..16_420).step_by(5))
+            .chain(len - 200..len)
+            .filter(|&at| at < len);
+        for at in offsets {
+            let mut text = "a".repeat(len - 1);
+            text.insert(at, '\n');
+            check_writers(
+                &prompt(&text, None),
+                &format!(
+                    "{{\"command\":\"prompt\",\"text\":\"{}\"}}\n",
+                    model_escape(&text)
+                ),
+            );
+        }
+    }
+    for run in (8_120..8_260).step_by(3) {
+        let text = ["a".repeat(run), "b".repeat(run + 64), "c".repeat(run)].join("\"");
+        check_writers(
+            &prompt(&text, None),
+            &format!(
+                "{{\"command\":\"prompt\",\"text\":\"{}\"}}\n",
+                model_escape(&text)
+            ),
+        );
+    }
+}

@@ -116,11 +116,14 @@ fn one_write_up_to_8_kib_and_at_most_one_per_8_kib_beyond() {
     // Six-byte escapes (`\u0001`) past the end: the one that does not fit
     // is split over the write, which is of a full buffer still.
     let escaped_over = prompts(&"\u{1}".repeat(1400));
-    // A plain run longer than the buffer goes through it like any other,
-    // a full buffer per write.
+    // A plain run longer than the buffer fills it, and its whole buffers
+    // beyond go in one write straight from the string.
     let plain = prompts(&"a".repeat(MIB));
+    // Long plain runs between escapes: each goes straight through once the
+    // buffer is full, the escapes and what is left go through the buffer.
+    let runs = prompts(&["a".repeat(20 * KIB), "b".repeat(20 * KIB)].join("\n"));
     let code = prompts(&code());
-    let cases: [Case; 6] = [
+    let cases: [Case; 7] = [
         ("short", &short, [vec![44], vec![47]]),
         ("8 KiB", &full, [vec![8 * KIB], vec![8 * KIB]]),
         ("8 KiB + 1", &over, [full_then(1, 1), full_then(1, 1)]),
@@ -132,7 +135,18 @@ fn one_write_up_to_8_kib_and_at_most_one_per_8_kib_beyond() {
         (
             "1 MiB plain",
             &plain,
-            [full_then(128, 31), full_then(128, 34)],
+            [
+                vec![8 * KIB, 8 * KIB, 126 * 8 * KIB, 31],
+                vec![8 * KIB, 8 * KIB, 126 * 8 * KIB, 34],
+            ],
+        ),
+        (
+            "plain runs",
+            &runs,
+            [
+                vec![8 * KIB, 8 * KIB, 8 * KIB, 8 * KIB, 8 * KIB, 33],
+                vec![8 * KIB, 8 * KIB, 8 * KIB, 8 * KIB, 8 * KIB, 36],
+            ],
         ),
         (
             "1 MiB code",

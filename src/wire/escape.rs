@@ -92,53 +92,68 @@ fn escape_into<const N: usize>(
     s: &[u8],
     i: &mut usize,
 ) -> bool {
-    use crate::wire::find::{self, Special};
+    use crate::wire::find;
     // A constant, so that every store below is known to be in bounds.
     let limit = N - SLACK;
-    while *len < limit {
-        if let Some(block) = s.get(*i..*i + 64) {
-            if find::special_free(block) {
-                buf[*len..*len + 64].copy_from_slice(block);
-                *len += 64;
-                *i += 64;
+    // Kept in registers, stored back on the way out.
+    let (mut n, mut at) = (*len, *i);
+    let done = 'outer: loop {
+        if n >= limit {
+            break at == s.len();
+        }
+        if let Some(block) = s.get(at..at + 64) {
+            let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
+            let mut bits = find::special_bits(block);
+            if bits == 0 {
+                buf[n..n + 64].copy_from_slice(block);
+                n += 64;
+                at += 64;
                 continue;
             }
             // A bit per byte to escape, walked: each run stored as the
-            // rest of the block (a fixed 64-byte move), the escape's entry
-            // over what follows it.
-            let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
-            let mut bits = find::mask::<Special>(block).0;
-            let mut padded = [0u8; 128];
-            padded[..64].copy_from_slice(block);
-            let base = *i;
+            // rest of the block (a fixed 64-byte move, from the string
+            // itself while 128 bytes are left in it, else from a padded
+            // copy), the escape's entry over what follows it.
+            let padded: [u8; 128];
+            let window: &[u8] = match s.get(at..at + 128) {
+                Some(window) => window,
+                None => {
+                    let mut p = [0; 128];
+                    p[..64].copy_from_slice(block);
+                    padded = p;
+                    &padded
+                }
+            };
+            let window: &[u8; 128] = window.try_into().unwrap_or(&[0; 128]);
+            let base = at;
             let mut pos = 0;
             while bits != 0 {
-                if *len >= limit {
-                    *i = base + pos;
-                    return false;
+                if n >= limit {
+                    at = base + pos;
+                    break 'outer false;
                 }
                 let k = bits.trailing_zeros() as usize;
-                buf[*len..*len + 64].copy_from_slice(&padded[pos..pos + 64]);
-                *len += k - pos;
-                let entry = &ESCAPES[usize::from(padded[k])];
-                buf[*len..*len + 8].copy_from_slice(entry);
-                *len += usize::from(entry[7]);
+                buf[n..n + 64].copy_from_slice(&window[pos..pos + 64]);
+                n += k - pos;
+                let entry = &ESCAPES[usize::from(window[k])];
+                buf[n..n + 8].copy_from_slice(entry);
+                n += usize::from(entry[7]);
                 pos = k + 1;
                 bits &= bits - 1;
             }
-            if *len >= limit {
-                *i = base + pos;
-                return false;
+            if n >= limit {
+                at = base + pos;
+                break false;
             }
-            buf[*len..*len + 64].copy_from_slice(&padded[pos..pos + 64]);
-            *len += 64 - pos;
-            *i = base + 64;
+            buf[n..n + 64].copy_from_slice(&window[pos..pos + 64]);
+            n += 64 - pos;
+            at = base + 64;
             continue;
         }
         // Fewer than 64 bytes left: words, the last one padded.
-        let rest = &s[*i..];
+        let rest = &s[at..];
         if rest.is_empty() {
-            return true;
+            break true;
         }
         let w = match rest.get(..8) {
             Some(chunk) => {
@@ -148,10 +163,16 @@ fn escape_into<const N: usize>(
             }
             None => find::padded_word(rest),
         };
-        word_step(buf, len, s, i, w, rest.len().min(8));
-    }
-    *i == s.len()
+        word_step(buf, &mut n, s, &mut at, w, rest.len().min(8));
+    };
+    *len = n;
+    *i = at;
+    done
 }
+
+/// The shortest plain run [`StackBuf`] writes straight from the string
+/// once its buffer is full: one copy into a `Vec`, not two.
+const LONG_RUN: usize = CAP;
 
 impl Sink for String {
     type Error = Infallible;
@@ -426,14 +447,23 @@ impl<W: io::Write> Sink for StackBuf<W> {
 
     #[inline]
     fn put_escaped(&mut self, s: &str) -> io::Result<()> {
+        let b = s.as_bytes();
         let mut i = 0;
         loop {
-            let done = escape_into(&mut self.buf, &mut self.len, s.as_bytes(), &mut i);
+            let done = escape_into(&mut self.buf, &mut self.len, b, &mut i);
             if self.len >= CAP {
                 self.flush_cap()?;
             }
             if done {
                 return Ok(());
+            }
+            // The buffer was full. A long plain run from here fills it and
+            // its whole `CAP`s beyond go to the writer straight from the
+            // string: copied once, not twice, into a `Vec`.
+            let end = crate::wire::find::plain_blocks_end(b, i);
+            if end - i >= LONG_RUN {
+                self.put_bytes(&b[i..end])?;
+                i = end;
             }
         }
     }
