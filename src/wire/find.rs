@@ -76,6 +76,10 @@ impl Stops for Backslash {
 ///
 /// Also returns every byte of the block ORed together (in the same loop),
 /// for a scan that must know whether the block held a byte above 0x7f.
+#[cfg_attr(
+    all(target_arch = "x86_64", not(serve_command_portable)),
+    allow(dead_code)
+)]
 #[inline(always)]
 pub(crate) fn mask<S: Stops>(block: &[u8; 64]) -> (u64, u8) {
     let mut flags = [0u8; 64];
@@ -119,11 +123,30 @@ pub(crate) fn special_bits(block: &[u8; 64]) -> u64 {
 mod simd {
     use wide::u8x16;
 
+    /// The block as four vectors. (Written out: an array `map` is not
+    /// always inlined.)
     #[inline(always)]
-    fn lanes(block: &[u8; 64], k: usize) -> u8x16 {
-        let mut a = [0u8; 16];
-        a.copy_from_slice(&block[16 * k..16 * k + 16]);
-        u8x16::new(a)
+    fn lanes(block: &[u8; 64]) -> [u8x16; 4] {
+        let part = |k: usize| {
+            let mut a = [0u8; 16];
+            a.copy_from_slice(&block[16 * k..16 * k + 16]);
+            u8x16::new(a)
+        };
+        [part(0), part(1), part(2), part(3)]
+    }
+
+    /// `f` of each vector.
+    #[inline(always)]
+    fn each(v: [u8x16; 4], f: impl Fn(u8x16) -> u8x16) -> [u8x16; 4] {
+        [f(v[0]), f(v[1]), f(v[2]), f(v[3])]
+    }
+
+    /// Zero where a byte is special (`"`, `\`, a control), in two ops a
+    /// lane as `special_free`.
+    #[inline(always)]
+    fn least(v: u8x16) -> u8x16 {
+        let controls_or_quote = (v ^ u8x16::splat(2)).saturating_sub(u8x16::splat(0x20));
+        controls_or_quote.min(v ^ u8x16::splat(b'\\'))
     }
 
     /// `"`, `\` and the controls below U+0020, in two ops a lane as
@@ -131,12 +154,7 @@ mod simd {
     /// alone, `c ^ 0x5c` is zero for `\` alone.
     #[inline(always)]
     pub(super) fn special_bits(block: &[u8; 64]) -> u64 {
-        // Zero where a byte is special.
-        let least = |v: u8x16| {
-            let controls_or_quote = (v ^ u8x16::splat(2)).saturating_sub(u8x16::splat(0x20));
-            controls_or_quote.min(v ^ u8x16::splat(b'\\'))
-        };
-        let [a, b, c, d] = [0, 1, 2, 3].map(|k| least(lanes(block, k)));
+        let [a, b, c, d] = each(lanes(block), least);
         let zero = u8x16::splat(0);
         // Most blocks are plain: one mask for all four first.
         if a.min(b).min(c.min(d)).cmp_eq(zero).move_mask() == 0 {
@@ -144,6 +162,72 @@ mod simd {
         }
         let bits = |v: u8x16| u64::from(v.cmp_eq(zero).move_mask() as u16);
         bits(a) | bits(b) << 16 | bits(c) << 32 | bits(d) << 48
+    }
+
+    /// Whether any lane of the four is 0xff.
+    #[inline(always)]
+    fn any(flags: [u8x16; 4]) -> bool {
+        (flags[0] | flags[1] | flags[2] | flags[3]).move_mask() != 0
+    }
+
+    #[inline(always)]
+    pub(super) fn has_backslash(block: &[u8; 64]) -> bool {
+        any(each(lanes(block), |v| v.cmp_eq(u8x16::splat(b'\\'))))
+    }
+
+    #[inline(always)]
+    pub(super) fn special_or(block: &[u8; 64]) -> (bool, u8) {
+        let v = lanes(block);
+        let [a, b, c, d] = each(v, least);
+        let special = a.min(b).min(c.min(d)).cmp_eq(u8x16::splat(0)).move_mask() != 0;
+        let high = (v[0] | v[1] | v[2] | v[3]).move_mask() != 0;
+        (special, if high { 0x80 } else { 0 })
+    }
+
+    /// A bit per lane of each of the four 16-byte parts where `flag` is
+    /// 0xff, put together.
+    #[inline(always)]
+    fn gather(flags: [u8x16; 4]) -> u64 {
+        let bits = |k: usize| u64::from(flags[k].move_mask() as u16) << (16 * k);
+        bits(0) | bits(1) | bits(2) | bits(3)
+    }
+
+    #[inline(always)]
+    pub(super) fn backslash_bits(block: &[u8; 64]) -> u64 {
+        gather(each(lanes(block), |v| v.cmp_eq(u8x16::splat(b'\\'))))
+    }
+
+    #[inline(always)]
+    pub(super) fn string_masks(block: &[u8; 64]) -> super::StringMasks {
+        let v = lanes(block);
+        let is = |c: u8| each(v, |v| v.cmp_eq(u8x16::splat(c)));
+        let backslash = is(b'\\');
+        let quote = is(b'"');
+        // Below 0x20: nothing left after taking 0x1f away.
+        let control = each(v, |v| {
+            v.saturating_sub(u8x16::splat(0x1f)).cmp_eq(u8x16::splat(0))
+        });
+        let mut stop = quote;
+        let mut short = quote;
+        for k in 0..4 {
+            stop[k] |= control[k];
+            short[k] |= backslash[k];
+        }
+        for c in [b'/', b'b', b'f', b'n', b'r', b't'] {
+            let flag = is(c);
+            for k in 0..4 {
+                short[k] |= flag[k];
+            }
+        }
+        // Only the high bit of `or` is read: whether a byte above 0x7f
+        // was seen.
+        let high = (v[0] | v[1] | v[2] | v[3]).move_mask() != 0;
+        super::StringMasks {
+            backslash: gather(backslash),
+            stop: gather(stop),
+            short: gather(short),
+            or: if high { 0x80 } else { 0 },
+        }
     }
 }
 
@@ -156,14 +240,77 @@ pub(crate) struct StringMasks {
     /// The bytes that make a short escape after a backslash:
     /// `"`, a backslash, `/`, `b`, `f`, `n`, `r`, `t`.
     pub(crate) short: u64,
-    /// Every byte ORed together.
+    /// Every byte ORed together (its high bit, at least: whether a byte
+    /// above 0x7f was seen).
     pub(crate) or: u8,
 }
 
-/// The masks a scan of a string dense with escapes needs, in one loop the
-/// compiler turns into SIMD compares, as [`mask`].
+/// The masks a scan of a string dense with escapes needs.
 #[inline(always)]
 pub(crate) fn string_masks(block: &[u8; 64]) -> StringMasks {
+    #[cfg(all(target_arch = "x86_64", not(serve_command_portable)))]
+    {
+        simd::string_masks(block)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(serve_command_portable))))]
+    {
+        portable_string_masks(block)
+    }
+}
+
+/// A bit per backslash of a 64-byte `block`.
+#[inline(always)]
+pub(crate) fn backslash_bits(block: &[u8; 64]) -> u64 {
+    #[cfg(all(target_arch = "x86_64", not(serve_command_portable)))]
+    {
+        simd::backslash_bits(block)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(serve_command_portable))))]
+    {
+        mask::<Backslash>(block).0
+    }
+}
+
+/// Whether a 64-byte `block` holds a backslash.
+#[inline(always)]
+pub(crate) fn has_backslash(block: &[u8; 64]) -> bool {
+    #[cfg(all(target_arch = "x86_64", not(serve_command_portable)))]
+    {
+        simd::has_backslash(block)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(serve_command_portable))))]
+    {
+        block.iter().fold(false, |any, &c| any | Backslash::is(c))
+    }
+}
+
+/// Whether a 64-byte `block` holds a [`Special`] byte, and every byte of
+/// it ORed together (its high bit at least: whether one is above 0x7f).
+#[inline(always)]
+pub(crate) fn special_or(block: &[u8; 64]) -> (bool, u8) {
+    #[cfg(all(target_arch = "x86_64", not(serve_command_portable)))]
+    {
+        simd::special_or(block)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(serve_command_portable))))]
+    {
+        let (mut any, mut or) = (false, 0);
+        for &c in block {
+            any |= Special::is(c);
+            or |= c;
+        }
+        (any, or)
+    }
+}
+
+/// [`string_masks`] in one loop the compiler turns into SIMD compares, as
+/// [`mask`].
+#[cfg_attr(
+    all(target_arch = "x86_64", not(serve_command_portable)),
+    allow(dead_code)
+)]
+#[inline(always)]
+fn portable_string_masks(block: &[u8; 64]) -> StringMasks {
     let mut backslash = [0u8; 64];
     let mut stop = [0u8; 64];
     let mut short = [0u8; 64];

@@ -22,7 +22,8 @@
 use crate::error::SyntaxError;
 use crate::wire::fields::{ArrayField, Field, FieldSet, Item, Slot, WireStr};
 use crate::wire::find::{
-    mask, next_backslash, next_stop, string_masks, Backslash, Special, Stops, HIGH,
+    backslash_bits, has_backslash, next_backslash, next_stop, special_or, string_masks, Special,
+    HIGH,
 };
 
 /// Deepest nesting of arrays and objects the reference's parser accepts,
@@ -298,11 +299,11 @@ fn unescape_into<U: Unescaped>(mut u: U) -> U::Out {
     let mut sparse = true;
     while let Some(block) = u.src().get(i..i + 64) {
         let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
-        if sparse && !block.iter().fold(false, |any, &c| any | Backslash::is(c)) {
+        if sparse && !has_backslash(block) {
             i += 64;
             continue;
         }
-        let (mut m, _) = mask::<Backslash>(block);
+        let mut m = backslash_bits(block);
         sparse = m.count_ones() <= SPARSE;
         while m != 0 {
             let at = i + m.trailing_zeros() as usize;
@@ -771,11 +772,7 @@ impl<'a> Parser<'a> {
         while let Some(block) = self.b.get(i..i + 64) {
             let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
             if sparse {
-                let (mut any, mut or) = (false, 0);
-                for &c in block {
-                    any |= Special::is(c);
-                    or |= c;
-                }
+                let (any, or) = special_or(block);
                 if !any {
                     *seen |= u64::from(or);
                     i += 64;
