@@ -152,6 +152,26 @@ impl Image {
         let bytes = STANDARD
             .decode(data)
             .map_err(|_| ImageError::InvalidBase64)?;
+        Image::from_decoded(media_type, bytes)
+    }
+
+    /// The bytes of `data`, a string as the line holds it between its
+    /// quotes, if it is canonical padded base64 no longer than
+    /// [`MAX_BASE64_LEN`]: what [`Image::from_base64_utf8`] decodes, so
+    /// [`Image::from_decoded`] finishes its checks. `None` for anything
+    /// else, which `from_base64_utf8` then takes, unescaped. The line
+    /// scanner's decoder ([`crate::wire::fields::Field::Decoded`]): the
+    /// base64 alphabet and `=` are printable ASCII without a backslash.
+    pub(crate) fn decode_plain(data: &[u8]) -> Option<Vec<u8>> {
+        if data.len() > MAX_BASE64_LEN {
+            return None;
+        }
+        STANDARD.decode(data).ok()
+    }
+
+    /// [`Image::from_base64_utf8`] after the decode: the bytes' size and
+    /// format, and the declared type.
+    pub(crate) fn from_decoded(media_type: &str, bytes: Vec<u8>) -> Result<Image, ImageError> {
         let image = Image::from_bytes(bytes)?;
         if image.media_type != media_type {
             return Err(ImageError::MediaTypeMismatch {

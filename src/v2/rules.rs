@@ -170,6 +170,10 @@ pub(crate) struct PartFields<S> {
     pub text: Slot<S>,
     pub media_type: Slot<S>,
     pub data: Slot<S>,
+    /// The bytes of `data`, when the line scanner decoded them as it
+    /// found the string ([`Field::Decoded`]); `None` when they are still to
+    /// decode.
+    pub decoded: Option<Vec<u8>>,
 }
 
 impl<S> PartFields<S> {
@@ -179,6 +183,7 @@ impl<S> PartFields<S> {
             text: Slot::Absent,
             media_type: Slot::Absent,
             data: Slot::Absent,
+            decoded: None,
         }
     }
 
@@ -205,6 +210,15 @@ impl<S> FieldSet<S> for PartFields<S> {
 
     #[inline]
     fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, NoFields>> {
+        if key == b"data" {
+            // The scanner decodes plain base64 as it finds it, which proves
+            // the string plain without its own scan of the string.
+            return Some(Field::Decoded {
+                value: &mut self.data,
+                decoded: &mut self.decoded,
+                decode: Image::decode_plain,
+            });
+        }
         self.slot(key).map(Field::Flat)
     }
 }
@@ -220,10 +234,15 @@ impl<S> PartList<S> {
     }
 }
 
-/// A part whose shape is right; an image's data is checked by `decide`.
+/// A part whose shape is right; an image's data is checked by `decide`
+/// (`decoded` is its bytes if the scanner decoded them already).
 pub(crate) enum Part<S> {
     Text(S),
-    Image { media_type: S, data: S },
+    Image {
+        media_type: S,
+        data: S,
+        decoded: Option<Vec<u8>>,
+    },
 }
 
 /// Why an item of `content` is not a part (before its image is decoded).
@@ -252,7 +271,11 @@ fn part<S: WireStr>(item: Item<S, PartFields<S>>) -> Result<Part<S>, PartError> 
                 .string()
                 .ok_or(PartError::NotString("media_type"))?;
             let data = p.data.string().ok_or(PartError::NotString("data"))?;
-            Ok(Part::Image { media_type, data })
+            Ok(Part::Image {
+                media_type,
+                data,
+                decoded: p.decoded,
+            })
         }
         // Absent, not a string, or another string.
         _ => Err(PartError::UnknownType),
@@ -341,9 +364,18 @@ fn decode_part<S: WireStr>(
 ) -> Result<ContentPart, ParseError> {
     Ok(match p {
         Part::Text(text) => ContentPart::Text(text.into_string()),
-        Part::Image { media_type, data } => ContentPart::Image(
-            Image::from_base64_utf8(&media_type.as_text(), &data.as_utf8())
-                .map_err(|e| invalid_content(path(), format!("invalid image: {e}")))?,
+        Part::Image {
+            media_type,
+            data,
+            decoded,
+        } => ContentPart::Image(
+            match decoded {
+                // The string's base64, decoded by the scan: the rest of
+                // `from_base64`'s checks.
+                Some(bytes) => Image::from_decoded(&media_type.as_text(), bytes),
+                None => Image::from_base64_utf8(&media_type.as_text(), &data.as_utf8()),
+            }
+            .map_err(|e| invalid_content(path(), format!("invalid image: {e}")))?,
         ),
     })
 }
