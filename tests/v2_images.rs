@@ -279,9 +279,7 @@ const HEAD: &str =
 fn image_data_decoded_as_scanned_or_after_unescaping() {
     let ok_png = prompt_of(r#"{"type":"image","media_type":"image/png","data":"iVBORw0KGgo="}"#);
     let ok_jpeg = prompt_of(r#"{"type":"image","media_type":"image/jpeg","data":"/9j/"}"#);
-    let bad =
-        |at: usize| format!("invalid content: JsonDecodeError((/{at}, invalid image: {BAD}))");
-    let bad = bad(0);
+    let bad = format!("invalid content: JsonDecodeError((/0, invalid image: {BAD}))");
     let unsupported =
         "invalid content: JsonDecodeError((/0, invalid image: expected PNG, JPEG, GIF, or WebP image bytes))";
     let part = |data: &str| {
@@ -340,9 +338,9 @@ fn image_data_decoded_as_scanned_or_after_unescaping() {
     }
     // A second image's error carries its own index.
     data_line(
-        &prompt_of(&format!(
-            r#"{{"type":"image","media_type":"image/png","data":"iVBORw0KGgo="}},{{"type":"image","media_type":"image/png","data":"iVBORw0KGgo"}}"#
-        )),
+        &prompt_of(
+            r#"{"type":"image","media_type":"image/png","data":"iVBORw0KGgo="},{"type":"image","media_type":"image/png","data":"iVBORw0KGgo"}"#,
+        ),
         Err(&format!(
             "invalid content: JsonDecodeError((/1, invalid image: {BAD}))"
         )),
