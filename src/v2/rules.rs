@@ -632,3 +632,44 @@ impl Command {
         self.serve_refusal().map(crate::wire::escape::event_line)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::scan;
+
+    /// What the line scanner leaves of an image part's `data`: its bytes,
+    /// decoded as it was found, when it is plain canonical base64 (the last
+    /// duplicate's); `None`, for the rules to decode after unescaping,
+    /// otherwise. (The verdicts are the same either way: tests/v2_images.rs.)
+    #[test]
+    fn the_scan_decodes_plain_base64_only() {
+        let png: &[u8] = b"\x89PNG\r\n\x1a\n";
+        for (data, want) in [
+            (r#""iVBORw0KGgo=""#, Some(png)),
+            (r#" "iVBORw0KGgo=" "#, Some(png)),
+            (r#""iVBORw0KGgo\u003d""#, None),
+            (r#""\/9j\/""#, None),
+            (r#""iVBORw0KGgo""#, None),
+            (r#""""#, Some(&b""[..])),
+            (r#""/9j/","data":"iVBORw0KGgo""#, None),
+            (r#""iVBORw0KGgo","data":"/9j/""#, Some(b"\xff\xd8\xff")),
+            (r#"7,"data":"/9j/""#, Some(b"\xff\xd8\xff")),
+        ] {
+            let line = format!(
+                r#"{{"command":"prompt","content":[{{"type":"image","media_type":"image/png","data":{data}}}]}}"#
+            );
+            let mut fields = Fields::new();
+            assert!(matches!(scan::scan(line.as_bytes(), &mut fields), Ok(true)));
+            match fields.parts.0.take() {
+                Some((parts, None)) => match parts.as_slice() {
+                    [Part::Image { decoded, .. }] => {
+                        assert_eq!(decoded.as_deref(), want, "{line}");
+                    }
+                    _ => panic!("{line}"),
+                },
+                _ => panic!("{line}"),
+            }
+        }
+    }
+}
