@@ -238,3 +238,227 @@ fn an_image_debugs_as_its_type_and_size() {
     assert_eq!(format!("{image:?}"), "Image(image/png, 8 bytes)");
     assert_eq!(image.to_data_url(), "data:image/png;base64,iVBORw0KGgo=");
 }
+
+/// A content part's data as the line scanner reads it: plain base64 is
+/// decoded as the string is found (a successful decode of the bytes up to
+/// the next quote proves the string holds no escape or control character);
+/// anything else is scanned as any string and decoded after unescaping.
+/// Both ways give the reference's verdict, byte for byte, and the verdict
+/// of the `Deserialize` path, which never decodes as it reads.
+#[track_caller]
+fn data_line(line: &str, expected: Result<&str, &str>) {
+    let got = Command::from_slice(line.as_bytes());
+    assert_eq!(
+        got.as_ref()
+            .map(|c| c.to_line().trim_end().to_owned())
+            .map_err(ToString::to_string)
+            .as_deref()
+            .map_err(String::as_str),
+        expected,
+        "{line:?}"
+    );
+    if !matches!(got, Err(LineError::Syntax(_))) {
+        let other = serde_json::from_str::<Command>(line).map_err(|e| e.to_string());
+        match (&got, other) {
+            (Ok(cmd), Ok(again)) => assert_eq!(&again, cmd, "{line:?}"),
+            (Err(e), Err(again)) => assert!(again.starts_with(&e.to_string()), "{again}"),
+            (got, other) => panic!("{line:?}: {got:?} but Deserialize {other:?}"),
+        }
+    }
+}
+
+/// `{"command":"prompt","content":[<part>]}`.
+fn prompt_of(part: &str) -> String {
+    format!(r#"{{"command":"prompt","content":[{part}]}}"#)
+}
+
+const HEAD: &str =
+    r#"{"command":"prompt","content":[{"type":"image","media_type":"image/png","data":""#;
+
+#[test]
+fn image_data_decoded_as_scanned_or_after_unescaping() {
+    let ok_png = prompt_of(r#"{"type":"image","media_type":"image/png","data":"iVBORw0KGgo="}"#);
+    let ok_jpeg = prompt_of(r#"{"type":"image","media_type":"image/jpeg","data":"/9j/"}"#);
+    let bad = format!("invalid content: JsonDecodeError((/0, invalid image: {BAD}))");
+    let unsupported =
+        "invalid content: JsonDecodeError((/0, invalid image: expected PNG, JPEG, GIF, or WebP image bytes))";
+    let part = |data: &str| {
+        prompt_of(&format!(
+            r#"{{"type":"image","media_type":"image/png","data":"{data}"}}"#
+        ))
+    };
+    let jpeg = |data: &str| {
+        prompt_of(&format!(
+            r#"{{"type":"image","media_type":"image/jpeg","data":"{data}"}}"#
+        ))
+    };
+    // Plain, decoded as scanned; the line after it is scanned on.
+    data_line(&ok_png, Ok(&ok_png));
+    data_line(&ok_jpeg, Ok(&ok_jpeg));
+    data_line(
+        &prompt_of(r#"{"data" : "iVBORw0KGgo=" , "media_type":"image/png","type":"image"}"#),
+        Ok(&ok_png),
+    );
+    data_line(&part(""), Err(unsupported));
+    data_line(&part("Qk0="), Err(unsupported));
+    // Escapes: never decoded as they stand (a backslash is not base64),
+    // decoded once unescaped. `\/` is `/`, in the alphabet.
+    data_line(&jpeg(r"\/9j\/"), Ok(&ok_jpeg));
+    data_line(&jpeg(r"\u002f9j/"), Ok(&ok_jpeg));
+    data_line(&part(r"iVBORw0KGgo\u003d"), Ok(&ok_png));
+    data_line(&part(r"iVBORw0K\u0047go="), Ok(&ok_png));
+    data_line(&part(r"iVBORw0KGgo=\n"), Err(&bad));
+    data_line(&part(r"iVBORw0KGgo\\"), Err(&bad));
+    data_line(&part(r#"iVBORw0KGgo=\""#), Err(&bad));
+    data_line(&part(r"\u0000iVBORw0KGgo="), Err(&bad));
+    // The media type's escapes are unescaped too.
+    data_line(
+        &prompt_of(r#"{"type":"image","media_type":"image\/png","data":"iVBORw0KGgo="}"#),
+        Ok(&ok_png),
+    );
+    // Bad base64 at the first, a middle and the last byte, in the padding
+    // and the trailing bits; non-ASCII.
+    for data in [
+        "!VBORw0KGgo=",
+        "iVBOR!0KGgo=",
+        "iVBORw0KGgo!",
+        "iVBORw0KGgo",
+        "iVBORw0KGgo==",
+        "iVBORw0KGh==",
+        "iVBORw0KGgp=",
+        "iVBORw0K=Ggo",
+        " iVBORw0KGgo=",
+        "iVBORw0KGgo= ",
+        "iVBORw0KGg\u{e9}",
+        "iVBORw0KGgo=\u{1F600}",
+        "iVBORw0KGgo=_",
+        "iVBORw0KGgo-",
+    ] {
+        data_line(&part(data), Err(&bad));
+    }
+    // A second image's error carries its own index.
+    data_line(
+        &prompt_of(
+            r#"{"type":"image","media_type":"image/png","data":"iVBORw0KGgo="},{"type":"image","media_type":"image/png","data":"iVBORw0KGgo"}"#,
+        ),
+        Err(&format!(
+            "invalid content: JsonDecodeError((/1, invalid image: {BAD}))"
+        )),
+    );
+    // Decoded, then the declared type checked.
+    data_line(
+        &jpeg("iVBORw0KGgo="),
+        Err("invalid content: JsonDecodeError((/0, invalid image: image declares image/jpeg but bytes identify image/png))"),
+    );
+    data_line(
+        &jpeg(r"iVBORw0KGgo\u003d"),
+        Err("invalid content: JsonDecodeError((/0, invalid image: image declares image/jpeg but bytes identify image/png))"),
+    );
+    data_line(
+        &prompt_of(r#"{"type":"image","data":"iVBORw0KGgo="}"#),
+        Err(
+            "invalid content: JsonDecodeError((/0/media_type, String::from_json: expected string))",
+        ),
+    );
+    // The last `data` wins, with its own decoding or none.
+    data_line(
+        &prompt_of(
+            r#"{"type":"image","media_type":"image/jpeg","data":"iVBORw0KGgo=","data":"/9j/"}"#,
+        ),
+        Ok(&ok_jpeg),
+    );
+    data_line(
+        &prompt_of(
+            r#"{"type":"image","media_type":"image/png","data":"/9j/","data":"iVBORw0KGgo\u003d"}"#,
+        ),
+        Ok(&ok_png),
+    );
+    data_line(
+        &prompt_of(
+            r#"{"type":"image","media_type":"image/png","data":"/9j/","data":"iVBORw0KGgo"}"#,
+        ),
+        Err(&bad),
+    );
+    data_line(
+        &prompt_of(r#"{"type":"image","media_type":"image/png","data":"iVBORw0KGgo=","data":7}"#),
+        Err("invalid content: JsonDecodeError((/0/data, String::from_json: expected string))"),
+    );
+    data_line(
+        &prompt_of(
+            r#"{"type":"image","media_type":"image/png","data":null,"data":"iVBORw0KGgo="}"#,
+        ),
+        Ok(&ok_png),
+    );
+    // A text part's data, or a top-level one, is not read.
+    data_line(
+        &prompt_of(r#"{"type":"text","text":"a","data":"iVBORw0KGgo="}"#),
+        Ok(r#"{"command":"prompt","content":"a"}"#),
+    );
+    data_line(
+        r#"{"command":"prompt","content":"a","data":"iVBORw0KGgo"}"#,
+        Ok(r#"{"command":"prompt","content":"a"}"#),
+    );
+    // Syntax errors, where the string's own scan puts them.
+    let at = HEAD.len();
+    for (line, expected) in [
+        // A control character: a byte base64 refuses, then the scan's error.
+        (
+            format!("{HEAD}iVBORw0K\x01Ggo=\"}}]}}"),
+            format!(
+                "control character in a string (escape it) at byte {}",
+                at + 8
+            ),
+        ),
+        (
+            format!("{HEAD}iVBORw0KGgo=\n\"}}]}}"),
+            format!(
+                "control character in a string (escape it) at byte {}",
+                at + 12
+            ),
+        ),
+        (
+            format!("{HEAD}\\q iVBORw0KGgo=\"}}]}}"),
+            format!("invalid escape at byte {at}"),
+        ),
+        // Unterminated: no quote at all, or only an escaped one.
+        (
+            format!("{HEAD}iVBORw0KGgo="),
+            format!("unterminated string at byte {}", at - 1),
+        ),
+        (
+            format!("{HEAD}iVBORw0KGgo=\\\"}}]}}"),
+            format!("unterminated string at byte {}", at - 1),
+        ),
+        // Decoded, and the line goes wrong after the string.
+        (
+            format!("{HEAD}iVBORw0KGgo=\"\x01}}]}}"),
+            format!("expected ',' or '}}' at byte {}", at + 13),
+        ),
+        (
+            format!("{HEAD}iVBORw0KGgo=\""),
+            format!("unexpected end of line at byte {}", at + 13),
+        ),
+        (
+            format!("{HEAD}iVBORw0KGgo=\"}}]}}\u{0}"),
+            format!(
+                "trailing characters after the JSON value at byte {}",
+                at + 16
+            ),
+        ),
+    ] {
+        data_line(&line, Err(&expected));
+    }
+    // Invalid UTF-8 is reported first, after the data or in it.
+    let mut line = HEAD.as_bytes().to_vec();
+    line.extend_from_slice(b"iVBORw0KGgo=\"}],\"x\":\"\xff\"}");
+    assert_eq!(
+        Command::from_slice(&line).map_err(|e| e.to_string()),
+        Err(format!("invalid UTF-8 at byte {}", at + 21))
+    );
+    let mut line = HEAD.as_bytes().to_vec();
+    line.extend_from_slice(b"iVBORw0K\xffGgo=\"}]}");
+    assert_eq!(
+        Command::from_slice(&line).map_err(|e| e.to_string()),
+        Err(format!("invalid UTF-8 at byte {}", at + 8))
+    );
+}

@@ -170,6 +170,10 @@ pub(crate) struct PartFields<S> {
     pub text: Slot<S>,
     pub media_type: Slot<S>,
     pub data: Slot<S>,
+    /// The bytes of `data`, when the line scanner decoded them as it
+    /// found the string ([`Field::Decoded`]); `None` when they are still to
+    /// decode.
+    pub decoded: Option<Vec<u8>>,
 }
 
 impl<S> PartFields<S> {
@@ -179,6 +183,7 @@ impl<S> PartFields<S> {
             text: Slot::Absent,
             media_type: Slot::Absent,
             data: Slot::Absent,
+            decoded: None,
         }
     }
 
@@ -205,6 +210,15 @@ impl<S> FieldSet<S> for PartFields<S> {
 
     #[inline]
     fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, NoFields>> {
+        if key == b"data" {
+            // The scanner decodes plain base64 as it finds it, which proves
+            // the string plain without its own scan of the string.
+            return Some(Field::Decoded {
+                value: &mut self.data,
+                decoded: &mut self.decoded,
+                decode: Image::decode_plain,
+            });
+        }
         self.slot(key).map(Field::Flat)
     }
 }
@@ -220,10 +234,15 @@ impl<S> PartList<S> {
     }
 }
 
-/// A part whose shape is right; an image's data is checked by `decide`.
+/// A part whose shape is right; an image's data is checked by `decide`
+/// (`decoded` is its bytes if the scanner decoded them already).
 pub(crate) enum Part<S> {
     Text(S),
-    Image { media_type: S, data: S },
+    Image {
+        media_type: S,
+        data: S,
+        decoded: Option<Vec<u8>>,
+    },
 }
 
 /// Why an item of `content` is not a part (before its image is decoded).
@@ -252,7 +271,11 @@ fn part<S: WireStr>(item: Item<S, PartFields<S>>) -> Result<Part<S>, PartError> 
                 .string()
                 .ok_or(PartError::NotString("media_type"))?;
             let data = p.data.string().ok_or(PartError::NotString("data"))?;
-            Ok(Part::Image { media_type, data })
+            Ok(Part::Image {
+                media_type,
+                data,
+                decoded: p.decoded,
+            })
         }
         // Absent, not a string, or another string.
         _ => Err(PartError::UnknownType),
@@ -341,9 +364,18 @@ fn decode_part<S: WireStr>(
 ) -> Result<ContentPart, ParseError> {
     Ok(match p {
         Part::Text(text) => ContentPart::Text(text.into_string()),
-        Part::Image { media_type, data } => ContentPart::Image(
-            Image::from_base64_utf8(&media_type.as_text(), &data.as_utf8())
-                .map_err(|e| invalid_content(path(), format!("invalid image: {e}")))?,
+        Part::Image {
+            media_type,
+            data,
+            decoded,
+        } => ContentPart::Image(
+            match decoded {
+                // The string's base64, decoded by the scan: the rest of
+                // `from_base64`'s checks.
+                Some(bytes) => Image::from_decoded(&media_type.as_text(), bytes),
+                None => Image::from_base64_utf8(&media_type.as_text(), &data.as_utf8()),
+            }
+            .map_err(|e| invalid_content(path(), format!("invalid image: {e}")))?,
         ),
     })
 }
@@ -598,5 +630,46 @@ impl Command {
     #[must_use]
     pub fn serve_refusal_event_line(&self) -> Option<String> {
         self.serve_refusal().map(crate::wire::escape::event_line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::scan;
+
+    /// What the line scanner leaves of an image part's `data`: its bytes,
+    /// decoded as it was found, when it is plain canonical base64 (the last
+    /// duplicate's); `None`, for the rules to decode after unescaping,
+    /// otherwise. (The verdicts are the same either way: tests/v2_images.rs.)
+    #[test]
+    fn the_scan_decodes_plain_base64_only() {
+        let png: &[u8] = b"\x89PNG\r\n\x1a\n";
+        for (data, want) in [
+            (r#""iVBORw0KGgo=""#, Some(png)),
+            (r#" "iVBORw0KGgo=" "#, Some(png)),
+            (r#""iVBORw0KGgo\u003d""#, None),
+            (r#""\/9j\/""#, None),
+            (r#""iVBORw0KGgo""#, None),
+            (r#""""#, Some(&b""[..])),
+            (r#""/9j/","data":"iVBORw0KGgo""#, None),
+            (r#""iVBORw0KGgo","data":"/9j/""#, Some(b"\xff\xd8\xff")),
+            (r#"7,"data":"/9j/""#, Some(b"\xff\xd8\xff")),
+        ] {
+            let line = format!(
+                r#"{{"command":"prompt","content":[{{"type":"image","media_type":"image/png","data":{data}}}]}}"#
+            );
+            let mut fields = Fields::new();
+            assert!(matches!(scan::scan(line.as_bytes(), &mut fields), Ok(true)));
+            match fields.parts.0.take() {
+                Some((parts, None)) => match parts.as_slice() {
+                    [Part::Image { decoded, .. }] => {
+                        assert_eq!(decoded.as_deref(), want, "{line}");
+                    }
+                    _ => panic!("{line}"),
+                },
+                _ => panic!("{line}"),
+            }
+        }
     }
 }

@@ -130,7 +130,11 @@ impl<'de> FromMap<'de> for Command {
         while let Some(KeyName(key)) = map.next_key()? {
             match key.and_then(|k| Key::from_bytes(k.as_bytes())) {
                 Some(key) => match fields.field_of(key) {
-                    Field::Flat(slot) => *slot = map.next_value::<FieldValue<'de>>()?.0,
+                    // (Only an item's field is decoded while it is read,
+                    // and only by the line scanner.)
+                    Field::Flat(slot) | Field::Decoded { value: slot, .. } => {
+                        *slot = map.next_value::<FieldValue<'de>>()?.0
+                    }
                     Field::Array { value, items } => {
                         map.next_value_seed(ArraySeed { value, items })?
                     }

@@ -17,7 +17,9 @@ pub(crate) fn parse(value: &Value) -> Result<Command, ParseError> {
             continue;
         };
         match fields.field_of(key) {
-            Field::Flat(slot) => *slot = slot_of(value),
+            // (Only an item's field is decoded while it is read, and only
+            // by the line scanner.)
+            Field::Flat(slot) | Field::Decoded { value: slot, .. } => *slot = slot_of(value),
             Field::Array { value: slot, items } => feed(slot, items, value),
         }
     }

@@ -130,6 +130,22 @@ pub(crate) enum Field<'f, S, O> {
         value: &'f mut Slot<S>,
         items: &'f mut dyn ArrayField<S, O>,
     },
+    /// A string the rules decode whole (v2's image `data`), which the
+    /// scanner may decode as it finds it, in an object item of an array key
+    /// (at the top level it is read as a flat key). It hands `decode` the
+    /// bytes from the opening quote to the next one; when `decode` accepts
+    /// them they are the whole string, without escapes, so its own scan is
+    /// skipped: `value` takes the string and `decoded` what `decode` made
+    /// of it. Otherwise the value is scanned as a flat key's and `decoded`
+    /// is `None` (the rules decode the string, and say why it is not
+    /// good). `decode` must accept only printable ASCII without a
+    /// backslash: then neither an escape nor a control character nor a
+    /// byte to check as UTF-8 can be in what it accepted.
+    Decoded {
+        value: &'f mut Slot<S>,
+        decoded: &'f mut Option<Vec<u8>>,
+        decode: fn(&[u8]) -> Option<Vec<u8>>,
+    },
 }
 
 /// One item of an array key: an object's fields, or any other value.

@@ -561,7 +561,13 @@ impl<'a> Parser<'a> {
                 }
                 // Any other value of an array key is a slot: one arm, so
                 // the scan of a value is inlined once for both kinds.
-                Some(Field::Flat(slot) | Field::Array { value: slot, .. }) => {
+                // (A decoded key at the top level is flat: no revision has
+                // one, and only an item's are decoded as they are scanned.)
+                Some(
+                    Field::Flat(slot)
+                    | Field::Array { value: slot, .. }
+                    | Field::Decoded { value: slot, .. },
+                ) => {
                     *slot = self.value(1)?;
                 }
                 None => {
@@ -651,14 +657,59 @@ impl<'a> Parser<'a> {
         }
         loop {
             let key = self.key()?;
-            let value = self.value(3)?;
-            if let Some(Field::Flat(slot)) = field_of(fields, key) {
-                *slot = value;
+            match field_of(fields, key) {
+                Some(Field::Decoded {
+                    value,
+                    decoded,
+                    decode,
+                }) => {
+                    // Every value of the key sets both: a duplicate key's
+                    // last value wins, with its own decoding or none.
+                    *value = match self.decoded_string(decode) {
+                        Some((raw, bytes)) => {
+                            *decoded = Some(bytes);
+                            Slot::Str(raw)
+                        }
+                        None => {
+                            *decoded = None;
+                            self.value(3)?
+                        }
+                    };
+                }
+                Some(Field::Flat(slot)) => *slot = self.value(3)?,
+                // Not read, or read inside at the top level only.
+                _ => {
+                    self.value(3)?;
+                }
             }
             if !self.more_members()? {
                 return Ok(());
             }
         }
+    }
+
+    /// The string value at `self.i` (its opening quote) and what `decode`
+    /// makes of its bytes up to the next quote, if it accepts them
+    /// ([`Field::Decoded`]): then the string holds no escape (`decode`
+    /// takes no backslash), so that quote closes it, and no control
+    /// character or non-ASCII byte, so it is valid as it stands; the scan
+    /// goes on past the quote. `None` (and nothing consumed) for any other
+    /// value, for which the regular scan finds the string's end and errors.
+    #[inline]
+    fn decoded_string(
+        &mut self,
+        decode: fn(&[u8]) -> Option<Vec<u8>>,
+    ) -> Option<(RawStr<'a>, Vec<u8>)> {
+        let b: &'a [u8] = self.b;
+        let rest = b[self.i..].strip_prefix(b"\"")?;
+        let raw = &rest[..memchr::memchr(b'"', rest)?];
+        let bytes = decode(raw)?;
+        self.i += raw.len() + 2;
+        let raw = RawStr {
+            raw: Raw::Ascii(raw),
+            escaped: false,
+        };
+        Some((raw, bytes))
     }
 
     /// After an object's member: `,` and another member follows (`true`),
