@@ -515,15 +515,18 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
     } else if name.is("cancel") {
         Ok(Command::Cancel)
     } else if name.is("goal") {
-        // Unchanged since the seed's revision: its arm, converted.
-        let goal = v1::goal(action.take(), text.take(), auto.take())?;
-        Ok(goal.into())
+        // Unchanged since the seed's revision: its arm, for this `Command`.
+        Ok(goal(action.take(), text.take(), auto.take())?)
     } else if name.is("approval") {
-        Ok(v1::approval(id.take(), allow.take())?.into())
+        Ok(approval(id.take(), allow.take())?)
     } else {
         Err(ParseError::UnknownCommand(name.into_string()))
     }
 }
+
+// The seed's `goal` and `approval` arms, building this revision's command;
+// inlined, so it never crosses a call through memory.
+v1::seed_arms!(#[inline(always)]);
 
 /// The engine's message for a `command` steer whose content holds an image.
 pub(crate) const COMMAND_STEER_IMAGES: &str = "command steering does not accept images";
