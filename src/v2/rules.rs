@@ -475,7 +475,9 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
     let Fields { slots, parts, urls } = f;
     let [command, text, submission_id, kind, action, auto, id, allow, request, generation, job_id, content_slot, images] =
         slots;
-    let Some(name) = command.take().string() else {
+    // Compared where the scan left it, not moved out: moved, its padding
+    // went along, a few instructions every line.
+    let Slot::Str(name) = &*command else {
         return Err(ParseError::ExpectedCommand);
     };
     if name.is("prompt") {
@@ -520,7 +522,7 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
     } else if name.is("approval") {
         Ok(approval(id.take(), allow.take())?)
     } else {
-        Err(ParseError::UnknownCommand(name.into_string()))
+        Err(ParseError::UnknownCommand(name.as_text().into_owned()))
     }
 }
 
