@@ -105,7 +105,7 @@ impl<S> FieldSet<S> for Fields<S> {
     // Inlined into the scan loop, where the array arm it never takes folds
     // away: the seed's scan stays what it was.
     #[inline(always)]
-    fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, NoFields>> {
+    fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, usize>> {
         self.slot(key).map(Field::Flat)
     }
 }

@@ -108,44 +108,41 @@ impl<S: WireStr> Fields<S> {
         }
     }
 
-    /// Where a known key's value goes.
+    /// Where a known key's value goes, an array key's items included.
     #[inline]
-    pub fn field_of(&mut self, key: Key) -> Field<'_, S, PartFields<S>> {
+    pub fn field_of(&mut self, key: Key) -> Field<'_, S, Items<'_, S>> {
         match key {
-            Key::Content => self.content(),
-            Key::Images => self.images(),
+            Key::Content => Field::Array {
+                value: &mut self.slots[Key::Content as usize],
+                items: &mut self.parts,
+            },
+            Key::Images => Field::Array {
+                value: &mut self.slots[Key::Images as usize],
+                items: &mut self.urls,
+            },
             _ => Field::Flat(&mut self.slots[key as usize]),
         }
     }
 
-    /// Where the value of the key at `index` in [`Key::ALL`] goes.
+    /// Where the value of the key at `index` in [`Key::ALL`] goes, an
+    /// array key named by its index (for [`FieldSet::items`]).
     #[inline(always)]
-    fn field_at(&mut self, index: usize) -> Option<Field<'_, S, PartFields<S>>> {
-        Some(if index == Key::Content as usize {
-            self.content()
-        } else if index == Key::Images as usize {
-            self.images()
-        } else {
-            Field::Flat(self.slots.get_mut(index)?)
-        })
-    }
-
-    #[inline(always)]
-    fn content(&mut self) -> Field<'_, S, PartFields<S>> {
-        Field::Array {
-            value: &mut self.slots[Key::Content as usize],
-            items: &mut self.parts,
-        }
-    }
-
-    #[inline(always)]
-    fn images(&mut self) -> Field<'_, S, PartFields<S>> {
-        Field::Array {
-            value: &mut self.slots[Key::Images as usize],
-            items: &mut self.urls,
-        }
+    fn field_at(&mut self, index: usize) -> Option<Field<'_, S, usize>> {
+        Some(
+            if index == Key::Content as usize || index == Key::Images as usize {
+                Field::Array {
+                    value: &mut self.slots[index],
+                    items: index,
+                }
+            } else {
+                Field::Flat(self.slots.get_mut(index)?)
+            },
+        )
     }
 }
+
+/// The items of an array key, as [`Fields::field_of`] gives them.
+pub(crate) type Items<'f, S> = &'f mut dyn ArrayField<S, PartFields<S>>;
 
 impl<S: WireStr> FieldSet<S> for Fields<S> {
     const MAX_KEY_LEN: usize = "submission_id".len();
@@ -159,8 +156,17 @@ impl<S: WireStr> FieldSet<S> for Fields<S> {
     // Inlined into the scan loop: the field's kind is two compares of the
     // key's index, not a returned enum.
     #[inline(always)]
-    fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, PartFields<S>>> {
+    fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, usize>> {
         self.field_at(Key::NAMES.find(key)?)
+    }
+
+    /// `images`' URLs, or else (`content`) its parts.
+    fn items(&mut self, which: usize) -> &mut dyn ArrayField<S, PartFields<S>> {
+        if which == Key::Images as usize {
+            &mut self.urls
+        } else {
+            &mut self.parts
+        }
     }
 }
 
@@ -204,7 +210,7 @@ impl<S> FieldSet<S> for PartFields<S> {
     }
 
     #[inline]
-    fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, NoFields>> {
+    fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, usize>> {
         self.slot(key).map(Field::Flat)
     }
 }
