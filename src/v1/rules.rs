@@ -143,7 +143,7 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
         // `text` is required whatever the kind says, so it is checked first.
         let text = text.take().string().ok_or(ParseError::ExpectedText)?;
         Ok(Command::Steer {
-            kind: steer_kind(kind.take())?,
+            kind: steer_kind(kind)?,
             text: text.into_string(),
         })
     } else if name.is("compact") {
@@ -174,19 +174,21 @@ pub(crate) fn submission_id<S: WireStr>(slot: Slot<S>) -> Result<Option<String>,
     }
 }
 
-/// A steer's `kind`.
+/// A steer's `kind`, read where the scan left it (copied only for the
+/// error).
 // Always inlined: v2's larger `decide` otherwise calls it, the slot and
 // the result crossing the call through memory (6 instructions a small
-// line of v2's; v1 inlined it already).
+// line of v2's; v1 inlined it already). By reference: moved out, the
+// slot's padding went along (2 more a line of v2's).
 #[inline(always)]
-pub(crate) fn steer_kind<S: WireStr>(slot: Slot<S>) -> Result<SteerKind, ParseError> {
+pub(crate) fn steer_kind<S: WireStr>(slot: &Slot<S>) -> Result<SteerKind, ParseError> {
     match slot {
         // Absent means a prompt steer: what every controller meant before
         // there was a choice.
         Slot::Absent => Ok(SteerKind::Prompt),
         Slot::Str(k) if k.is("prompt") => Ok(SteerKind::Prompt),
         Slot::Str(k) if k.is("command") => Ok(SteerKind::Command),
-        Slot::Str(k) => Err(ParseError::UnknownSteerKind(k.into_string())),
+        Slot::Str(k) => Err(ParseError::UnknownSteerKind(k.as_text().into_owned())),
         _ => Err(ParseError::ExpectedKind),
     }
 }

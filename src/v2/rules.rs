@@ -498,7 +498,7 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
         let submission_id = v1::submission_id(submission_id.take())?;
         let content = content(content_slot, parts, text, images, urls)?;
         Ok(Command::Steer {
-            kind: v1::steer_kind(kind.take())?,
+            kind: v1::steer_kind(kind)?,
             content,
             submission_id,
         })
