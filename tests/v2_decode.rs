@@ -85,6 +85,22 @@ fn precedence() {
     );
 }
 
+/// The name of an unknown command is echoed unescaped, however the line
+/// holds it (as `commands-v2.jsonl`'s `a\nb`): the rules compare the name
+/// where the scan left it and copy it only for this error.
+#[test]
+fn an_unknown_command_echoes_its_name() {
+    check(r#"{"command":"nap"}"#, Err("unknown command: nap"));
+    check(r#"{"command":"n\u0061p"}"#, Err("unknown command: nap"));
+    check(r#"{"command":"näp"}"#, Err("unknown command: näp"));
+    check(r#"{"command":"n\u00e4p\t"}"#, Err("unknown command: näp\t"));
+    // An escaped name that is a command's is that command.
+    check(
+        r#"{"command":"\u0070rompt","content":"x"}"#,
+        Ok(r#"{"command":"prompt","content":"x"}"#),
+    );
+}
+
 #[test]
 fn content_errors_and_their_paths() {
     let p = |parts: &str| format!(r#"{{"command":"prompt","content":[{parts}]}}"#);

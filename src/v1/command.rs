@@ -76,7 +76,7 @@ impl std::str::FromStr for SteerKind {
     /// assert_eq!(err.to_string(), "unknown steer kind: COMMAND");
     /// ```
     fn from_str(kind: &str) -> Result<SteerKind, crate::v1::ParseError> {
-        crate::v1::rules::steer_kind(crate::wire::fields::Slot::Str(kind))
+        crate::v1::rules::steer_kind(&crate::wire::fields::Slot::Str(kind))
     }
 }
 

@@ -105,7 +105,7 @@ impl<S> FieldSet<S> for Fields<S> {
     // Inlined into the scan loop, where the array arm it never takes folds
     // away: the seed's scan stays what it was.
     #[inline(always)]
-    fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, NoFields>> {
+    fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, usize>> {
         self.slot(key).map(Field::Flat)
     }
 }
@@ -143,7 +143,7 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
         // `text` is required whatever the kind says, so it is checked first.
         let text = text.take().string().ok_or(ParseError::ExpectedText)?;
         Ok(Command::Steer {
-            kind: steer_kind(kind.take())?,
+            kind: steer_kind(kind)?,
             text: text.into_string(),
         })
     } else if name.is("compact") {
@@ -160,7 +160,8 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
 }
 
 // The arms the later revision keeps unchanged, written once: `v2/rules.rs`
-// calls these and converts what they return.
+// calls these and converts what they return, and builds its own `goal` and
+// `approval` from `seed_arms!` below.
 
 /// A `submission_id`: absent means untagged (the tag arrived long after the
 /// command); present, it must be a string (`null` is not absence).
@@ -173,57 +174,86 @@ pub(crate) fn submission_id<S: WireStr>(slot: Slot<S>) -> Result<Option<String>,
     }
 }
 
-/// A steer's `kind`.
-#[inline]
-pub(crate) fn steer_kind<S: WireStr>(slot: Slot<S>) -> Result<SteerKind, ParseError> {
+/// A steer's `kind`, read where the scan left it (copied only for the
+/// error).
+// Always inlined: v2's larger `decide` otherwise calls it, the slot and
+// the result crossing the call through memory (6 instructions a small
+// line of v2's; v1 inlined it already). By reference: moved out, the
+// slot's padding went along (2 more a line of v2's).
+#[inline(always)]
+pub(crate) fn steer_kind<S: WireStr>(slot: &Slot<S>) -> Result<SteerKind, ParseError> {
     match slot {
         // Absent means a prompt steer: what every controller meant before
         // there was a choice.
         Slot::Absent => Ok(SteerKind::Prompt),
         Slot::Str(k) if k.is("prompt") => Ok(SteerKind::Prompt),
         Slot::Str(k) if k.is("command") => Ok(SteerKind::Command),
-        Slot::Str(k) => Err(ParseError::UnknownSteerKind(k.into_string())),
+        Slot::Str(k) => Err(ParseError::UnknownSteerKind(k.as_text().into_owned())),
         _ => Err(ParseError::ExpectedKind),
     }
 }
 
-/// `goal`: `GoalSet` or `GoalClear`.
-#[inline]
-pub(crate) fn goal<S: WireStr>(
-    action: Slot<S>,
-    text: Slot<S>,
-    auto: Slot<S>,
-) -> Result<Command, ParseError> {
-    match action {
-        Slot::Str(a) if a.is("set") => match text {
-            // A blank goal decodes: refusing it is the engine's policy.
-            Slot::Str(text) => Ok(Command::GoalSet {
-                text: text.into_string(),
-                // A flag with a default: only JSON `true` arms it.
-                auto: matches!(auto, Slot::True),
-            }),
-            _ => Err(ParseError::ExpectedGoal),
-        },
-        Slot::Str(a) if a.is("clear") => Ok(Command::GoalClear),
-        _ => Err(ParseError::ExpectedGoal),
-    }
+/// The seed's `goal` and `approval` arms, written once as functions that
+/// each revision's rules instantiate for its own `Command` (the variants
+/// are named alike), with the inlining that suits its `decide`.
+///
+/// v2 once called this revision's functions and converted the command they
+/// returned: the command crossed the call and the conversion through
+/// memory, about 27 instructions a small line of v2's (callgrind, the
+/// bench's `v2/small` lines). v2 inlines its own; inlined into v1's
+/// `decide`, they cost v1 about 14 (its larger exit block), so v1 keeps
+/// them calls.
+macro_rules! seed_arms {
+    ($(#[$attr:meta])*) => {
+        /// `goal`: `GoalSet` or `GoalClear`.
+        $(#[$attr])*
+        pub(crate) fn goal<S: WireStr>(
+            action: Slot<S>,
+            text: Slot<S>,
+            auto: Slot<S>,
+        ) -> Result<Command, $crate::v1::ParseError> {
+            use $crate::v1::ParseError;
+            match action {
+                Slot::Str(a) if a.is("set") => match text {
+                    // A blank goal decodes: refusing it is the engine's policy.
+                    Slot::Str(text) => Ok(Command::GoalSet {
+                        text: text.into_string(),
+                        // A flag with a default: only JSON `true` arms it.
+                        auto: matches!(auto, Slot::True),
+                    }),
+                    _ => Err(ParseError::ExpectedGoal),
+                },
+                Slot::Str(a) if a.is("clear") => Ok(Command::GoalClear),
+                _ => Err(ParseError::ExpectedGoal),
+            }
+        }
+
+        /// `approval`: `ApprovalDecision`. Both fields are required: neither
+        /// has a defensible default, and a guess would settle a permission
+        /// prompt.
+        $(#[$attr])*
+        pub(crate) fn approval<S: WireStr>(
+            id: Slot<S>,
+            allow: Slot<S>,
+        ) -> Result<Command, $crate::v1::ParseError> {
+            use $crate::v1::ParseError;
+            let id = id.string().ok_or(ParseError::ExpectedId)?;
+            let allow = match allow {
+                Slot::True => true,
+                Slot::False => false,
+                _ => return Err(ParseError::ExpectedAllow),
+            };
+            Ok(Command::ApprovalDecision {
+                id: id.into_string(),
+                allow,
+            })
+        }
+    };
 }
 
-/// `approval`: `ApprovalDecision`. Both fields are required: neither has a
-/// defensible default, and a guess would settle a permission prompt.
-#[inline]
-pub(crate) fn approval<S: WireStr>(id: Slot<S>, allow: Slot<S>) -> Result<Command, ParseError> {
-    let id = id.string().ok_or(ParseError::ExpectedId)?;
-    let allow = match allow {
-        Slot::True => true,
-        Slot::False => false,
-        _ => return Err(ParseError::ExpectedAllow),
-    };
-    Ok(Command::ApprovalDecision {
-        id: id.into_string(),
-        allow,
-    })
-}
+pub(crate) use seed_arms;
+
+seed_arms!(#[inline]);
 
 // What `openseek serve` itself refuses among the commands the rules above
 // read (`decode_serve_command` in upstream serve/state.mbt; the reference

@@ -71,7 +71,7 @@ impl<'de> Deserialize<'de> for SteerKind {
     /// `serde_json`, the position follows).
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let FieldValue(slot) = FieldValue::deserialize(deserializer)?;
-        rules::steer_kind(slot).map_err(de::Error::custom)
+        rules::steer_kind(&slot).map_err(de::Error::custom)
     }
 }
 

@@ -16,11 +16,29 @@ use std::mem;
 /// The revision's keys, as found in one object (the last duplicate wins).
 pub(crate) struct Fields<S> {
     /// A slot per [`Key`], in its order. `content` (and `images`) when it
-    /// is not an array; absent when it is one (then `parts`, or `urls`,
-    /// holds it) or when the key is.
+    /// is not an array; absent when it is one (then `arrays` holds it) or
+    /// when the key is.
     slots: [Slot<S>; Key::ALL.len()],
+    /// The items of `content` and `images`, once either has been an
+    /// array: on the common line, which has neither, one word to write
+    /// and one to test when the fields are dropped (two lists held apart
+    /// cost it 7 instructions).
+    arrays: Option<Arrays<S>>,
+}
+
+/// The items of the two array keys.
+pub(crate) struct Arrays<S> {
     parts: PartList<S>,
     urls: UrlList<S>,
+}
+
+impl<S> Arrays<S> {
+    fn new() -> Self {
+        Arrays {
+            parts: PartList::new(),
+            urls: UrlList::NotGiven,
+        }
+    }
 }
 
 /// The keys the rules read; every other key is ignored. The two read
@@ -103,49 +121,46 @@ impl<S: WireStr> Fields<S> {
                 Slot::Absent,
                 Slot::Absent,
             ],
-            parts: PartList::new(),
-            urls: UrlList::NotGiven,
+            arrays: None,
         }
     }
 
-    /// Where a known key's value goes.
+    /// Where a known key's value goes, an array key's items included.
     #[inline]
-    pub fn field_of(&mut self, key: Key) -> Field<'_, S, PartFields<S>> {
+    pub fn field_of(&mut self, key: Key) -> Field<'_, S, Items<'_, S>> {
+        let Fields { slots, arrays } = self;
         match key {
-            Key::Content => self.content(),
-            Key::Images => self.images(),
-            _ => Field::Flat(&mut self.slots[key as usize]),
+            Key::Content => Field::Array {
+                value: &mut slots[Key::Content as usize],
+                items: &mut arrays.get_or_insert_with(Arrays::new).parts,
+            },
+            Key::Images => Field::Array {
+                value: &mut slots[Key::Images as usize],
+                items: &mut arrays.get_or_insert_with(Arrays::new).urls,
+            },
+            _ => Field::Flat(&mut slots[key as usize]),
         }
     }
 
-    /// Where the value of the key at `index` in [`Key::ALL`] goes.
+    /// Where the value of the key at `index` in [`Key::ALL`] goes, an
+    /// array key named by its index (for [`FieldSet::items`]).
     #[inline(always)]
-    fn field_at(&mut self, index: usize) -> Option<Field<'_, S, PartFields<S>>> {
-        Some(if index == Key::Content as usize {
-            self.content()
-        } else if index == Key::Images as usize {
-            self.images()
-        } else {
-            Field::Flat(self.slots.get_mut(index)?)
-        })
-    }
-
-    #[inline(always)]
-    fn content(&mut self) -> Field<'_, S, PartFields<S>> {
-        Field::Array {
-            value: &mut self.slots[Key::Content as usize],
-            items: &mut self.parts,
-        }
-    }
-
-    #[inline(always)]
-    fn images(&mut self) -> Field<'_, S, PartFields<S>> {
-        Field::Array {
-            value: &mut self.slots[Key::Images as usize],
-            items: &mut self.urls,
-        }
+    fn field_at(&mut self, index: usize) -> Option<Field<'_, S, usize>> {
+        Some(
+            if index == Key::Content as usize || index == Key::Images as usize {
+                Field::Array {
+                    value: &mut self.slots[index],
+                    items: index,
+                }
+            } else {
+                Field::Flat(self.slots.get_mut(index)?)
+            },
+        )
     }
 }
+
+/// The items of an array key, as [`Fields::field_of`] gives them.
+pub(crate) type Items<'f, S> = &'f mut dyn ArrayField<S, PartFields<S>>;
 
 impl<S: WireStr> FieldSet<S> for Fields<S> {
     const MAX_KEY_LEN: usize = "submission_id".len();
@@ -159,8 +174,18 @@ impl<S: WireStr> FieldSet<S> for Fields<S> {
     // Inlined into the scan loop: the field's kind is two compares of the
     // key's index, not a returned enum.
     #[inline(always)]
-    fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, PartFields<S>>> {
+    fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, usize>> {
         self.field_at(Key::NAMES.find(key)?)
+    }
+
+    /// `images`' URLs, or else (`content`) its parts.
+    fn items(&mut self, which: usize) -> &mut dyn ArrayField<S, PartFields<S>> {
+        let arrays = self.arrays.get_or_insert_with(Arrays::new);
+        if which == Key::Images as usize {
+            &mut arrays.urls
+        } else {
+            &mut arrays.parts
+        }
     }
 }
 
@@ -209,7 +234,7 @@ impl<S> FieldSet<S> for PartFields<S> {
     }
 
     #[inline]
-    fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, NoFields>> {
+    fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, usize>> {
         if key == b"data" {
             // The scanner decodes plain base64 as it finds it, which proves
             // the string plain without its own scan of the string.
@@ -385,7 +410,7 @@ fn decode_part<S: WireStr>(
 #[inline(always)]
 fn content_value<S: WireStr>(
     value: &mut Slot<S>,
-    parts: &mut PartList<S>,
+    parts: Option<&mut PartList<S>>,
 ) -> Option<Result<Content, ParseError>> {
     match value.take() {
         Slot::Str(text) => return Some(Ok(Content::from(text.into_string()))),
@@ -398,7 +423,7 @@ fn content_value<S: WireStr>(
             )))
         }
     }
-    let (parts, refused) = parts.0.take()?;
+    let (parts, refused) = parts?.0.take()?;
     let mut out = Vec::with_capacity(parts.len());
     for (index, p) in parts.into_iter().enumerate() {
         match decode_part(p, || format!("/{index}")) {
@@ -420,7 +445,7 @@ pub(crate) fn content_alone<S: WireStr>(
     mut parts: PartList<S>,
 ) -> Result<Content, ParseError> {
     // Neither a value nor an array: nothing the wire could hold.
-    content_value(&mut value, &mut parts).unwrap_or_else(|| {
+    content_value(&mut value, Some(&mut parts)).unwrap_or_else(|| {
         Err(invalid_content(
             String::new(),
             "expected content string or array",
@@ -443,17 +468,19 @@ pub(crate) fn part_alone<S: WireStr>(
 #[inline(always)]
 fn content<S: WireStr>(
     content: &mut Slot<S>,
-    parts: &mut PartList<S>,
+    arrays: &mut Option<Arrays<S>>,
     text: &mut Slot<S>,
     images: &mut Slot<S>,
-    urls: &mut UrlList<S>,
 ) -> Result<Content, ParseError> {
-    if let Some(content) = content_value(content, parts) {
+    if let Some(content) = content_value(content, arrays.as_mut().map(|a| &mut a.parts)) {
         return content;
     }
     let text = text.take().string().ok_or(ParseError::ExpectedText)?;
+    let urls = arrays.as_mut().map_or(UrlList::NotGiven, |a| {
+        mem::replace(&mut a.urls, UrlList::NotGiven)
+    });
     // The whole list is read as strings before any URL is decoded.
-    let urls = match (images.take(), mem::replace(urls, UrlList::NotGiven)) {
+    let urls = match (images.take(), urls) {
         (Slot::Absent, UrlList::NotGiven) => Vec::new(),
         (Slot::Absent, UrlList::Urls(urls)) => urls,
         // Not an array, or not of strings.
@@ -504,15 +531,17 @@ fn component<S: WireStr>(slot: Slot<S>) -> Option<String> {
 // both revisions read alike (`compact`: 21 ns in v1, 32 ns in v2).
 #[inline(always)]
 pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseError> {
-    let Fields { slots, parts, urls } = f;
+    let Fields { slots, arrays } = f;
     let [command, text, submission_id, kind, action, auto, id, allow, request, generation, job_id, content_slot, images] =
         slots;
-    let Some(name) = command.take().string() else {
+    // Compared where the scan left it, not moved out: moved, its padding
+    // went along, a few instructions every line.
+    let Slot::Str(name) = &*command else {
         return Err(ParseError::ExpectedCommand);
     };
     if name.is("prompt") {
         // Content first, then the tag.
-        let content = content(content_slot, parts, text, images, urls)?;
+        let content = content(content_slot, arrays, text, images)?;
         Ok(Command::Prompt {
             content,
             submission_id: v1::submission_id(submission_id.take())?,
@@ -520,9 +549,9 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
     } else if name.is("steer") {
         // Here the tag comes first, then content, then the kind.
         let submission_id = v1::submission_id(submission_id.take())?;
-        let content = content(content_slot, parts, text, images, urls)?;
+        let content = content(content_slot, arrays, text, images)?;
         Ok(Command::Steer {
-            kind: v1::steer_kind(kind.take())?,
+            kind: v1::steer_kind(kind)?,
             content,
             submission_id,
         })
@@ -547,15 +576,18 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
     } else if name.is("cancel") {
         Ok(Command::Cancel)
     } else if name.is("goal") {
-        // Unchanged since the seed's revision: its arm, converted.
-        let goal = v1::goal(action.take(), text.take(), auto.take())?;
-        Ok(goal.into())
+        // Unchanged since the seed's revision: its arm, for this `Command`.
+        Ok(goal(action.take(), text.take(), auto.take())?)
     } else if name.is("approval") {
-        Ok(v1::approval(id.take(), allow.take())?.into())
+        Ok(approval(id.take(), allow.take())?)
     } else {
-        Err(ParseError::UnknownCommand(name.into_string()))
+        Err(ParseError::UnknownCommand(name.as_text().into_owned()))
     }
 }
+
+// The seed's `goal` and `approval` arms, building this revision's command;
+// inlined, so it never crosses a call through memory.
+v1::seed_arms!(#[inline(always)]);
 
 /// The engine's message for a `command` steer whose content holds an image.
 pub(crate) const COMMAND_STEER_IMAGES: &str = "command steering does not accept images";
@@ -661,7 +693,7 @@ mod tests {
             );
             let mut fields = Fields::new();
             assert!(matches!(scan::scan(line.as_bytes(), &mut fields), Ok(true)));
-            match fields.parts.0.take() {
+            match fields.arrays.take().and_then(|a| a.parts.0) {
                 Some((parts, None)) => match parts.as_slice() {
                     [Part::Image { decoded, .. }] => {
                         assert_eq!(decoded.as_deref(), want, "{line}");

@@ -115,21 +115,31 @@ pub(crate) trait FieldSet<S> {
 
     /// Where a key's (unescaped) value goes, or `None` for a key the rules
     /// never read. A duplicate key overwrites: the last one wins, as in the
-    /// reference's JSON parser.
-    fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, Self::Item>>;
+    /// reference's JSON parser. An array key is named by a number, which
+    /// [`FieldSet::items`] takes when the value is an array: the scanner
+    /// asks for the items only then, so a line whose array key holds a
+    /// string (v2's common `content`) never builds their `dyn` reference.
+    fn field(&mut self, key: &[u8]) -> Option<Field<'_, S, usize>>;
+
+    /// The items of the array key `field` named `which`. A field set
+    /// without array keys never names one; should it, the array's items
+    /// are validated and none is kept.
+    fn items(&mut self, which: usize) -> &mut dyn ArrayField<S, Self::Item> {
+        let _ = which;
+        // A zero-sized value: leaking its box allocates nothing.
+        Box::leak(Box::new(NoItems))
+    }
 }
 
 /// Where one known key's value goes.
-pub(crate) enum Field<'f, S, O> {
+pub(crate) enum Field<'f, S, A> {
     /// A value reduced to a [`Slot`].
     Flat(&'f mut Slot<S>),
     /// A value the rules read inside when it is an array: any other value
     /// goes to `value`, as for a flat key; an array leaves `value` absent
-    /// and goes to `items`, item by item.
-    Array {
-        value: &'f mut Slot<S>,
-        items: &'f mut dyn ArrayField<S, O>,
-    },
+    /// and goes to the [`ArrayField`] that `items` is (or names, for the
+    /// scanner: [`FieldSet::field`]), item by item.
+    Array { value: &'f mut Slot<S>, items: A },
     /// A string the rules decode whole (v2's image `data`), which the
     /// scanner may decode as it finds it, in an object item of an array key
     /// (at the top level it is read as a flat key). It hands `decode` the
@@ -146,6 +156,17 @@ pub(crate) enum Field<'f, S, O> {
         decoded: &'f mut Option<Vec<u8>>,
         decode: fn(&[u8]) -> Option<Vec<u8>>,
     },
+}
+
+/// The items of an array no rule reads: none is wanted.
+struct NoItems;
+
+impl<S, O> ArrayField<S, O> for NoItems {
+    fn begin(&mut self) {}
+    fn wants_more(&self) -> bool {
+        false
+    }
+    fn item(&mut self, _: Item<S, O>) {}
 }
 
 /// One item of an array key: an object's fields, or any other value.
@@ -180,7 +201,7 @@ impl<S> FieldSet<S> for NoFields {
         NoFields
     }
     #[inline]
-    fn field(&mut self, _: &[u8]) -> Option<Field<'_, S, NoFields>> {
+    fn field(&mut self, _: &[u8]) -> Option<Field<'_, S, usize>> {
         None
     }
 }
@@ -320,7 +341,17 @@ const fn const_words(key: &[u8]) -> (u64, u64) {
 
 #[cfg(test)]
 mod tests {
-    use super::KeyTable;
+    use super::{ArrayField, FieldSet, Item, KeyTable, NoFields, Slot};
+
+    #[test]
+    fn a_set_without_array_keys_keeps_no_items() {
+        let mut set = NoFields;
+        let items: &mut dyn ArrayField<&str, NoFields> = FieldSet::<&str>::items(&mut set, 0);
+        items.begin();
+        assert!(!items.wants_more());
+        items.item(Item::Value(Slot::Str("x")));
+        assert!(!items.wants_more());
+    }
 
     const NAMES: &[&str] = &[
         "command",

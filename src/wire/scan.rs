@@ -557,7 +557,7 @@ impl<'a> Parser<'a> {
             match field_of(fields, key) {
                 Some(Field::Array { value, items }) if self.peek() == Some(b'[') => {
                     *value = Slot::Absent;
-                    self.array_field(items, F::item)?;
+                    self.array_field(fields.items(items), F::item)?;
                 }
                 // Any other value of an array key is a slot: one arm, so
                 // the scan of a value is inlined once for both kinds.
@@ -1046,7 +1046,7 @@ const LONE_SURROGATE: &str = "lone UTF-16 surrogate escape (cannot be held by a 
 fn field_of<'f, 'a, F: FieldSet<RawStr<'a>>>(
     fields: &'f mut F,
     key: RawStr<'_>,
-) -> Option<Field<'f, RawStr<'a>, F::Item>> {
+) -> Option<Field<'f, RawStr<'a>, usize>> {
     if !key.escaped {
         return fields.field(key.raw.bytes());
     }
