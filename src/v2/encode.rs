@@ -214,8 +214,9 @@ impl Command {
     /// single `write_all` when it is up to 8 KiB long (on an unbuffered pipe,
     /// one `write` system call, so that lines written to one pipe by several
     /// threads do not interleave), and in one `write_all` per 8 KiB at most
-    /// when it is longer: every write but the last is of a full 8 KiB
-    /// buffer.
+    /// when it is longer: every write but the last is of whole 8 KiB
+    /// buffers (a plain run of text longer than the buffer goes straight
+    /// from the string, several buffers in one write).
     ///
     /// So writing each command straight to a child's stdin or a socket costs
     /// one system call per command. A [`BufWriter`](io::BufWriter) around

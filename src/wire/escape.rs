@@ -338,10 +338,10 @@ impl Sink for ShortBuf {
 }
 
 /// An 8 KiB stack buffer in front of a writer, written only when full (and
-/// at the end): every write but the last is of a whole number of [`CAP`]s
-/// (of one, for strings: they are escaped into the buffer a block at a
-/// time). A piece longer than what is left fills the buffer, and its whole
-/// `CAP`s beyond go straight through.
+/// at the end): every write but the last is of a whole number of [`CAP`]s.
+/// A piece longer than what is left fills the buffer, and its whole `CAP`s
+/// beyond go straight through; so does a long plain run of a string, which
+/// is otherwise escaped into the buffer a block at a time.
 pub(crate) struct StackBuf<W> {
     out: W,
     /// `CAP` bytes, and slack past them so that blocks can be copied whole
