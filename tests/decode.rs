@@ -291,3 +291,80 @@ fn errors_are_send_sync_and_read_well() {
     let e = Command::from_slice(b"{\"command\":\"approval\",\"id\":\"x\"}").unwrap_err();
     assert_eq!(format!("{e:?}"), "Command(ExpectedAllow)");
 }
+
+/// A line whose prompt text is the raw JSON string body `raw`.
+fn prompt_line(raw: &[u8]) -> Vec<u8> {
+    let mut line = br#"{"command":"prompt","text":""#.to_vec();
+    line.extend_from_slice(raw);
+    line.extend_from_slice(br#""}"#);
+    line
+}
+
+/// Escapes at the same offset of two or four of a 64-byte block's four
+/// 16-byte parts, and nowhere else: the block-wise tests for "any
+/// backslash" must see each of them (flags of one lane in two parts must
+/// not cancel out).
+#[test]
+fn escapes_in_the_same_lane_of_a_block_are_all_unescaped() {
+    for k in 0..16 {
+        for offsets in [
+            vec![k, k + 16],
+            vec![k, k + 32],
+            vec![k + 16, k + 48],
+            vec![k, k + 16, k + 32, k + 48],
+        ] {
+            let mut raw = vec![b'a'; 96];
+            let mut text = raw.clone();
+            for &at in offsets.iter().rev() {
+                raw[at] = b'\\';
+                raw[at + 1] = b'n';
+                text.splice(at..at + 2, [b'\n']);
+            }
+            assert_eq!(
+                Command::from_slice(&prompt_line(&raw)),
+                Ok(Command::Prompt {
+                    text: String::from_utf8(text).unwrap(),
+                    submission_id: None
+                }),
+                "{offsets:?}"
+            );
+        }
+    }
+}
+
+/// A string dense with escapes, then one far apart, then plain text with
+/// one invalid byte at any offset of its blocks: the block-wise scan of
+/// a dense string must still see the byte above 0x7f, and refuse it.
+#[test]
+fn invalid_utf8_after_dense_escapes_is_refused_where_it_is() {
+    let mut head = b"\\n".repeat(40);
+    head.extend_from_slice(&[b'a'; 60]);
+    head.extend_from_slice(b"\\t");
+    for at in 0..130 {
+        let mut raw = head.clone();
+        let mut tail = vec![b'b'; 130];
+        tail[at] = 0xff;
+        raw.extend_from_slice(&tail);
+        let line = prompt_line(&raw);
+        let byte = line.iter().position(|&b| b == 0xff).unwrap();
+        assert_eq!(
+            syntax(&line).to_string(),
+            format!("invalid UTF-8 at byte {byte}"),
+            "at {at}"
+        );
+        // The same bytes, valid: `é` for the invalid byte.
+        let mut tail = vec![b'b'; 130];
+        tail.splice(at..at + 1, "é".bytes());
+        let mut raw = head.clone();
+        raw.extend_from_slice(&tail);
+        let text = "\n".repeat(40) + &"a".repeat(60) + "\t" + std::str::from_utf8(&tail).unwrap();
+        assert_eq!(
+            Command::from_slice(&prompt_line(&raw)),
+            Ok(Command::Prompt {
+                text,
+                submission_id: None
+            }),
+            "at {at}"
+        );
+    }
+}
