@@ -341,17 +341,24 @@ fn invalid_utf8_after_dense_escapes_is_refused_where_it_is() {
     head.extend_from_slice(&[b'a'; 60]);
     head.extend_from_slice(b"\\t");
     for at in 0..130 {
-        let mut raw = head.clone();
-        let mut tail = vec![b'b'; 130];
-        tail[at] = 0xff;
-        raw.extend_from_slice(&tail);
-        let line = prompt_line(&raw);
-        let byte = line.iter().position(|&b| b == 0xff).unwrap();
-        assert_eq!(
-            syntax(&line).to_string(),
-            format!("invalid UTF-8 at byte {byte}"),
-            "at {at}"
-        );
+        // One invalid byte, and two in the same lane of two 16-byte parts
+        // (their high bits must not cancel out).
+        for gap in [None, Some(16)] {
+            let mut raw = head.clone();
+            let mut tail = vec![b'b'; 146];
+            tail[at] = 0xff;
+            if let Some(gap) = gap {
+                tail[at + gap] = 0xff;
+            }
+            raw.extend_from_slice(&tail);
+            let line = prompt_line(&raw);
+            let byte = line.iter().position(|&b| b == 0xff).unwrap();
+            assert_eq!(
+                syntax(&line).to_string(),
+                format!("invalid UTF-8 at byte {byte}"),
+                "at {at}, gap {gap:?}"
+            );
+        }
         // The same bytes, valid: `é` for the invalid byte.
         let mut tail = vec![b'b'; 130];
         tail.splice(at..at + 1, "é".bytes());
