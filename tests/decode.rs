@@ -375,3 +375,63 @@ fn invalid_utf8_after_dense_escapes_is_refused_where_it_is() {
         );
     }
 }
+
+/// Invalid bytes among escapes close together, where each block's masks
+/// are built (not only tested for any stop): the byte above 0x7f is still
+/// seen, alone or with another in the same lane of the next 16 bytes.
+#[test]
+fn invalid_utf8_among_dense_escapes_is_refused_where_it_is() {
+    for at in 30..110 {
+        for second in [None, Some(16)] {
+            // Offsets of the string where an invalid byte goes, before
+            // the escape that would start there.
+            let mut wanted: Vec<usize> = [Some(at), second.map(|gap| at + gap)]
+                .into_iter()
+                .flatten()
+                .collect();
+            let mut raw = Vec::new();
+            for k in 0..120 {
+                if wanted.first().is_some_and(|&w| raw.len() >= w) {
+                    raw.push(0xff);
+                    wanted.remove(0);
+                }
+                raw.extend_from_slice(if k % 3 == 0 { b"\\t" } else { b"\\n" });
+            }
+            let line = prompt_line(&raw);
+            let byte = line.iter().position(|&b| b == 0xff).unwrap();
+            assert_eq!(
+                syntax(&line).to_string(),
+                format!("invalid UTF-8 at byte {byte}"),
+                "at {at}, second {second:?}"
+            );
+        }
+    }
+}
+
+/// A dense string whose every block past the first holds an invalid byte,
+/// and whose last few bytes are ASCII: refused, however its blocks fall.
+#[test]
+fn invalid_utf8_in_every_dense_block_is_refused() {
+    for len in 64..192 {
+        for tail in [0, 7, 31, 63] {
+            let mut raw = b"\\n".repeat(32);
+            for k in 0..len {
+                // (The first invalid byte well past where the scan before
+                // the blocks reads.)
+                raw.extend_from_slice(match (k + 8) % 16 {
+                    0 => b"\xff",
+                    k if k % 2 == 0 => b"\\t",
+                    _ => b"a",
+                });
+            }
+            raw.extend_from_slice(&b"\\n".repeat(tail / 2));
+            let line = prompt_line(&raw);
+            let byte = line.iter().position(|&b| b == 0xff).unwrap();
+            assert_eq!(
+                syntax(&line).to_string(),
+                format!("invalid UTF-8 at byte {byte}"),
+                "len {len}, tail {tail}"
+            );
+        }
+    }
+}
