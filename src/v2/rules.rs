@@ -79,7 +79,7 @@ impl Key {
     ];
 
     /// Their names, in the same order.
-    const NAMES: KeyTable = KeyTable::new(&[
+    pub(crate) const NAME_LIST: [&'static str; 13] = [
         "command",
         "text",
         "submission_id",
@@ -93,7 +93,10 @@ impl Key {
         "job_id",
         "content",
         "images",
-    ]);
+    ];
+
+    /// [`Key::NAME_LIST`], each found by one lookup.
+    const NAMES: KeyTable = KeyTable::new(&Key::NAME_LIST);
 
     #[inline]
     pub fn from_bytes(key: &[u8]) -> Option<Key> {
@@ -211,6 +214,9 @@ impl<S> PartFields<S> {
             decoded: None,
         }
     }
+
+    /// The keys of a part the rules read (`text` is also a command key).
+    pub(crate) const NAME_LIST: [&'static str; 4] = ["type", "text", "media_type", "data"];
 
     #[inline]
     pub fn slot(&mut self, key: &[u8]) -> Option<&mut Slot<S>> {

@@ -152,25 +152,6 @@ impl<'de> FromMap<'de> for Command {
 /// command object or in a content part).
 struct KeyName(Option<&'static str>);
 
-const NAMES: [&str; 16] = [
-    "command",
-    "text",
-    "submission_id",
-    "kind",
-    "action",
-    "auto",
-    "id",
-    "allow",
-    "request_id",
-    "generation",
-    "job_id",
-    "content",
-    "images",
-    "type",
-    "media_type",
-    "data",
-];
-
 impl<'de> Deserialize<'de> for KeyName {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct KeyVisitor;
@@ -180,7 +161,10 @@ impl<'de> Deserialize<'de> for KeyName {
                 f.write_str("a string key")
             }
             fn visit_str<E: de::Error>(self, key: &str) -> Result<KeyName, E> {
-                Ok(KeyName(NAMES.into_iter().find(|name| *name == key)))
+                let names = Key::NAME_LIST
+                    .into_iter()
+                    .chain(PartFields::<()>::NAME_LIST);
+                Ok(KeyName(names.into_iter().find(|name| *name == key)))
             }
         }
         deserializer.deserialize_str(KeyVisitor)
