@@ -231,6 +231,44 @@ fn every_chunking_gives_the_same_items() {
     }
 }
 
+/// A line ends at its LF wherever the LF falls in the reader's buffer: in
+/// its first 64 bytes, the next 64, past them, or in a tail shorter than 64.
+/// Prompts of every length up to 300 bytes, each between two cancels, all
+/// in one buffer.
+#[test]
+fn every_line_length_ends_at_its_lf() {
+    use Got::*;
+    let cancel = std::str::from_utf8(CANCEL).unwrap();
+    let mut input = format!("{cancel}\n");
+    let mut expected = vec![(1, Cmd(Command::Cancel))];
+    for len in 0..300 {
+        let text = "x".repeat(len);
+        // 30 bytes and the text.
+        input.push_str(&format!(
+            "{{\"command\":\"prompt\",\"text\":\"{text}\"}}\n{cancel}\n"
+        ));
+        let line = expected.len() as u64;
+        expected.push((line + 1, Cmd(prompt(&text))));
+        expected.push((line + 2, Cmd(Command::Cancel)));
+    }
+    let lines = expected.len() as u64;
+    check(input.as_bytes(), 1000, &expected, lines);
+    // Each on its own: the line is the whole input, or all but its LF.
+    for (len, (_, item)) in (0..300).zip(expected.iter().skip(1).step_by(2)) {
+        let line = format!(
+            "{{\"command\":\"prompt\",\"text\":\"{}\"}}",
+            "x".repeat(len)
+        );
+        check(line.as_bytes(), 1000, &[(1, item.clone())], 1);
+        check(
+            format!("{line}\n").as_bytes(),
+            1000,
+            &[(1, item.clone())],
+            1,
+        );
+    }
+}
+
 /// A `BufRead` that fails with `Interrupted` on every other call, and hands
 /// out `step` bytes otherwise.
 struct Flaky<'a> {

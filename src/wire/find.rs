@@ -1,6 +1,7 @@
 //! Finding the next byte of a kind in a string: the one search behind the
-//! scanner (where a string ends, where its next escape is) and the encoder
-//! (what needs escaping). A leaf: it imports nothing from the crate.
+//! scanner (where a string ends, where its next escape is), the encoder
+//! (what needs escaping) and the framer (where a line ends). A leaf: it
+//! imports nothing from the crate.
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 pub(crate) const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -193,6 +194,11 @@ mod simd {
     }
 
     #[inline(always)]
+    pub(super) fn lf_bits(block: &[u8; 64]) -> u64 {
+        gather(each(lanes(block), |v| v.cmp_eq(u8x16::splat(b'\n'))))
+    }
+
+    #[inline(always)]
     pub(super) fn backslash_bits(block: &[u8; 64]) -> u64 {
         gather(each(lanes(block), |v| v.cmp_eq(u8x16::splat(b'\\'))))
     }
@@ -269,6 +275,45 @@ pub(crate) fn backslash_bits(block: &[u8; 64]) -> u64 {
     {
         mask::<Backslash>(block).0
     }
+}
+
+/// A bit per LF of a 64-byte `block`.
+#[inline(always)]
+fn lf_bits(block: &[u8; 64]) -> u64 {
+    #[cfg(all(target_arch = "x86_64", not(serve_command_portable)))]
+    {
+        simd::lf_bits(block)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(serve_command_portable))))]
+    {
+        let mut flags = [0u8; 64];
+        for (f, &c) in flags.iter_mut().zip(block) {
+            *f = u8::from(c == b'\n') << 7;
+        }
+        gather(&flags)
+    }
+}
+
+/// Index of the first LF in `b`: where a command line ends. Most lines are
+/// short, and there `memchr`'s set-up (its run-time dispatch, its aligning
+/// steps) costs more than the search: the first two 64-byte blocks are
+/// searched here, with one mask each, and only what lies past them (or a
+/// tail shorter than a block) by `memchr`.
+#[inline]
+pub(crate) fn lf(b: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    while i < 128 {
+        let Some(block) = b.get(i..i + 64) else {
+            break;
+        };
+        let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
+        let bits = lf_bits(block);
+        if bits != 0 {
+            return Some(i + bits.trailing_zeros() as usize);
+        }
+        i += 64;
+    }
+    memchr::memchr(b'\n', &b[i..]).map(|j| i + j)
 }
 
 /// Whether a 64-byte `block` holds a backslash.

@@ -9,6 +9,7 @@
 
 use crate::error::ReadError;
 use crate::revision::Revision;
+use crate::wire::find;
 use std::fmt;
 
 /// What one line turns into.
@@ -53,8 +54,28 @@ impl Framer {
     /// Takes a prefix of `chunk` (all of it, or up to and including a LF;
     /// never nothing unless `chunk` is empty) and returns its length, with
     /// the item that prefix completed, if any.
+    #[inline]
     pub(crate) fn feed<C: Revision>(&mut self, chunk: &[u8]) -> (usize, Option<Item<C>>) {
-        let lf = memchr::memchr(b'\n', chunk);
+        let lf = find::lf(chunk);
+        if let Some(i) = lf {
+            // The common line: whole in this chunk, with nothing held before
+            // it and nothing being dropped. Decoded in place, not copied.
+            if self.partial.is_empty() && !self.discarding && i <= self.max {
+                self.line += 1;
+                return (i + 1, decode(&chunk[..i], self.line));
+            }
+        }
+        self.feed_rest(chunk, lf)
+    }
+
+    /// [`Framer::feed`] for every other case: a line that spans chunks, is
+    /// too long, or is being dropped.
+    #[inline(never)]
+    fn feed_rest<C: Revision>(
+        &mut self,
+        chunk: &[u8],
+        lf: Option<usize>,
+    ) -> (usize, Option<Item<C>>) {
         if self.discarding {
             return match lf {
                 Some(i) => {
