@@ -561,7 +561,17 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
             content,
             submission_id,
         })
+    } else if name.is("compact") {
+        Ok(Command::Compact)
+    } else if name.is("cancel") {
+        Ok(Command::Cancel)
+    } else if name.is("goal") {
+        // Unchanged since the seed's revision: its arm, for this `Command`.
+        Ok(goal(action.take(), text.take(), auto.take())?)
+    } else if name.is("approval") {
+        Ok(approval(id.take(), allow.take())?)
     } else if name.is("jobs_snapshot") {
+        // The job commands last: the seed's come far more often.
         let request_id = request_id(request.take()).ok_or(ParseError::InvalidJobCommand)?;
         Ok(Command::JobsSnapshot { request_id })
     } else if name.is("job_stop") {
@@ -577,15 +587,6 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
             }),
             _ => Err(ParseError::InvalidJobCommand),
         }
-    } else if name.is("compact") {
-        Ok(Command::Compact)
-    } else if name.is("cancel") {
-        Ok(Command::Cancel)
-    } else if name.is("goal") {
-        // Unchanged since the seed's revision: its arm, for this `Command`.
-        Ok(goal(action.take(), text.take(), auto.take())?)
-    } else if name.is("approval") {
-        Ok(approval(id.take(), allow.take())?)
     } else {
         Err(ParseError::UnknownCommand(name.as_text().into_owned()))
     }
