@@ -9,7 +9,7 @@ pub(crate) fn from_slice(line: &[u8]) -> Result<Command, LineError> {
     // Filled in place: the fields are never moved until `decide` takes them.
     let mut fields = Fields::new();
     if scan::scan(line, &mut fields)? {
-        Ok(rules::decide(&mut fields)?)
+        rules::decide(&mut fields)
     } else {
         Err(rules::not_an_object().into())
     }

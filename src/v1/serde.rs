@@ -53,7 +53,7 @@ impl<'de> FromMap<'de> for Command {
                 }
             }
         }
-        rules::decide(&mut fields).map_err(de::Error::custom)
+        rules::decide::<_, crate::v1::ParseError>(&mut fields).map_err(de::Error::custom)
     }
 }
 
