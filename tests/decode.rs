@@ -300,6 +300,18 @@ fn prompt_line(raw: &[u8]) -> Vec<u8> {
     line
 }
 
+/// The prompt of text `raw` is refused at its first byte 0xff.
+#[track_caller]
+fn refused_at_first_invalid_byte(raw: &[u8], case: &str) {
+    let line = prompt_line(raw);
+    let byte = line.iter().position(|&b| b == 0xff).unwrap();
+    assert_eq!(
+        syntax(&line).to_string(),
+        format!("invalid UTF-8 at byte {byte}"),
+        "{case}"
+    );
+}
+
 /// Escapes at the same offset of two or four of a 64-byte block's four
 /// 16-byte parts, and nowhere else: the block-wise tests for "any
 /// backslash" must see each of them (flags of one lane in two parts must
@@ -351,13 +363,7 @@ fn invalid_utf8_after_dense_escapes_is_refused_where_it_is() {
                 tail[at + gap] = 0xff;
             }
             raw.extend_from_slice(&tail);
-            let line = prompt_line(&raw);
-            let byte = line.iter().position(|&b| b == 0xff).unwrap();
-            assert_eq!(
-                syntax(&line).to_string(),
-                format!("invalid UTF-8 at byte {byte}"),
-                "at {at}, gap {gap:?}"
-            );
+            refused_at_first_invalid_byte(&raw, &format!("at {at}, gap {gap:?}"));
         }
         // The same bytes, valid: `é` for the invalid byte.
         let mut tail = vec![b'b'; 130];
@@ -397,13 +403,7 @@ fn invalid_utf8_among_dense_escapes_is_refused_where_it_is() {
                 }
                 raw.extend_from_slice(if k % 3 == 0 { b"\\t" } else { b"\\n" });
             }
-            let line = prompt_line(&raw);
-            let byte = line.iter().position(|&b| b == 0xff).unwrap();
-            assert_eq!(
-                syntax(&line).to_string(),
-                format!("invalid UTF-8 at byte {byte}"),
-                "at {at}, second {second:?}"
-            );
+            refused_at_first_invalid_byte(&raw, &format!("at {at}, second {second:?}"));
         }
     }
 }
@@ -425,13 +425,7 @@ fn invalid_utf8_in_every_dense_block_is_refused() {
                 });
             }
             raw.extend_from_slice(&b"\\n".repeat(tail / 2));
-            let line = prompt_line(&raw);
-            let byte = line.iter().position(|&b| b == 0xff).unwrap();
-            assert_eq!(
-                syntax(&line).to_string(),
-                format!("invalid UTF-8 at byte {byte}"),
-                "len {len}, tail {tail}"
-            );
+            refused_at_first_invalid_byte(&raw, &format!("len {len}, tail {tail}"));
         }
     }
 }
