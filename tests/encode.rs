@@ -291,3 +291,34 @@ fn long_plain_runs_between_escapes() {
         );
     }
 }
+
+/// Every ASCII character and some others inside a plain run long enough to
+/// go from the string straight to the writer, where that run is tested 256
+/// bytes at a time: the characters at either edge of what is escaped
+/// (U+001F and space, `!` `"` `#`, `[` `\` `]`, DEL) at each of 256
+/// consecutive offsets, so at every place in a 256-byte stretch; every
+/// character at offsets spread over one.
+#[test]
+fn every_character_anywhere_in_a_long_plain_run() {
+    let edges = [
+        '\u{0}', '\u{1f}', ' ', '!', '"', '#', '[', '\\', ']', '\u{7f}', 'é',
+    ];
+    let every = (0u8..0x80)
+        .map(char::from)
+        .chain(['é', '日', '😀', '\u{2028}']);
+    let cases = edges
+        .iter()
+        .flat_map(|&c| (16_400..16_656).map(move |at| (c, at)))
+        .chain(every.flat_map(|c| (16_400..16_656).step_by(17).map(move |at| (c, at))));
+    for (c, at) in cases {
+        let (head, tail) = ("a".repeat(at), "b".repeat(300));
+        let text = format!("{head}{c}{tail}");
+        let line = format!(
+            "{{\"command\":\"prompt\",\"text\":\"{head}{}{tail}\"}}\n",
+            model_escape(&c.to_string())
+        );
+        let mut written = Vec::new();
+        prompt(&text, None).write_line(&mut written).unwrap();
+        assert!(written == line.as_bytes(), "{c:?} at {at}");
+    }
+}
