@@ -19,6 +19,23 @@ fuzz_target!(|cmd: Command| {
         .expect("a Vec takes every write");
     assert_eq!(written, line.as_bytes(), "write_line");
 
+    // The line as the text of a prompt, after a plain run long enough to go
+    // from the string straight to the writer once the 8 KiB buffer is full
+    // (of a length that moves where its stretches fall): where that run
+    // ends, and all that follows, are the fuzzer's.
+    let long = Command::Prompt {
+        text: "a".repeat(16_400 + line.len() % 256) + &line,
+        submission_id: None,
+    };
+    written.clear();
+    long.write_line(&mut written)
+        .expect("a Vec takes every write");
+    assert_eq!(
+        written,
+        (model_to_line(&to_model(&long)) + "\n").as_bytes(),
+        "write_line after a long plain run"
+    );
+
     let json = cmd.to_json();
     assert_eq!(Command::from_json(&json).as_ref(), Ok(&cmd), "to_json, parse");
     assert_eq!(model_parse(&json), Ok(to_model(&cmd)), "to_json, the model");
