@@ -429,3 +429,65 @@ fn invalid_utf8_in_every_dense_block_is_refused() {
         }
     }
 }
+
+/// Long strings holding non-ASCII and escapes of every kind, written in
+/// every spelling JSON allows (`\u` of one to four UTF-8 bytes, surrogate
+/// pairs, `\/`), with runs between them of 0 to 11 characters and now and
+/// then a long one: every piece must come out once and in order wherever the
+/// unescaper's buffer happens to fill (at any byte of any piece, as the
+/// 600-odd strings' lengths shift the pieces against it).
+#[test]
+fn long_strings_with_escapes_and_non_ascii_unescape_whole() {
+    // (raw, text)
+    const PIECES: &[(&str, &str)] = &[
+        (r"\n", "\n"),
+        (r#"\""#, "\""),
+        (r"\\", "\\"),
+        (r"\/", "/"),
+        (r"\t", "\t"),
+        (r"\b\f\r", "\u{8}\u{c}\r"),
+        (r"\u0001", "\u{1}"),
+        (r"\u00e9", "é"),
+        (r"\u65E5", "日"),
+        (r"\ud83d\ude00", "😀"),
+        ("é", "é"),
+        ("日本", "日本"),
+        ("😀", "😀"),
+        ("x", "x"),
+    ];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut below = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    for case in 0..600 {
+        let (mut raw, mut text) = (String::new(), String::new());
+        let target = 512 + case * 17;
+        while raw.len() < target {
+            // Mostly short runs, so that the escapes are dense; now and
+            // then one longer than a fixed copy.
+            let run = match below(16) {
+                0 => 9 + below(100),
+                _ => below(12),
+            };
+            for _ in 0..run {
+                let c = ['a', 'é', '日', '😀'][below(4)];
+                raw.push(c);
+                text.push(c);
+            }
+            let (r, t) = PIECES[below(PIECES.len())];
+            raw.push_str(r);
+            text.push_str(t);
+        }
+        assert_eq!(
+            Command::from_slice(&prompt_line(raw.as_bytes())),
+            Ok(Command::Prompt {
+                text,
+                submission_id: None
+            }),
+            "case {case}"
+        );
+    }
+}

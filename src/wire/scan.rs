@@ -61,6 +61,9 @@ pub(crate) struct RawStr<'a> {
     raw: Raw<'a>,
     /// Holds at least one backslash escape.
     escaped: bool,
+    /// Its escapes came close together (the scan went over to
+    /// [`Parser::dense`]): short runs between them.
+    dense: bool,
 }
 
 /// The raw bytes of a string, as the scan left them.
@@ -133,6 +136,14 @@ impl WireStr for RawStr<'_> {
         }
         match (self.raw, self.escaped) {
             (Raw::Utf8(text), false) => text.to_owned(),
+            (Raw::Utf8(text), true) if self.dense && text.len() >= CHUNKED => {
+                unescape_into(Chunked {
+                    out: String::with_capacity(text.len()),
+                    src: text,
+                    buf: [0; CHUNK + 32],
+                    len: 0,
+                })
+            }
             (Raw::Utf8(text), true) => unescape_into(Str {
                 out: String::with_capacity(text.len()),
                 src: text,
@@ -211,6 +222,116 @@ impl Unescaped for Str<'_> {
         self.out.push(c);
     }
     fn done(self) -> String {
+        self.out
+    }
+}
+
+/// The shortest string holding non-ASCII that [`Chunked`] unescapes (if its
+/// escapes are dense: far apart, its long runs go straight to the `String`
+/// and each flush of a few bytes would cost more than [`Str`]'s checks):
+/// below it, zeroing the stack buffer would cost more than the checks
+/// it saves.
+const CHUNKED: usize = 512;
+
+/// The bytes [`Chunked`] gathers before each check.
+const CHUNK: usize = 2048;
+
+/// Long text holding non-ASCII: unescaped as bytes into a stack buffer, with
+/// the fixed-size copies of [`Bytes`] and no character boundary to keep,
+/// then each bufferful checked by `simdutf8` and pushed onto the `String`.
+/// [`Str`] instead checks boundaries at both ends of every run and its
+/// copy, and a run whose 16-byte copy ends inside a character costs a
+/// `memcpy` call: in text dense with escapes and non-ASCII, most of its
+/// time. The buffer only ever ends between characters (a run ends at a
+/// backslash, an escape is a whole character), so every bufferful is valid
+/// UTF-8 as it stands; and the `String`, allocated at the raw string's
+/// length, is still the one allocation.
+struct Chunked<'a> {
+    out: String,
+    src: &'a str,
+    /// `CHUNK` bytes, and room past them for one run's 32-byte copy.
+    buf: [u8; CHUNK + 32],
+    len: usize,
+}
+
+impl Chunked<'_> {
+    /// Pushes the buffer onto the `String`.
+    #[inline(never)]
+    fn flush(&mut self) {
+        match simdutf8::basic::from_utf8(&self.buf[..self.len]) {
+            Ok(text) => self.out.push_str(text),
+            Err(_) => self
+                .out
+                .push_str(&unreachable_invalid(&self.buf[..self.len])),
+        }
+        self.len = 0;
+    }
+
+    /// Makes room for a piece of up to 32 bytes.
+    #[inline(always)]
+    fn room(&mut self) {
+        if self.len > CHUNK {
+            self.flush();
+        }
+    }
+
+    /// A run longer than a fixed copy: the buffer first, then the run
+    /// straight from the source.
+    #[inline(never)]
+    fn long(&mut self, run: usize, end: usize) {
+        if self.len > 0 {
+            self.flush();
+        }
+        self.out.push_str(&self.src[run..end]);
+    }
+}
+
+impl Unescaped for Chunked<'_> {
+    type Out = String;
+    #[inline(always)]
+    fn src(&self) -> &[u8] {
+        self.src.as_bytes()
+    }
+    #[inline(always)]
+    fn run(&mut self, run: usize, end: usize) {
+        let n = end - run;
+        if n <= 32 {
+            if let Some(block) = self.src.as_bytes().get(run..run + 32) {
+                self.room();
+                self.buf[self.len..self.len + 32].copy_from_slice(block);
+                self.len += n;
+                return;
+            }
+        }
+        self.long(run, end);
+    }
+    #[inline(always)]
+    fn run_then(&mut self, run: usize, end: usize, c: u8) {
+        let n = end - run;
+        if n < 32 {
+            if let Some(block) = self.src.as_bytes().get(run..run + 32) {
+                self.room();
+                self.buf[self.len..self.len + 32].copy_from_slice(block);
+                self.buf[self.len + n] = c;
+                self.len += n + 1;
+                return;
+            }
+        }
+        self.run(run, end);
+        self.room();
+        self.buf[self.len] = c;
+        self.len += 1;
+    }
+    #[inline(never)]
+    fn char(&mut self, c: char) {
+        self.room();
+        let n = c.encode_utf8(&mut self.buf[self.len..self.len + 4]).len();
+        self.len += n;
+    }
+    fn done(mut self) -> String {
+        if self.len > 0 {
+            self.flush();
+        }
         self.out
     }
 }
@@ -708,6 +829,7 @@ impl<'a> Parser<'a> {
         let raw = RawStr {
             raw: Raw::Ascii(raw),
             escaped: false,
+            dense: false,
         };
         Some((raw, bytes))
     }
@@ -760,6 +882,7 @@ impl<'a> Parser<'a> {
         let mut i = start;
         let mut seen = 0;
         let mut escapes = 0u32;
+        let mut dense = false;
         loop {
             i = next_stop::<Special>(self.b, i, &mut seen);
             match self.b.get(i) {
@@ -780,6 +903,7 @@ impl<'a> Parser<'a> {
                     return Ok(RawStr {
                         raw,
                         escaped: escapes != 0,
+                        dense,
                     });
                 }
                 Some(b'\\') => {
@@ -795,6 +919,7 @@ impl<'a> Parser<'a> {
                     let len = i - start;
                     if escapes >= DENSE && len >= 64 && len < escapes as usize * DENSE_GAP {
                         i = self.dense(i, &mut seen)?;
+                        dense = true;
                     }
                 }
                 Some(_) => {
@@ -1134,9 +1259,12 @@ mod tests {
     #[test]
     fn dense_strings_decode_as_serde_json_decodes_them() {
         let mut rng = Rng(0x5eed_0010);
-        for _ in 0..3000 {
+        for case in 0..3000 {
             let mut raw = String::new();
-            for _ in 0..rng.below(80) {
+            // One in eight long enough (up to about 5 KiB) for the stack
+            // buffer of `Chunked` to fill, more than once.
+            let pieces = if case % 8 == 0 { 1000 } else { 80 };
+            for _ in 0..rng.below(pieces) {
                 raw.push_str(PIECES[rng.below(PIECES.len())]);
             }
             let want: String = serde_json::from_str(&format!("\"{raw}\"")).unwrap();
