@@ -236,6 +236,10 @@ const CHUNKED: usize = 512;
 /// The bytes [`Chunked`] gathers before each check.
 const CHUNK: usize = 2048;
 
+/// The longest run [`Chunked`] copies into its buffer; a longer one goes
+/// straight to the `String`.
+const LONG: usize = 256;
+
 /// Long text holding non-ASCII: unescaped as bytes into a stack buffer, with
 /// the fixed-size copies of [`Bytes`] and no character boundary to keep,
 /// then each bufferful checked by `simdutf8` and pushed onto the `String`.
@@ -275,10 +279,21 @@ impl Chunked<'_> {
         }
     }
 
-    /// A run longer than a fixed copy: the buffer first, then the run
-    /// straight from the source.
+    /// A run longer than a fixed copy: into the buffer as well (one
+    /// `memcpy`), unless it is long enough to go straight to the `String`
+    /// after the buffer. (Each flush of a buffer holding a few bytes would
+    /// cost more than the copy.)
     #[inline(never)]
     fn long(&mut self, run: usize, end: usize) {
+        let n = end - run;
+        if n <= LONG {
+            if self.len + n > CHUNK + 32 {
+                self.flush();
+            }
+            self.buf[self.len..self.len + n].copy_from_slice(&self.src.as_bytes()[run..end]);
+            self.len += n;
+            return;
+        }
         if self.len > 0 {
             self.flush();
         }
