@@ -226,11 +226,11 @@ impl Unescaped for Str<'_> {
     }
 }
 
-/// The shortest string holding non-ASCII that [`Chunked`] unescapes (if its
-/// escapes are dense: far apart, its long runs go straight to the `String`
-/// and each flush of a few bytes would cost more than [`Str`]'s checks):
-/// below it, zeroing the stack buffer would cost more than the checks
-/// it saves.
+/// The shortest string [`Chunked`] unescapes: below it, zeroing the stack
+/// buffer costs more than the boundary checks it saves. (Only a string
+/// whose escapes are dense goes to `Chunked` at all: in one whose escapes
+/// are far apart, such as prose, each long run would flush a buffer of a
+/// few bytes, which costs more than [`Str`]'s checks.)
 const CHUNKED: usize = 512;
 
 /// The bytes [`Chunked`] gathers before each check.
