@@ -2,11 +2,14 @@
 //! write, side by side, on deterministic inputs built here.
 //!
 //! Groups `decode/<input>`, `encode/<input>`, `encode_v2/<input>`,
-//! `stream/small_32mib`, `v2/<input>` and `v2/image_1mib`;
-//! every benchmark reports throughput in bytes of the wire lines.
+//! `stream/small_32mib`, `v2/<input>` and `v2/image_1mib`, each
+//! reporting throughput in bytes of the wire lines; and
+//! `v2_paired/small`, v2's decode time over v1's measured in the same
+//! rounds (a ratio, not a time).
 //! `scripts/bench_report.py` turns criterion's output into `BENCHMARKS.md`'s
 //! table and chart.
 
+use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{
     criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode, Throughput,
 };
@@ -16,7 +19,7 @@ use serve_command::v1::{Command, CommandReader, SteerKind};
 use serve_command::v2;
 use std::hint::black_box;
 use std::io::{BufRead, BufReader};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------
 // Contenders that are not the crate.
@@ -1027,6 +1030,101 @@ fn v2(c: &mut Criterion) {
     g.finish();
 }
 
+/// v2's decode time over v1's on the small lines, paired: every round of a
+/// sample decodes the lines in both revisions, one after the other (v1
+/// first in every other round), so that both meet the same load. The `v2/`
+/// groups time the two in separate functions seconds apart, and on a busy
+/// machine their ratio swung from 0.94 to 1.42 between runs. Each sample's
+/// value is its total v2 time over its total v1 time (criterion's estimate
+/// is the median over the samples).
+fn v2_paired(c: &mut Criterion<Ratio>) {
+    let small = small_lines();
+    let v2_lines: Vec<String> = small.iter().map(|l| as_v2(l)).collect();
+    let v1_lines: Vec<&[u8]> = small.iter().map(|l| l.as_bytes()).collect();
+    let v2_lines: Vec<&[u8]> = v2_lines.iter().map(|l| l.as_bytes()).collect();
+    let v1 = || {
+        let start = Instant::now();
+        for &line in &v1_lines {
+            black_box(Command::from_slice(black_box(line)).unwrap());
+        }
+        start.elapsed()
+    };
+    let v2 = || {
+        let start = Instant::now();
+        for &line in &v2_lines {
+            black_box(v2::Command::from_slice(black_box(line)).unwrap());
+        }
+        start.elapsed()
+    };
+    let mut g = c.benchmark_group("v2_paired/small");
+    g.bench_function("v2 over v1", |b| {
+        b.iter_custom(|rounds| {
+            let (mut t1, mut t2) = (Duration::ZERO, Duration::ZERO);
+            for round in 0..rounds {
+                if round % 2 == 0 {
+                    t1 += v1();
+                    t2 += v2();
+                } else {
+                    t2 += v2();
+                    t1 += v1();
+                }
+            }
+            rounds as f64 * t2.as_secs_f64() / t1.as_secs_f64()
+        })
+    });
+    g.finish();
+}
+
+/// [`v2_paired`]'s measurement: a ratio of two times, given by the
+/// benchmark itself (`iter_custom`) as the ratio times the iterations, so
+/// that criterion's value per iteration is the ratio.
+struct Ratio;
+
+impl Measurement for Ratio {
+    type Intermediate = Instant;
+    type Value = f64;
+
+    // Only `iter_custom` is used with it; `iter` would measure seconds.
+    fn start(&self) -> Instant {
+        Instant::now()
+    }
+    fn end(&self, start: Instant) -> f64 {
+        start.elapsed().as_secs_f64()
+    }
+    fn add(&self, a: &f64, b: &f64) -> f64 {
+        a + b
+    }
+    fn zero(&self) -> f64 {
+        0.0
+    }
+    fn to_f64(&self, value: &f64) -> f64 {
+        *value
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        &RatioFormatter
+    }
+}
+
+/// Prints a [`Ratio`] as it is, marked `x`.
+struct RatioFormatter;
+
+impl ValueFormatter for RatioFormatter {
+    fn scale_values(&self, _typical: f64, _values: &mut [f64]) -> &'static str {
+        "x"
+    }
+    fn scale_throughputs(
+        &self,
+        _typical: f64,
+        _throughput: &Throughput,
+        _values: &mut [f64],
+    ) -> &'static str {
+        "x"
+    }
+    fn scale_for_machines(&self, _values: &mut [f64]) -> &'static str {
+        "ratio"
+    }
+}
+
 /// The 1 MiB inputs take up to 10 ms an iteration: the same number of
 /// iterations in every sample (flat), fewer samples and a shorter time, so
 /// the whole run stays near five minutes.
@@ -1060,4 +1158,9 @@ criterion_group! {
     config = config();
     targets = decode, encode, stream, v2
 }
-criterion_main!(benches);
+criterion_group! {
+    name = paired;
+    config = config().with_measurement(Ratio);
+    targets = v2_paired
+}
+criterion_main!(benches, paired);
