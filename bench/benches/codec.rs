@@ -1141,7 +1141,7 @@ fn one_mib_sampling<M: criterion::measurement::Measurement>(
 }
 
 fn config() -> Criterion {
-    // Modest, so the whole run (125 benchmarks) stays near five minutes on
+    // Modest, so the whole run (126 benchmarks) stays near five minutes on
     // two cores. Fewer bootstrap resamples than the default 100,000: they
     // only narrow the confidence interval (the medians are the sample's
     // own), and on a busy machine they cost a second per benchmark.
