@@ -86,7 +86,8 @@ fn word_step<const N: usize>(
 /// follows the run. No call, no rescan and no branch on a run's length per
 /// escape.
 #[inline(always)]
-fn escape_into<const N: usize>(
+fn escape_into<const N: usize, L: crate::wire::find::Lanes>(
+    lanes: L,
     buf: &mut [u8; N],
     len: &mut usize,
     s: &[u8],
@@ -103,7 +104,7 @@ fn escape_into<const N: usize>(
         }
         if let Some(block) = s.get(at..at + 64) {
             let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
-            let mut bits = find::special_bits(block);
+            let mut bits = lanes.special_bits(block);
             if bits == 0 {
                 buf[n..n + 64].copy_from_slice(block);
                 n += 64;
@@ -299,7 +300,13 @@ impl Sink for ShortBuf {
     #[inline]
     fn put_escaped(&mut self, s: &str) -> Result<(), Overflow> {
         let mut i = 0;
-        let done = escape_into(&mut self.buf, &mut self.len, s.as_bytes(), &mut i);
+        let done = escape_into(
+            crate::wire::find::Base,
+            &mut self.buf,
+            &mut self.len,
+            s.as_bytes(),
+            &mut i,
+        );
         // Done past the limit is too long as well: `put` counts on `len`
         // being within it.
         if !done || self.len > SHORT {
@@ -447,25 +454,10 @@ impl<W: io::Write> Sink for StackBuf<W> {
 
     #[inline]
     fn put_escaped(&mut self, s: &str) -> io::Result<()> {
-        let b = s.as_bytes();
-        let mut i = 0;
-        loop {
-            let done = escape_into(&mut self.buf, &mut self.len, b, &mut i);
-            if self.len >= CAP {
-                self.flush_cap()?;
-            }
-            if done {
-                return Ok(());
-            }
-            // The buffer was full. A long plain run from here fills it and
-            // its whole `CAP`s beyond go to the writer straight from the
-            // string: copied once, not twice, into a `Vec`.
-            let end = crate::wire::find::plain_blocks_end(b, i);
-            if end - i >= LONG_RUN {
-                self.put_bytes(&b[i..end])?;
-                i = end;
-            }
-        }
+        crate::wire::find::dispatch(PutEscaped {
+            sink: self,
+            s: s.as_bytes(),
+        })
     }
 
     #[inline]
@@ -484,6 +476,40 @@ impl<W: io::Write> Sink for StackBuf<W> {
         self.buf[self.len..self.len + 8].copy_from_slice(entry);
         self.len += n;
         Ok(())
+    }
+}
+
+/// [`StackBuf`]'s `put_escaped`, run with the best vector unit there is:
+/// a string that reaches it is long.
+struct PutEscaped<'a, W> {
+    sink: &'a mut StackBuf<W>,
+    s: &'a [u8],
+}
+
+impl<W: io::Write> crate::wire::find::WithLanes for PutEscaped<'_, W> {
+    type Output = io::Result<()>;
+
+    #[inline(always)]
+    fn run<L: crate::wire::find::Lanes>(self, lanes: L) -> io::Result<()> {
+        let (sink, b) = (self.sink, self.s);
+        let mut i = 0;
+        loop {
+            let done = escape_into(lanes, &mut sink.buf, &mut sink.len, b, &mut i);
+            if sink.len >= CAP {
+                sink.flush_cap()?;
+            }
+            if done {
+                return Ok(());
+            }
+            // The buffer was full. A long plain run from here fills it and
+            // its whole `CAP`s beyond go to the writer straight from the
+            // string: copied once, not twice, into a `Vec`.
+            let end = crate::wire::find::plain_blocks_end(lanes, b, i);
+            if end - i >= LONG_RUN {
+                sink.put_bytes(&b[i..end])?;
+                i = end;
+            }
+        }
     }
 }
 
@@ -550,4 +576,83 @@ fn write_escaped<K: Sink>(k: &mut K, s: &str) -> Result<(), K::Error> {
     k.put("\"")?;
     k.put_escaped(s)?;
     k.put("\"")
+}
+
+#[cfg(test)]
+mod tests {
+    //! A long string's escaping with each vector unit (the build's own and,
+    //! where the CPU has it, AVX2) against the plain escaper: the public
+    //! tests only ever reach the one `dispatch` picks.
+
+    use super::{PutEscaped, Sink, StackBuf, CAP, SLACK};
+    use crate::wire::find::{Base, Lanes, WithLanes};
+
+    /// What `put_escaped` writes for `s` through a [`StackBuf`] with `lanes`.
+    fn escaped_with<L: Lanes>(lanes: L, s: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut sink = StackBuf {
+            out: &mut out,
+            buf: [0; CAP + SLACK],
+            len: 0,
+        };
+        let run = PutEscaped {
+            sink: &mut sink,
+            s: s.as_bytes(),
+        }
+        .run(lanes);
+        assert!(run.is_ok());
+        assert!(sink.flush_buf().is_ok());
+        out
+    }
+
+    /// The plain escaper's output: a run at a time, found byte by byte.
+    fn expected(s: &str) -> Vec<u8> {
+        let mut e = String::new();
+        let Ok(()) = Sink::put_escaped(&mut e, s);
+        e.into_bytes()
+    }
+
+    #[track_caller]
+    fn check_all(s: &str) {
+        let want = expected(s);
+        assert_eq!(escaped_with(Base, s), want, "base, {} bytes", s.len());
+        #[cfg(all(target_arch = "x86_64", not(serve_command_portable)))]
+        if let Some(v3) = pulp::x86::V3::try_new() {
+            assert_eq!(escaped_with(v3, s), want, "avx2, {} bytes", s.len());
+        }
+    }
+
+    /// Each byte the encoder escapes, and the plain bytes next to them in
+    /// the masks' arithmetic (`c ^ 2` and `c ^ 0x5c`), at every offset of a
+    /// block and of a 256-byte stretch, in strings that end in the stack
+    /// buffer, that fill it, and that take the long plain run's path.
+    #[test]
+    fn every_byte_at_every_offset_of_a_long_string() {
+        let bytes = [
+            "\0", "\u{1f}", "\"", "\\", "\n", " ", "!", "#", "[", "]", "\u{7f}", "é",
+        ];
+        for len in [300, CAP + 300, 3 * CAP + 300] {
+            for b in bytes {
+                let plain = len - b.len();
+                for at in (0..300.min(plain)).chain(plain.saturating_sub(300)..=plain) {
+                    let mut s = "a".repeat(plain);
+                    s.insert_str(at, b);
+                    check_all(&s);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn escapes_back_to_back_and_apart_in_a_long_string() {
+        let mut s = String::new();
+        for k in 0..4 * CAP {
+            s.push(if k % 7 == 0 { '"' } else { 'x' });
+            if k % 301 == 0 {
+                s.push_str("\n\t\\\u{1}");
+            }
+        }
+        check_all(&s);
+        check_all(&"\"".repeat(3 * CAP));
+    }
 }
