@@ -93,6 +93,18 @@ GOALS = (
         for n in CLEAN
     ]
     + [
+        # The same two goals where nothing is escaped, measured paired in the
+        # same rounds (`encode_paired/`): sonic-rs is the faster peer there.
+        (f"{LABELS[n]}: {rev}encode (write_line) vs sonic-rs, paired in the same rounds", f"encode_paired/{n}", f"{rev}sonic_rs over write_line", None, 1.0, ">=")
+        for rev in ("", "v2 ")
+        for n in CLEAN
+    ]
+    + [
+        (f"{LABELS[n]}: {rev}encode time vs copying the finished line, paired", f"encode_paired/{n}", f"{rev}write_line over copy", None, 1.5, "<=")
+        for rev in ("", "v2 ")
+        for n in CLEAN
+    ]
+    + [
         (f"{LABELS[n]}: v2 decode time vs v1 on the same text", f"v2/{n}", "v2 from_slice", "v1 from_slice", 1.05, "<=")
         for n in INPUTS
     ]
@@ -139,7 +151,8 @@ def fmt_time(ns):
 
 def ratio(runs, group, num, den):
     """time(num) / time(den); a tuple of contenders stands for the fastest.
-    With no `den`, `num`'s value is a ratio already (`v2_paired/`)."""
+    With no `den`, `num`'s value is a ratio already (`v2_paired/`,
+    `encode_paired/`)."""
     g = runs.get(group, {})
     if den is None:
         return g[num]["ns"] if num in g else None
