@@ -78,8 +78,9 @@ fn word_step<const N: usize>(
 /// again). Every copy is a fixed-size block stored whole, into the slack if
 /// need be, and whatever lands past `*len` is overwritten later.
 ///
-/// Plain text is copied 64 bytes at a time (the block checked by a loop the
-/// compiler turns into SIMD compares, then stored as it is). In a block
+/// Plain text is copied 64 bytes at a time (the block's mask from `lanes`:
+/// the build's SSE2, or AVX2 for a long string where the CPU has it; then
+/// stored as it is). In a block
 /// holding escapes, a mask with a bit per byte to escape is walked: each
 /// run is stored as the rest of the block (one fixed 64-byte move, from a
 /// padded copy of the block), the escape's padded 8-byte entry over what
