@@ -678,3 +678,99 @@ mod avx2 {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The encoder's scans with each vector unit (the build's own and,
+    //! where the CPU has it, AVX2), answer by answer.
+
+    use super::{plain_blocks_end, Base, Lanes, STRETCH};
+
+    /// The bytes the encoder escapes, and plain bytes next to them in the
+    /// masks' arithmetic (`c ^ 2`, `c ^ 0x5c`) and above ASCII.
+    const SPECIAL: [u8; 6] = [0x00, 0x0a, 0x1f, b'"', b'\\', 0x01];
+    const PLAIN: [u8; 8] = [b' ', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xe9];
+
+    /// One vector unit's scans, as functions of their input.
+    struct Unit<'a> {
+        bits: &'a dyn Fn(&[u8; 64]) -> u64,
+        plain: &'a dyn Fn(&[u8; STRETCH]) -> bool,
+        end: &'a dyn Fn(&[u8], usize) -> usize,
+    }
+
+    /// `check` of each unit this CPU has.
+    fn each_unit(check: fn(&Unit)) {
+        check(&Unit {
+            bits: &|b| Base.special_bits(b),
+            plain: &|s| Base.plain_stretch(s),
+            end: &|b, i| plain_blocks_end(Base, b, i),
+        });
+        #[cfg(all(target_arch = "x86_64", not(serve_command_portable)))]
+        if let Some(v3) = pulp::x86::V3::try_new() {
+            check(&Unit {
+                bits: &|b| v3.special_bits(b),
+                plain: &|s| v3.plain_stretch(s),
+                end: &|b, i| plain_blocks_end(v3, b, i),
+            });
+        }
+    }
+
+    #[test]
+    fn a_block_mask_has_a_bit_per_special_byte() {
+        each_unit(|unit| {
+            let bits = unit.bits;
+            for k in 0..64 {
+                for c in SPECIAL {
+                    let mut block = [b'a'; 64];
+                    block[k] = c;
+                    block[63 - k] = c;
+                    assert_eq!(bits(&block), 1 << k | 1 << (63 - k), "{c:#04x} at {k}");
+                }
+                for c in PLAIN {
+                    let mut block = [b'a'; 64];
+                    block[k] = c;
+                    assert_eq!(bits(&block), 0, "{c:#04x} at {k}");
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn a_stretch_is_plain_unless_a_byte_is_special() {
+        each_unit(|unit| {
+            let plain = unit.plain;
+            assert!(plain(&[b'a'; STRETCH]));
+            for k in 0..STRETCH {
+                for c in SPECIAL {
+                    let mut stretch = [b'a'; STRETCH];
+                    stretch[k] = c;
+                    assert!(!plain(&stretch), "{c:#04x} at {k}");
+                }
+                for c in PLAIN {
+                    let mut stretch = [b'a'; STRETCH];
+                    stretch[k] = c;
+                    assert!(plain(&stretch), "{c:#04x} at {k}");
+                }
+            }
+        });
+    }
+
+    /// Where a plain run's whole blocks end: before the block holding the
+    /// first special byte, or before a last part shorter than a block.
+    #[test]
+    fn plain_blocks_end_before_the_block_of_the_first_special_byte() {
+        each_unit(|unit| {
+            let end = unit.end;
+            for from in [0, 5] {
+                let none = vec![b'a'; 1000];
+                assert_eq!(end(&none, from), from + (1000 - from) / 64 * 64);
+                for at in from..1000 {
+                    let mut b = none.clone();
+                    b[at] = b'"';
+                    let whole = (at - from) / 64 * 64;
+                    assert_eq!(end(&b, from), from + whole, "quote at {at}, from {from}");
+                }
+            }
+        });
+    }
+}
