@@ -822,15 +822,7 @@ fn encode(c: &mut Criterion) {
         let mut g: BenchmarkGroup<_> = c.benchmark_group(format!("encode/{}", input.name));
         g.throughput(Throughput::Bytes(out_bytes));
         one_mib_sampling(&mut g, &input);
-        g.bench_function("write_line", |b| {
-            b.iter(|| {
-                buf.clear();
-                for cmd in &cmds {
-                    black_box(cmd).write_line(&mut buf).unwrap();
-                }
-                black_box(&buf);
-            })
-        });
+        g.bench_function("write_line", |b| b.iter(|| write_all_v1(&cmds, &mut buf)));
         bench_peers(&mut g, &peers, &finished, &mut buf);
         g.bench_function("to_line", |b| {
             b.iter(|| {
@@ -868,15 +860,7 @@ fn encode(c: &mut Criterion) {
         let mut g: BenchmarkGroup<_> = c.benchmark_group(format!("encode_v2/{}", input.name));
         g.throughput(Throughput::Bytes(out_bytes));
         one_mib_sampling(&mut g, &input);
-        g.bench_function("write_line", |b| {
-            b.iter(|| {
-                buf.clear();
-                for cmd in &cmds {
-                    black_box(cmd).write_line(&mut buf).unwrap();
-                }
-                black_box(&buf);
-            })
-        });
+        g.bench_function("write_line", |b| b.iter(|| write_all_v2(&cmds, &mut buf)));
         bench_peers(&mut g, &peers, &finished, &mut buf);
         g.finish();
     }
@@ -925,25 +909,50 @@ fn bench_peers<M: criterion::measurement::Measurement>(
             black_box(&buf);
         })
     });
-    g.bench_function("sonic_rs", |b| {
-        b.iter(|| {
-            buf.clear();
-            for f in flats {
-                sonic_rs::to_writer(&mut *buf, black_box(f)).unwrap();
-                buf.push(b'\n');
-            }
-            black_box(&buf);
-        })
-    });
-    g.bench_function("copy", |b| {
-        b.iter(|| {
-            buf.clear();
-            for line in finished {
-                buf.extend_from_slice(black_box(line.as_bytes()));
-            }
-            black_box(&buf);
-        })
-    });
+    g.bench_function("sonic_rs", |b| b.iter(|| sonic_all(flats, buf)));
+    g.bench_function("copy", |b| b.iter(|| copy_all(finished, buf)));
+}
+
+/// Every command written with `write_line` into `buf`: the loop the
+/// `encode/` groups and [`encode_paired`] time.
+#[inline(always)]
+fn write_all_v1(cmds: &[Command], buf: &mut Vec<u8>) {
+    buf.clear();
+    for cmd in cmds {
+        black_box(cmd).write_line(&mut *buf).unwrap();
+    }
+    black_box(&buf);
+}
+
+/// [`write_all_v1`] in v2.
+#[inline(always)]
+fn write_all_v2(cmds: &[v2::Command], buf: &mut Vec<u8>) {
+    buf.clear();
+    for cmd in cmds {
+        black_box(cmd).write_line(&mut *buf).unwrap();
+    }
+    black_box(&buf);
+}
+
+/// The same lines written by sonic-rs from the flat struct.
+#[inline(always)]
+fn sonic_all(flats: &[FlatOut<'_>], buf: &mut Vec<u8>) {
+    buf.clear();
+    for f in flats {
+        sonic_rs::to_writer(&mut *buf, black_box(f)).unwrap();
+        buf.push(b'\n');
+    }
+    black_box(&buf);
+}
+
+/// The finished lines copied: the least an encoder can do.
+#[inline(always)]
+fn copy_all(finished: &[String], buf: &mut Vec<u8>) {
+    buf.clear();
+    for line in finished {
+        buf.extend_from_slice(black_box(line.as_bytes()));
+    }
+    black_box(&buf);
 }
 
 // ---------------------------------------------------------------------------
@@ -1110,7 +1119,7 @@ fn encode_paired(c: &mut Criterion<Ratio>) {
             &cmds,
             FlatOut::v1,
             Command::to_line,
-            |c, out| c.write_line(out),
+            write_all_v1,
         );
         encode_pair(
             &mut g,
@@ -1118,7 +1127,7 @@ fn encode_paired(c: &mut Criterion<Ratio>) {
             &cmds_v2,
             FlatOut::v2,
             v2::Command::to_line,
-            |c, out| c.write_line(out),
+            write_all_v2,
         );
         g.finish();
     }
@@ -1131,51 +1140,33 @@ fn encode_pair<'a, C>(
     cmds: &'a [C],
     flat: fn(&'a C) -> FlatOut<'a>,
     to_line: fn(&C) -> String,
-    write_line: fn(&C, &mut Vec<u8>) -> std::io::Result<()>,
+    write_all: fn(&[C], &mut Vec<u8>),
 ) {
     let finished: Vec<String> = cmds.iter().map(to_line).collect();
     let bytes: usize = finished.iter().map(String::len).sum();
-    let mut ours_buf: Vec<u8> = Vec::with_capacity(2 * bytes + 64);
     let mut peer_buf: Vec<u8> = Vec::with_capacity(2 * bytes + 64);
     let flats = peer_encoders(cmds, flat, &finished, &mut peer_buf);
-    // Each closure times one pass into its own reused buffer.
-    let mut ours = || {
-        let start = Instant::now();
-        ours_buf.clear();
-        for cmd in cmds {
-            write_line(black_box(cmd), &mut ours_buf).unwrap();
-        }
-        black_box(&ours_buf);
-        start.elapsed()
-    };
-    let mut sonic = {
-        let mut buf: Vec<u8> = Vec::with_capacity(2 * bytes + 64);
-        move || {
-            let start = Instant::now();
-            buf.clear();
-            for f in &flats {
-                sonic_rs::to_writer(&mut buf, black_box(f)).unwrap();
-                buf.push(b'\n');
-            }
-            black_box(&buf);
-            start.elapsed()
-        }
-    };
-    let mut copy = || {
-        let start = Instant::now();
-        peer_buf.clear();
-        for line in &finished {
-            peer_buf.extend_from_slice(black_box(line.as_bytes()));
-        }
-        black_box(&peer_buf);
-        start.elapsed()
-    };
+    // Each times one pass into its own reused buffer.
+    let mut ours = timed(bytes, |buf| write_all(cmds, buf));
+    let mut sonic = timed(bytes, |buf| sonic_all(&flats, buf));
+    let mut copy = timed(bytes, |buf| copy_all(&finished, buf));
     g.bench_function(format!("{rev}sonic_rs over write_line"), |b| {
         b.iter_custom(|rounds| paired_ratio(rounds, &mut sonic, &mut ours))
     });
     g.bench_function(format!("{rev}write_line over copy"), |b| {
         b.iter_custom(|rounds| paired_ratio(rounds, &mut ours, &mut copy))
     });
+}
+
+/// `pass` into a buffer of its own, reused, as a function that times
+/// itself: one side of a [`paired_ratio`].
+fn timed(bytes: usize, mut pass: impl FnMut(&mut Vec<u8>)) -> impl FnMut() -> Duration {
+    let mut buf: Vec<u8> = Vec::with_capacity(2 * bytes + 64);
+    move || {
+        let start = Instant::now();
+        pass(&mut buf);
+        start.elapsed()
+    }
 }
 
 /// [`v2_paired`]'s measurement: a ratio of two times, given by the
