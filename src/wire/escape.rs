@@ -99,11 +99,13 @@ fn escape_into<const N: usize, L: crate::wire::find::Lanes>(
     let limit = N - SLACK;
     // Kept in registers, stored back on the way out.
     let (mut n, mut at) = (*len, *i);
-    let done = 'outer: loop {
-        if n >= limit {
-            break at == s.len();
-        }
-        if let Some(block) = s.get(at..at + 64) {
+    let done = 'outer: {
+        // Whole blocks, iterated without a check on the string's length.
+        for block in s[at..].chunks_exact(64) {
+            if n >= limit {
+                // A block is left: the string is not done.
+                break 'outer false;
+            }
             let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
             let mut bits = lanes.special_bits(block);
             if bits == 0 {
@@ -145,27 +147,31 @@ fn escape_into<const N: usize, L: crate::wire::find::Lanes>(
             }
             if n >= limit {
                 at = base + pos;
-                break false;
+                break 'outer false;
             }
             buf[n..n + 64].copy_from_slice(&window[pos..pos + 64]);
             n += 64 - pos;
             at = base + 64;
-            continue;
         }
         // Fewer than 64 bytes left: words, the last one padded.
-        let rest = &s[at..];
-        if rest.is_empty() {
-            break true;
-        }
-        let w = match rest.get(..8) {
-            Some(chunk) => {
-                let mut w = [0; 8];
-                w.copy_from_slice(chunk);
-                u64::from_le_bytes(w)
+        loop {
+            if n >= limit {
+                break 'outer at == s.len();
             }
-            None => find::padded_word(rest),
-        };
-        word_step(buf, &mut n, s, &mut at, w, rest.len().min(8));
+            let rest = &s[at..];
+            if rest.is_empty() {
+                break 'outer true;
+            }
+            let w = match rest.get(..8) {
+                Some(chunk) => {
+                    let mut w = [0; 8];
+                    w.copy_from_slice(chunk);
+                    u64::from_le_bytes(w)
+                }
+                None => find::padded_word(rest),
+            };
+            word_step(buf, &mut n, s, &mut at, w, rest.len().min(8));
+        }
     };
     *len = n;
     *i = at;
