@@ -182,6 +182,13 @@ fn escape_into<const N: usize, L: crate::wire::find::Lanes>(
 /// once its buffer is full: one copy into a `Vec`, not two.
 const LONG_RUN: usize = CAP;
 
+/// How far ahead a long plain run is scanned before it is written: near
+/// enough that what is written was just read (a 64 KiB window took 1.2x a
+/// copy's time on 1 MiB of ASCII, against 1.4x to 1.5x for the whole run
+/// scanned first), and a write a pipe takes whole (Linux's default pipe
+/// buffer).
+const AHEAD: usize = 8 * CAP;
+
 impl Sink for String {
     type Error = Infallible;
     #[inline]
@@ -418,6 +425,28 @@ impl<W: io::Write> StackBuf<W> {
         Ok(())
     }
 
+    /// The most of `b` (at least `CAP - len` bytes of it) that can be
+    /// written in whole `CAP`s: the buffer filled from it and written if it
+    /// holds anything, then the rest straight from `b`. Returns how much of
+    /// `b` that was; the buffer is then empty.
+    #[inline(never)]
+    fn put_whole(&mut self, b: &[u8]) -> io::Result<usize> {
+        let head = if self.len == 0 {
+            0
+        } else {
+            let head = CAP - self.len;
+            self.buf[self.len..CAP].copy_from_slice(&b[..head]);
+            self.out.write_all(&self.buf[..CAP])?;
+            self.len = 0;
+            head
+        };
+        let whole = (b.len() - head) / CAP * CAP;
+        if whole > 0 {
+            self.out.write_all(&b[head..head + whole])?;
+        }
+        Ok(head + whole)
+    }
+
     /// The unused part of the buffer, at most `n` bytes of it, for a caller
     /// to fill (then [`StackBuf::advance`]); empty when the buffer is full.
     #[inline]
@@ -510,11 +539,20 @@ impl<W: io::Write> crate::wire::find::WithLanes for PutEscaped<'_, W> {
             }
             // The buffer was full. A long plain run from here fills it and
             // its whole `CAP`s beyond go to the writer straight from the
-            // string: copied once, not twice, into a `Vec`.
-            let end = crate::wire::find::plain_blocks_end(lanes, b, i);
-            if end - i >= LONG_RUN {
-                sink.put_bytes(&b[i..end])?;
-                i = end;
+            // string: copied once, not twice, into a `Vec`. Scanned a window
+            // at a time, so that what is written was just read; what is
+            // left of it (less than `CAP`) goes through the buffer.
+            let mut scanned = i;
+            loop {
+                let window = b.len().min(scanned + AHEAD);
+                scanned = crate::wire::find::plain_blocks_end(lanes, &b[..window], scanned);
+                if scanned - i < LONG_RUN {
+                    break;
+                }
+                i += sink.put_whole(&b[i..scanned])?;
+                if scanned + 64 <= window {
+                    break;
+                }
             }
         }
     }
