@@ -144,11 +144,7 @@ fn one_write_up_to_8_kib_and_at_most_one_per_8_kib_beyond() {
             &escaped_over,
             [full_then(1, 239), full_then(1, 242)],
         ),
-        (
-            "1 MiB plain",
-            &plain,
-            [plain_mib(31), plain_mib(34)],
-        ),
+        ("1 MiB plain", &plain, [plain_mib(31), plain_mib(34)]),
         (
             "plain runs",
             &runs,

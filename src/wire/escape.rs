@@ -440,10 +440,9 @@ impl<W: io::Write> StackBuf<W> {
             self.len = 0;
             head
         };
+        // (Of nothing, `write_all` makes no call.)
         let whole = (b.len() - head) / CAP * CAP;
-        if whole > 0 {
-            self.out.write_all(&b[head..head + whole])?;
-        }
+        self.out.write_all(&b[head..head + whole])?;
         Ok(head + whole)
     }
 
@@ -549,10 +548,8 @@ impl<W: io::Write> crate::wire::find::WithLanes for PutEscaped<'_, W> {
                 if scanned - i < LONG_RUN {
                     break;
                 }
+                // Less than `CAP` is left of it: the next window decides.
                 i += sink.put_whole(&b[i..scanned])?;
-                if scanned + 64 <= window {
-                    break;
-                }
             }
         }
     }
@@ -629,12 +626,34 @@ mod tests {
     //! where the CPU has it, AVX2) against the plain escaper: the public
     //! tests only ever reach the one `dispatch` picks.
 
-    use super::{PutEscaped, Sink, StackBuf, CAP, SLACK};
+    use super::{PutEscaped, Sink, StackBuf, AHEAD, CAP, SLACK};
     use crate::wire::find::{Base, Lanes, WithLanes};
+    use std::io;
 
-    /// What `put_escaped` writes for `s` through a [`StackBuf`] with `lanes`.
+    /// A writer that keeps the size of each write.
+    #[derive(Default)]
+    struct Writes {
+        sizes: Vec<usize>,
+        bytes: Vec<u8>,
+    }
+
+    impl io::Write for Writes {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.sizes.push(buf.len());
+            self.bytes.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// What `put_escaped` writes for `s` through a [`StackBuf`] with
+    /// `lanes`, once it has checked that every write but the last was of
+    /// whole buffers.
+    #[track_caller]
     fn escaped_with<L: Lanes>(lanes: L, s: &str) -> Vec<u8> {
-        let mut out = Vec::new();
+        let mut out = Writes::default();
         let mut sink = StackBuf {
             out: &mut out,
             buf: [0; CAP + SLACK],
@@ -647,7 +666,14 @@ mod tests {
         .run(lanes);
         assert!(run.is_ok());
         assert!(sink.flush_buf().is_ok());
-        out
+        let (_, whole) = out.sizes.split_last().unwrap_or((&0, &[]));
+        assert!(
+            whole.iter().all(|&n| n > 0 && n % CAP == 0),
+            "writes of {} bytes: {:?}",
+            s.len(),
+            out.sizes
+        );
+        out.bytes
     }
 
     /// The plain escaper's output: a run at a time, found byte by byte.
@@ -699,5 +725,31 @@ mod tests {
         }
         check_all(&s);
         check_all(&"\"".repeat(3 * CAP));
+    }
+
+    /// Plain runs as long as the buffer and the scan's window, and a block
+    /// or a byte either side of them, between escapes: the bytes of the
+    /// plain escaper, in writes of whole buffers.
+    #[test]
+    fn long_plain_runs_around_the_buffer_and_the_window() {
+        let lens = [
+            CAP - 1,
+            CAP,
+            CAP + 1,
+            AHEAD - 65,
+            AHEAD - 64,
+            AHEAD - 1,
+            AHEAD,
+            AHEAD + 1,
+            AHEAD + 64,
+            2 * AHEAD + CAP + 7,
+        ];
+        for first in lens {
+            for second in lens {
+                let s = ["a".repeat(first), "b".repeat(second), "c".repeat(100)].join("\n");
+                check_all(&s);
+                check_all(&format!("\"{s}"));
+            }
+        }
     }
 }
