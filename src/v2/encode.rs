@@ -33,7 +33,7 @@ impl Out for String {
     }
 }
 
-impl Out for ShortBuf {
+impl Out for ShortBuf<'_> {
     fn base64(&mut self, bytes: &[u8]) -> Result<(), Overflow> {
         let n = base64::encoded_len(bytes.len(), true).unwrap_or(usize::MAX);
         let room = self.room(n)?;

@@ -247,10 +247,14 @@ pub(crate) fn write_line<W: io::Write, F>(
     long: impl FnOnce(&mut StackBuf<&mut W>) -> io::Result<()>,
 ) -> io::Result<()>
 where
-    F: FnOnce(&mut ShortBuf) -> Result<(), Overflow>,
+    F: FnOnce(&mut ShortBuf<'_>) -> Result<(), Overflow>,
 {
+    // The bytes and the length apart: zeroed together, the length is part
+    // of one wide store, and its first load (every line's first piece)
+    // waits for that store to land.
+    let mut bytes = [0; SHORT + SLACK];
     let mut buf = ShortBuf {
-        buf: [0; SHORT + SLACK],
+        buf: &mut bytes,
         len: 0,
     };
     if let Ok(()) = short(&mut buf) {
@@ -278,13 +282,13 @@ fn write_long<W: io::Write>(
 pub(crate) struct Overflow;
 
 /// A line's first try: [`SHORT`] bytes on the stack, given up when full.
-pub(crate) struct ShortBuf {
+pub(crate) struct ShortBuf<'a> {
     /// `SHORT` bytes, and slack for blocks copied whole.
-    buf: [u8; SHORT + SLACK],
+    buf: &'a mut [u8; SHORT + SLACK],
     len: usize,
 }
 
-impl ShortBuf {
+impl ShortBuf<'_> {
     /// The unused part of the buffer, `n` bytes of it, for a caller to fill
     /// (then [`ShortBuf::advance`]).
     #[inline]
@@ -301,7 +305,7 @@ impl ShortBuf {
     }
 }
 
-impl Sink for ShortBuf {
+impl Sink for ShortBuf<'_> {
     type Error = Overflow;
     #[inline(always)]
     fn expect(&mut self, n: usize) -> Result<(), Overflow> {
@@ -316,7 +320,7 @@ impl Sink for ShortBuf {
         let mut i = 0;
         let done = escape_into(
             crate::wire::find::Base,
-            &mut self.buf,
+            self.buf,
             &mut self.len,
             s.as_bytes(),
             &mut i,
