@@ -105,12 +105,13 @@ fn prompts_of_len(fill: &str, len: usize) -> (Command, v2::Command) {
 
 /// The writes of a prompt of 1 MiB of plain text, whose line ends in
 /// `last` bytes: the buffer's first two fills, then the run straight from
-/// the string in whole buffers, a 64 KiB window at a time (less the bytes
+/// the string in whole buffers, a 16 KiB window at a time (less the bytes
 /// that went through the buffer).
 fn plain_mib(last: usize) -> Vec<usize> {
-    let mut sizes = vec![8 * KIB, 8 * KIB, 56 * KIB];
-    sizes.extend([64 * KIB; 14]);
-    sizes.extend([56 * KIB, last]);
+    const WINDOW: usize = 16 * KIB;
+    let mut sizes = vec![8 * KIB, 8 * KIB, WINDOW - 8 * KIB];
+    sizes.extend([WINDOW; MIB / WINDOW - 2]);
+    sizes.extend([WINDOW - 8 * KIB, last]);
     sizes
 }
 
@@ -128,7 +129,7 @@ fn one_write_up_to_8_kib_and_at_most_one_per_8_kib_beyond() {
     // is split over the write, which is of a full buffer still.
     let escaped_over = prompts(&"\u{1}".repeat(1400));
     // A plain run longer than the buffer fills it, and its whole buffers
-    // beyond go straight from the string, 64 KiB a write (scanned a window
+    // beyond go straight from the string, 16 KiB a write (scanned a window
     // at a time).
     let plain = prompts(&"a".repeat(MIB));
     // Long plain runs between escapes: each goes straight through once the

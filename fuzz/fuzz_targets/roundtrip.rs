@@ -22,7 +22,7 @@ fuzz_target!(|cmd: Command| {
     // The line as the text of a prompt, after a plain run long enough to go
     // from the string straight to the writer once the 8 KiB buffer is full
     // (of a length that moves where its stretches fall, and on odd lines
-    // where it ends against the end of the 64 KiB window it is scanned
+    // where it ends against the end of a 16 KiB window it is scanned
     // in): where that run ends, and all that follows, are the fuzzer's.
     let run = if line.len() % 2 == 0 { 16_400 } else { 73_600 };
     let long = Command::Prompt {
