@@ -14,7 +14,38 @@ pub(crate) trait Stops {
     /// perhaps of some bytes above the lowest one flagged (a borrow can carry
     /// upward, never downward): the lowest flagged byte is always a stop.
     fn bits(w: u64) -> u64;
+    /// From `i`, past every whole 64-byte block holding no stop: the start
+    /// of the first block that holds one (or of the last, short, part of
+    /// `b`). ORs the bytes it passes into `seen`.
+    #[inline(always)]
+    fn skip_blocks(b: &[u8], i: usize, seen: &mut u64) -> usize {
+        skip_blocks::<Self>(b, i, seen)
+    }
 }
+
+/// [`Stops::skip_blocks`] by a loop the compiler turns into SIMD compares
+/// (SSE2 on x86-64).
+#[inline(always)]
+fn skip_blocks<S: Stops + ?Sized>(b: &[u8], mut i: usize, seen: &mut u64) -> usize {
+    while let Some(block) = b.get(i..i + 64) {
+        let mut any = false;
+        let mut or = 0;
+        for &c in block {
+            any |= S::is(c);
+            or |= c;
+        }
+        if any {
+            break;
+        }
+        *seen |= u64::from(or);
+        i += 64;
+    }
+    i
+}
+
+/// The shortest rest of a string that [`Special`]'s block skip hands to
+/// the best vector unit: below it, picking one costs more than it saves.
+const FAR: usize = 512;
 
 /// The bytes a JSON string cannot hold raw, and that the encoder escapes:
 /// `"`, `\` and the controls below U+0020.
@@ -33,6 +64,28 @@ impl Stops for Special {
             | (backslash.wrapping_sub(ONES) & !backslash)
             | (w.wrapping_sub(ONES * 0x20) & !w);
         found & HIGH
+    }
+    #[inline(always)]
+    fn skip_blocks(b: &[u8], i: usize, seen: &mut u64) -> usize {
+        if b.len().saturating_sub(i) < FAR {
+            return skip_blocks::<Self>(b, i, seen);
+        }
+        dispatch(SkipPlain { b, i, seen })
+    }
+}
+
+/// [`Special`]'s block skip with a vector unit ([`dispatch`]).
+struct SkipPlain<'a> {
+    b: &'a [u8],
+    i: usize,
+    seen: &'a mut u64,
+}
+
+impl WithLanes for SkipPlain<'_> {
+    type Output = usize;
+    #[inline(always)]
+    fn run<L: Lanes>(self, lanes: L) -> usize {
+        lanes.skip_plain(self.b, self.i, self.seen)
     }
 }
 
@@ -456,19 +509,7 @@ pub(crate) fn next_stop<S: Stops>(b: &[u8], mut i: usize, seen: &mut u64) -> usi
 /// [`next_stop`] past its first sixteen bytes.
 #[inline(never)]
 fn next_stop_far<S: Stops>(b: &[u8], mut i: usize, seen: &mut u64) -> usize {
-    while let Some(block) = b.get(i..i + 64) {
-        let mut any = false;
-        let mut or = 0;
-        for &c in block {
-            any |= S::is(c);
-            or |= c;
-        }
-        if any {
-            break;
-        }
-        *seen |= u64::from(or);
-        i += 64;
-    }
+    i = S::skip_blocks(b, i, seen);
     while let Some(chunk) = b.get(i..i + 8) {
         let w = word(chunk);
         let found = S::bits(w);
@@ -579,6 +620,8 @@ pub(crate) trait Lanes: Copy {
     fn special_bits(self, block: &[u8; 64]) -> u64;
     /// Whether no byte of `stretch` is [`Special`].
     fn plain_stretch(self, stretch: &[u8; STRETCH]) -> bool;
+    /// [`Stops::skip_blocks`] of [`Special`].
+    fn skip_plain(self, b: &[u8], i: usize, seen: &mut u64) -> usize;
 }
 
 /// The build's own vector unit: what every other scan uses.
@@ -593,6 +636,10 @@ impl Lanes for Base {
     #[inline(always)]
     fn plain_stretch(self, stretch: &[u8; STRETCH]) -> bool {
         plain_stretch(stretch)
+    }
+    #[inline(always)]
+    fn skip_plain(self, b: &[u8], i: usize, seen: &mut u64) -> usize {
+        skip_blocks::<Special>(b, i, seen)
     }
 }
 
@@ -676,6 +723,26 @@ mod avx2 {
             }
             zeros(self, m) == 0
         }
+
+        #[inline(always)]
+        fn skip_plain(self, b: &[u8], mut i: usize, seen: &mut u64) -> usize {
+            let x = self.avx2;
+            let mut or = self.avx._mm256_setzero_si256();
+            while let Some(block) = b.get(i..i + 64) {
+                let (lo, hi) = (load(block, 0), load(block, 32));
+                let least = x._mm256_min_epu8(least(self, lo), least(self, hi));
+                if zeros(self, least) != 0 {
+                    break;
+                }
+                or = x._mm256_or_si256(or, x._mm256_or_si256(lo, hi));
+                i += 64;
+            }
+            // Only the high bits of what was seen are ever asked for.
+            if x._mm256_movemask_epi8(or) != 0 {
+                *seen |= super::HIGH;
+            }
+            i
+        }
     }
 }
 
@@ -684,7 +751,7 @@ mod tests {
     //! The encoder's scans with each vector unit (the build's own and,
     //! where the CPU has it, AVX2), answer by answer.
 
-    use super::{plain_blocks_end, Base, Lanes, STRETCH};
+    use super::{next_stop, plain_blocks_end, Base, Lanes, Special, FAR, HIGH, STRETCH};
 
     /// The bytes the encoder escapes, and plain bytes next to them in the
     /// masks' arithmetic (`c ^ 2`, `c ^ 0x5c`) and above ASCII.
@@ -696,6 +763,7 @@ mod tests {
         bits: &'a dyn Fn(&[u8; 64]) -> u64,
         plain: &'a dyn Fn(&[u8; STRETCH]) -> bool,
         end: &'a dyn Fn(&[u8], usize) -> usize,
+        skip: &'a dyn Fn(&[u8], usize, &mut u64) -> usize,
     }
 
     /// `check` of each unit this CPU has.
@@ -704,6 +772,7 @@ mod tests {
             bits: &|b| Base.special_bits(b),
             plain: &|s| Base.plain_stretch(s),
             end: &|b, i| plain_blocks_end(Base, b, i),
+            skip: &|b, i, seen| Base.skip_plain(b, i, seen),
         });
         #[cfg(all(target_arch = "x86_64", not(serve_command_portable)))]
         if let Some(v3) = pulp::x86::V3::try_new() {
@@ -711,6 +780,7 @@ mod tests {
                 bits: &|b| v3.special_bits(b),
                 plain: &|s| v3.plain_stretch(s),
                 end: &|b, i| plain_blocks_end(v3, b, i),
+                skip: &|b, i, seen| v3.skip_plain(b, i, seen),
             });
         }
     }
@@ -772,5 +842,68 @@ mod tests {
                 }
             }
         });
+    }
+
+    /// The decoder's skip of plain blocks stops where the encoder's scan
+    /// does, and has seen a byte above ASCII exactly when one was among
+    /// the blocks it passed.
+    #[test]
+    fn skipped_blocks_end_where_plain_blocks_do_and_see_what_they_pass() {
+        each_unit(|unit| {
+            let skip = unit.skip;
+            for from in [0, 5] {
+                let none = vec![b'a'; 1000];
+                let mut seen = 0;
+                assert_eq!(skip(&none, from, &mut seen), from + (1000 - from) / 64 * 64);
+                assert_eq!(seen & HIGH, 0, "nothing above ASCII, from {from}");
+                for at in (from..1000).step_by(7) {
+                    let mut b = none.clone();
+                    b[at] = b'"';
+                    let end = from + (at - from) / 64 * 64;
+                    assert_eq!(skip(&b, from, &mut 0), end, "quote at {at}, from {from}");
+                    for high in [from, end.saturating_sub(1).max(from), end, at] {
+                        let mut b = b.clone();
+                        b[high] = if high == at { b'"' } else { 0xe9 };
+                        let mut seen = 0;
+                        assert_eq!(skip(&b, from, &mut seen), end);
+                        let passed = high < end && high != at;
+                        assert_eq!(seen & HIGH != 0, passed, "0xe9 at {high}, quote at {at}");
+                    }
+                }
+            }
+        });
+    }
+
+    /// A string's scan to its first stop, long enough to go through the
+    /// best vector unit: the stop's index, and whether a byte above ASCII
+    /// came before it (one 8 bytes or more past it is never seen).
+    #[test]
+    fn a_long_scan_finds_its_stop_and_sees_what_came_before_it() {
+        let len = 3 * FAR;
+        for stop in [b'"', b'\\', 0x1f] {
+            for at in (0..len).step_by(13) {
+                let mut b = vec![b'a'; len];
+                b[at] = stop;
+                assert_eq!(
+                    next_stop::<Special>(&b, 0, &mut 0),
+                    at,
+                    "{stop:#04x} at {at}"
+                );
+                for high in [0, at.saturating_sub(1), at + 8, len - 1] {
+                    if high >= len || high == at || (high > at && high < at + 8) {
+                        continue;
+                    }
+                    let mut b = b.clone();
+                    b[high] = 0xe9;
+                    let mut seen = 0;
+                    assert_eq!(next_stop::<Special>(&b, 0, &mut seen), at);
+                    assert_eq!(seen & HIGH != 0, high < at, "0xe9 at {high}, stop at {at}");
+                }
+            }
+            let none = vec![0xe9; len];
+            let mut seen = 0;
+            assert_eq!(next_stop::<Special>(&none, 0, &mut seen), len);
+            assert_ne!(seen & HIGH, 0);
+        }
     }
 }
