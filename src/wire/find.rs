@@ -16,7 +16,8 @@ pub(crate) trait Stops {
     fn bits(w: u64) -> u64;
     /// From `i`, past every whole 64-byte block holding no stop: the start
     /// of the first block that holds one (or of the last, short, part of
-    /// `b`). ORs the bytes it passes into `seen`.
+    /// `b`). Sets a high bit of `seen` if a byte it passes is above 0x7f
+    /// (the only bits of `seen` ever read).
     #[inline(always)]
     fn skip_blocks(b: &[u8], i: usize, seen: &mut u64) -> usize {
         skip_blocks::<Self>(b, i, seen)
@@ -480,15 +481,16 @@ fn word(chunk: &[u8]) -> u64 {
 }
 
 /// Index of the first byte at or after `i` where `S` stops, or `b.len()`;
-/// ORs every byte before it (and perhaps a few after it, up to the end of
-/// its word) into `seen`, so a caller can tell whether a run may have held a
-/// byte above 0x7f.
+/// sets a high bit of `seen` ([`HIGH`]) if a byte before it (or perhaps a
+/// few after it, up to the end of its word) is above 0x7f, so a caller can
+/// tell whether a run may have held one.
 ///
 /// Most stops are near (a key, a short value, dense escapes), so the first
 /// sixteen bytes are read a word at a time (SWAR); past them, a long run of
-/// plain text is skipped 64 bytes at a time by a loop the compiler turns
-/// into SIMD compares, and the stop inside the last block is found by SWAR
-/// again.
+/// plain text is skipped 64 bytes at a time ([`Stops::skip_blocks`]: with
+/// AVX2 for a long string where the CPU has it, else by a loop the compiler
+/// turns into SIMD compares), and the stop inside the last block is found
+/// by SWAR again.
 #[inline(always)]
 pub(crate) fn next_stop<S: Stops>(b: &[u8], mut i: usize, seen: &mut u64) -> usize {
     for _ in 0..2 {
@@ -748,8 +750,9 @@ mod avx2 {
 
 #[cfg(test)]
 mod tests {
-    //! The encoder's scans with each vector unit (the build's own and,
-    //! where the CPU has it, AVX2), answer by answer.
+    //! The scans with each vector unit (the build's own and, where the CPU
+    //! has it, AVX2), answer by answer: the encoder's, and the decoder's
+    //! skip of a long string's plain blocks.
 
     use super::{next_stop, plain_blocks_end, Base, Lanes, Special, FAR, HIGH, STRETCH};
 
