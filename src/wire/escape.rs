@@ -183,11 +183,11 @@ fn escape_into<const N: usize, L: crate::wire::find::Lanes>(
 const LONG_RUN: usize = CAP;
 
 /// How far ahead a long plain run is scanned before it is written: near
-/// enough that what is written was just read, from L1 (16 KiB, under the
-/// 32 KiB of a Zen 4 core's and the 48 KiB of a Sapphire Rapids one's). On
-/// 1 MiB of ASCII a 64 KiB window took 1.2x a copy's time on Zen 4, against
-/// 1.4x to 1.5x for the whole run scanned first; on a Xeon, 16 KiB took
-/// 1.07x to 1.08x against 1.11x to 1.21x for 64 KiB.
+/// enough that what is written was just read, from L1 (16 KiB: under a
+/// Zen 4 core's 32 KiB of L1d, and the bench Xeon's 48 KiB). On 1 MiB of
+/// ASCII a 64 KiB window took 1.2x a copy's time on Zen 4, against 1.4x to
+/// 1.5x for the whole run scanned first; on the Xeon, 16 KiB took 1.07x to
+/// 1.08x against 1.11x to 1.21x for 64 KiB.
 const AHEAD: usize = 2 * CAP;
 
 impl Sink for String {
