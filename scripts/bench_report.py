@@ -130,6 +130,9 @@ INFO = [
     # The first floor timed alone, as "vs copying the finished line" is.
     (f"{LABELS[n]}: through an 8 KiB buffer over copy (floor, separate)", f"encode/{n}", "through an 8 KiB buffer", "copy")
     for n in CLEAN
+] + [
+    # The same text with its paragraph breaks made spaces: nothing escaped.
+    (f"{LABELS['prose_1mib']} as one paragraph (nothing escaped): encode time vs copying the finished line", "encode/prose_1mib", "write_line, one paragraph", "copy, one paragraph"),
 ]
 
 

@@ -857,6 +857,34 @@ fn encode(c: &mut Criterion) {
                 b.iter(|| copy_through_stack(&finished, &mut buf))
             });
         }
+        // The prose as one paragraph, its LFs made spaces: the same text with
+        // nothing escaped, as the goal's "where nothing is escaped" reads.
+        if input.name == "prose_1mib" {
+            let one: Vec<Command> = cmds
+                .iter()
+                .map(|c| match c {
+                    Command::Prompt {
+                        text,
+                        submission_id,
+                    } => Command::Prompt {
+                        text: text.replace('\n', " "),
+                        submission_id: submission_id.clone(),
+                    },
+                    other => other.clone(),
+                })
+                .collect();
+            let lines: Vec<String> = one.iter().map(Command::to_line).collect();
+            assert!(
+                lines.iter().all(|l| !l.contains('\\')),
+                "nothing is escaped"
+            );
+            g.bench_function("write_line, one paragraph", |b| {
+                b.iter(|| write_all_v1(&one, &mut buf))
+            });
+            g.bench_function("copy, one paragraph", |b| {
+                b.iter(|| copy_all(&lines, &mut buf))
+            });
+        }
         g.finish();
 
         // The later revision, the same commands (text as `content`).
