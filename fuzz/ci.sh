@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A short fuzz run of every target, for CI: installs cargo-fuzz when it is
 # missing, builds every target with nightly, and runs each for
-# FUZZ_SECONDS (default 30) from the committed seeds with the dictionary.
-# Fails on any crash, panic, leak, timeout or out-of-memory.
+# FUZZ_SECONDS (default 30) from the committed seeds with the dictionary,
+# FUZZ_JOBS (default 2) at a time. Fails on any crash, panic, leak, timeout
+# or out-of-memory.
 #
 #   bash fuzz/ci.sh                 # every target, 30 s each
 #   FUZZ_SECONDS=5 bash fuzz/ci.sh decode_line
@@ -46,24 +47,40 @@ fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-failed=()
-for t in "${targets[@]}"; do
-  printf '\n-- %s: %s s\n' "$t" "$secs"
+# One target's run, its output in $work/$t.log.
+run_one() {
+  local t="$1" dict=src/command.dict
   mkdir -p "$work/$t"
   # New inputs go to a scratch corpus; the seeds are only read. A crash
   # leaves its input in fuzz/artifacts/$t/.
   # The later revision's targets get its words too.
-  dict=src/command.dict
   case "$t" in *_v2) dict=src/command_v2.dict ;; shell) dict=fuzz/shell.dict ;; esac
-  if "${fuzz[@]}" run "$t" "$work/$t" "fuzz/seeds/$t" -- \
+  "${fuzz[@]}" run "$t" "$work/$t" "fuzz/seeds/$t" -- \
     -max_total_time="$secs" -dict="$dict" -print_final_stats=1 \
-    >"$work/$t.log" 2>&1; then
-    grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec)' "$work/$t.log" || true
-    grep -E '#[0-9]+[[:space:]]+DONE' "$work/$t.log" || true
-  else
-    tail -n 60 "$work/$t.log"
-    failed+=("$t")
-  fi
+    >"$work/$t.log" 2>&1
+}
+# Two at a time (FUZZ_JOBS): each run is one process on one core, and the
+# step's time halves on a two-core machine.
+jobs="${FUZZ_JOBS:-2}"
+failed=()
+for ((k = 0; k < ${#targets[@]}; k += jobs)); do
+  batch=("${targets[@]:k:jobs}")
+  pids=()
+  for t in "${batch[@]}"; do
+    run_one "$t" &
+    pids+=("$!")
+  done
+  for j in "${!batch[@]}"; do
+    t="${batch[$j]}"
+    printf '\n-- %s: %s s\n' "$t" "$secs"
+    if wait "${pids[$j]}"; then
+      grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec)' "$work/$t.log" || true
+      grep -E '#[0-9]+[[:space:]]+DONE' "$work/$t.log" || true
+    else
+      tail -n 60 "$work/$t.log"
+      failed+=("$t")
+    fi
+  done
 done
 
 if [ "${#failed[@]}" -gt 0 ]; then
