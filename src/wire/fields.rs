@@ -78,7 +78,12 @@ pub(crate) enum Slot<S> {
     Str(S),
     True,
     False,
-    /// Present, but a number, `null`, an array or an object.
+    /// A number, as the reference's parser reads it into a double: the
+    /// nearest one, correctly rounded (`1e400` is infinity). Only v2's
+    /// `source_sequence` reads the value; every other rule treats it as
+    /// [`Slot::Other`].
+    Num(f64),
+    /// Present, but `null`, an array or an object.
     Other,
 }
 
