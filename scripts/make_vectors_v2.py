@@ -445,6 +445,93 @@ def candidates():
     add({"command": "job_stops", "request_id": "r"}, "near-miss job command name")
     add({"command": "jobs", "request_id": "r"}, "unknown jobs command")
 
+    # --- prediction commands (upstream command.mbt @ 642262b0) ---------------
+    # The oracle's latest/test_lines.txt (pulled in below) has the first 60;
+    # these are the number's spellings and edges it does not, and the id's
+    # UTF-16 count in escapes and across planes.
+    def pred(seq, rid='"p"', name="predict"):
+        return '{"command":"%s","request_id":%s,"source_sequence":%s}' % (name, rid, seq)
+
+    for seq, why in [
+        ("42", "a plain sequence"),
+        ("-0.0", "negative zero as a fraction"),
+        ("0e0", "zero with an exponent"),
+        ("0.0000000000000000000001e22", "a tiny mantissa scaled to 1"),
+        ("1.000", "trailing zeros of a whole number"),
+        ("100e-2", "100e-2 is 1"),
+        ("2147483647e0", "the maximum with an exponent"),
+        ("21474836.47e2", "the maximum with a fraction and an exponent"),
+        ("2.147483647e9", "the maximum in scientific notation"),
+        ("2.147483648e9", "one past the maximum in scientific notation"),
+        ("2147483647.5", "the maximum plus a half"),
+        ("2147483646.9999999", "just under the maximum, refused"),
+        ("1E2", "capital exponent"),
+        ("1e+2", "explicit plus exponent"),
+        ("12345678901234567890e-10", "20 digits scaled back into range, not whole"),
+        ("12345678900000000000e-10", "20 digits scaled back to a whole number"),
+        ("1" + "0" * 400 + "e-400", "401 digits scaled to 1"),
+        ("0." + "0" * 400 + "1e401", "a 400-zero fraction scaled to 1"),
+        ("1" + "0" * 10000, "10,000 digits: infinity"),
+        ("7." + "0" * 10000, "7 with 10,000 zero decimals"),
+        ("7." + "0" * 10000 + "1", "7 plus 10^-10001: rounds to 7"),
+        ("1e1000000000", "an exponent of 10^9"),
+        ("1e-1000000000", "a negative exponent of 10^9"),
+        ("5e-324", "the smallest subnormal"),
+        ("-2147483647", "the negative maximum"),
+        ("-2147483648", "the Int minimum"),
+        ("9007199254740993", "2^53 + 1"),
+        ("1.7976931348623157e308", "the largest double"),
+    ]:
+        add(pred(seq), f"predict: source_sequence {why}")
+    for seq, why in [
+        ("01", "a leading zero"),
+        ("+1", "a plus sign"),
+        (".5", "no integer part"),
+        ("1.", "no fraction digits"),
+        ("1e", "no exponent digits"),
+        ("0x10", "hex"),
+        ("Infinity", "Infinity"),
+        ("NaN", "NaN"),
+        ("- 1", "a space after the minus"),
+    ]:
+        add(pred(seq), f"predict: source_sequence {why} is not JSON")
+    add('{"command":"predict","request_id":"p","source_sequence": 7 }', "predict: spaces around the number")
+    add('{"command":"predict","request_id":"p","source_sequence":0,"source_sequence":3}', "predict: the last duplicate wins")
+    add('{"command":"predict","request_id":"p","source_sequence":3,"source_sequence":"3"}', "predict: a last duplicate string loses")
+    add('{"command":"predict","request_id":"","request_id":"p","source_sequence":3}', "predict: the last request_id wins")
+    add('{"command":"predict","request_id":"p","source_\\u0073equence":3}', "predict: an escaped key")
+    add('{"command":"pr\\u0065dict","request_id":"p","source_sequence":3}', "predict: an escaped name")
+    add('{"command":"predict","request_id":"\\u0070","source_sequence":3}', "predict: an escaped id is unescaped")
+    add('{"command":"predict","request_id":"p","source_sequence":{"n":1}}', "predict: an object sequence")
+    add('{"command":"predict","request_id":{"id":"p"},"source_sequence":1}', "predict: an object id")
+    add('{"command":"predict","request_id":"p","source_sequence":1,"content":[{"type":"video"}]}', "predict ignores bad content")
+    add('{"command":"predict","request_id":["p"],"source_sequence":1}', "predict: an array id")
+    add('{"command":"predict","request_id":false,"source_sequence":1}', "predict: a false id")
+    add('{"command":"predict","request_id":"p","source_sequence":false}', "predict: a false sequence")
+    add('{"command":"predict","request_id":"p","source_sequence":1,"text":"x","images":7}', "predict ignores text and images")
+    for rid, why in [
+        ('"' + "é" * 128 + '"', "128 two-byte chars: 128 units"),
+        ('"' + "é" * 129 + '"', "129 two-byte chars: 129 units"),
+        ('"' + "日" * 128 + '"', "128 three-byte chars: 128 units"),
+        ('"' + "日" * 129 + '"', "129 three-byte chars: 129 units"),
+        ('"' + "😀" * 64 + '"', "64 astral chars: 128 units"),
+        ('"' + "😀" * 65 + '"', "65 astral chars: 130 units"),
+        ('"' + "a" * 127 + "😀" + '"', "127 + an astral char: 129 units"),
+        ('"' + "\\u0061" * 128 + '"', "128 escaped chars"),
+        ('"' + "\\u0061" * 129 + '"', "129 escaped chars"),
+        ('"' + "\\ud83d\\ude00" * 64 + '"', "64 escaped surrogate pairs"),
+        ('"\\u0000"', "a NUL id"),
+        ('"\\n"', "a LF id"),
+    ]:
+        add(pred(1, rid), f"predict: request_id of {why}")
+        add('{"command":"cancel_prediction","request_id":%s}' % rid, f"cancel_prediction: request_id of {why}")
+    add('{"command":"cancel_prediction","request_id":"p","source_sequence":0}', "cancel_prediction ignores a bad sequence")
+    add('{"command":"cancel_prediction","request_id":[]}', "cancel_prediction: an array id")
+    add('{"command":"cancel_prediction","request_id":false}', "cancel_prediction: a false id")
+    add('{"command":"Cancel_prediction","request_id":"p"}', "cancel_prediction is case-sensitive")
+    add('{"command":"cancel_predictions","request_id":"p"}', "near-miss prediction command name")
+    add('{"command":"prediction","request_id":"p","source_sequence":1}', "prediction is no command")
+
     # --- what stayed the same ----------------------------------------------------
     add({"command": "compact"}, "compact")
     add({"command": "compact", "content": 7, "text": None}, "compact ignores everything else")

@@ -13,7 +13,11 @@ images valid and broken (PNG, JPEG, GIF87a/89a, WebP headers; non-canonical
 base64: unpadded, over-padded, trailing bits, whitespace, URL-safe, non-ASCII;
 unsupported bytes; mismatched and odd media types), legacy `text` + `images`
 data URLs, steers with and without tags and kinds, job commands valid and
-near-miss, the unchanged commands, noise keys with nested values, `\\u` and
+near-miss, prediction commands (ids around 128 UTF-16 units in 1- to
+4-byte characters; `source_sequence` at the range's ends, whole numbers
+spelled with fractions and exponents, decimals that round to a whole
+double and ones that do not, overflow, underflow, non-numbers), the
+unchanged commands, noise keys with nested values, `\\u` and
 `\\/` escapes, duplicate keys, random whitespace, and a few lines broken so
 they are not JSON.
 
@@ -321,6 +325,59 @@ class Gen:
                 pairs.append((k, self.component()))
         return self.obj([("command", self.pick(["job_stop"] * 9 + ["jobs_snapshot"]))] + pairs)
 
+    def prediction_id(self):
+        roll = self.r.random()
+        if roll < 0.55:
+            return self.pick(["p", "p-1", " ", "é", "日本", "😀", "a\nb", "\u0000"])
+        if roll < 0.85:
+            # Around the 128-UTF-16-unit limit, in 1-, 2-, 3- and 4-byte chars.
+            ch = self.pick(["a", "é", "日", "😀"])
+            units = 2 if ch == "😀" else 1
+            n = self.r.randint(126, 130) // units
+            s = ch * n
+            if self.chance(0.3):
+                s = "a" * self.r.randint(125, 128) + "😀"
+            return s
+        if roll < 0.9:
+            return ""
+        return self.any_value(1)
+
+    def sequence(self):
+        roll = self.r.random()
+        if roll < 0.35:
+            return Raw(self.pick([
+                "0", "-0", "0.0", "-0.0", "0e0", "1", "-1", "1.0", "1e0", "1E+0", "10e-1", "0.1e1", "2.5e1",
+                "1.5", "0.5", "2147483647", "2147483647.0", "2147483648", "-2147483648", "4294967297",
+                "2147483646.99999999999", "2147483647.00000000001", "2147483647.0000001", "2147483647.0000003",
+                "2147483647.4999999", "2147483646.5", "0.99999999999999999", "1.00000000000000001",
+                "1.0000000000000002", "0.9999999999999999", "1e400", "-1e400", "1e-400", "1e308", "5e-324",
+                "2.147483647e9", "2.147483648e9", "21474836.47e2", "9007199254740993",
+                "1" + "0" * self.r.randint(10, 400) + "e-" + str(self.r.randint(8, 400)),
+                "0." + "0" * self.r.randint(0, 30) + "1e" + str(self.r.randint(1, 40)),
+            ]))
+        if roll < 0.6:
+            return self.r.randint(1, 2147483647)
+        if roll < 0.7:
+            return self.r.randint(-(2**40), 2**40)
+        if roll < 0.8:
+            # A whole number in or near range, with a fraction of zeros or not.
+            n = self.r.randint(0, 2**31 + 5)
+            return Raw(f"{n}." + self.pick(["0", "00", "000000000000", "5", "0000001", "9999999999", "1"]))
+        if roll < 0.9:
+            mantissa = self.r.randint(1, 10**9)
+            exp = self.r.randint(-12, 12)
+            return Raw(f"{mantissa}e{exp}" if self.chance(0.5) else f"{mantissa}E{exp:+d}")
+        return self.any_value(1)
+
+    def prediction(self):
+        name = self.pick(["predict"] * 6 + ["cancel_prediction"] * 3 + ["Predict", "prediction", "cancel_predict"])
+        pairs = [("command", name)]
+        if self.chance(0.93):
+            pairs.append(("request_id", self.prediction_id()))
+        if self.chance(0.93 if name == "predict" else 0.2):
+            pairs.append(("source_sequence", self.sequence()))
+        return self.obj(pairs)
+
     def other(self):
         roll = self.r.random()
         if roll < 0.15:
@@ -347,12 +404,14 @@ class Gen:
     def line(self):
         self.escapes = self.chance(0.2)
         roll = self.r.random()
-        if roll < 0.35:
+        if roll < 0.3:
             v = self.prompt()
-        elif roll < 0.6:
+        elif roll < 0.5:
             v = self.steer()
-        elif roll < 0.85:
+        elif roll < 0.68:
             v = self.job()
+        elif roll < 0.85:
+            v = self.prediction()
         else:
             v = self.other()
         s = self.write(v)

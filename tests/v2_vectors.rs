@@ -131,7 +131,7 @@ fn parse_and_deserialize_match_where_serde_json_reads_the_line() {
         };
         assert_eq!(from_value, expected, "{why}: from_value");
     }
-    assert_eq!(compared, 436);
+    assert_eq!(compared, 561);
 }
 
 /// Every canonical line decodes to a command whose line is itself, and

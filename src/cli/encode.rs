@@ -16,11 +16,11 @@ use std::path::{Path, PathBuf};
 ///
 /// In v2, `prompt` and `steer` write `content` (a string, or with `--image`
 /// the text then each image as parts), a steer may carry `--submission-id`,
-/// and `jobs-snapshot` and `job-stop` exist; `--revision v1` writes the
-/// seed's `text` and refuses the rest.
+/// and `jobs-snapshot`, `job-stop`, `predict` and `cancel-prediction`
+/// exist; `--revision v1` writes the seed's `text` and refuses the rest.
 ///
 /// A line the revision's decoder would refuse (an empty request id, a bad
-/// job id) is not written: its message is printed instead, with exit 2.
+/// job id, a source sequence of 0) is not written: its message is printed instead, with exit 2.
 #[derive(Args)]
 #[command(after_help = "Examples:
   serve-command encode prompt \"fix the build\" --submission-id sub-1
@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
   serve-command encode approval appr-7 --deny
   serve-command encode prompt \"what is this?\" --image shot.png
   serve-command encode job-stop req-1 gen-3 job-7
+  serve-command encode predict p-1 42
   serve-command encode --revision v1 prompt \"fix it\"")]
 pub struct Encode {
     #[command(subcommand)]
@@ -103,6 +104,23 @@ pub enum Message {
         generation: String,
         /// The job's id (the same rule as GENERATION).
         job_id: String,
+    },
+    /// Ask for a prediction of the user's next input. Not in v1.
+    #[command(after_help = "Example:\n  serve-command encode predict p-1 42")]
+    Predict {
+        /// The controller's id for the prediction: 1 to 128 UTF-16 code
+        /// units.
+        request_id: String,
+        /// The sequence number of the event the prediction starts from: 1
+        /// to 2147483647.
+        #[arg(allow_negative_numbers = true)]
+        source_sequence: i32,
+    },
+    /// Cancel a prediction. Not in v1.
+    #[command(after_help = "Example:\n  serve-command encode cancel-prediction p-1")]
+    CancelPrediction {
+        /// The `request_id` of the prediction to cancel.
+        request_id: String,
     },
 }
 
@@ -186,6 +204,10 @@ fn v1(message: Message) -> output::Result<Command> {
         } => return Err(needs_v2("steer --submission-id", "tagged steers")),
         Message::JobsSnapshot { .. } => return Err(needs_v2("jobs-snapshot", "job commands")),
         Message::JobStop { .. } => return Err(needs_v2("job-stop", "job commands")),
+        Message::Predict { .. } => return Err(needs_v2("predict", "prediction commands")),
+        Message::CancelPrediction { .. } => {
+            return Err(needs_v2("cancel-prediction", "prediction commands"))
+        }
         Message::Prompt {
             text,
             submission_id,
@@ -254,6 +276,11 @@ fn v2(message: Message) -> output::Result<v2::Command> {
             generation,
             job_id,
         },
+        Message::Predict {
+            request_id,
+            source_sequence,
+        } => v2::Command::predict(request_id, source_sequence),
+        Message::CancelPrediction { request_id } => v2::Command::cancel_prediction(request_id),
     })
 }
 

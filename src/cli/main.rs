@@ -17,16 +17,36 @@ use revision::Revision;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
+/// What `--version` prints after the version: the upstream sources each
+/// rule set follows, so that a disagreement can be traced to upstream
+/// having moved or to this crate being wrong. docs/PROTOCOL.md ("What this
+/// crate follows") lists the same, and a test holds the two together.
+macro_rules! upstream {
+    () => {
+        "follows upstream openseek (moonbitlang/openseek):
+  v2 commands     protocol/command.mbt @ 642262b0
+  v2 content      protocol/content.mbt @ 004077e3
+  v2 images       protocol/image.mbt @ 0f65a2c1
+  v2 job ids      protocol/jobs.mbt (valid_job_component) @ fe7362d3
+  serve policy    internal/openseek/serve/state.mbt @ 642262b0 (v1: @ 36797574)
+  shell envelope  protocol/command_context/command_context.mbt @ 35042ea4
+  JSON syntax     moonbitlang/core json @ aced026
+  v1 commands     the protocol's first revision, frozen (protocol/command.mbt before content parts)"
+    };
+}
+
 /// Read and write the command lines of the serve protocol.
 #[derive(Parser)]
 #[command(
     name = "serve-command",
     version,
+    long_version = concat!(env!("CARGO_PKG_VERSION"), "\n", upstream!()),
     after_help = "Revisions (--revision, before or after the subcommand; the wire carries no
 version, so both ends must agree on one):
   v2  Upstream openseek's protocol today (serve_command::v2), the default:
       messages carry `content` (text and image parts), steers may be tagged,
-      and `jobs_snapshot` and `job_stop` are commands.
+      and `jobs_snapshot`, `job_stop`, `predict` and `cancel_prediction`
+      are commands.
   v1  The protocol's first revision, before content parts: messages carry `text`.
 
 Examples:

@@ -13,9 +13,11 @@ use std::fmt;
 /// `Deserialize`; encode with [`Command::to_line`], [`Command::write_line`]
 /// or `Serialize`. They agree as the seed revision's do.
 ///
-/// Like the reference's type, it can hold job fields the decoder refuses
-/// (an empty `request_id`, a `job_id` of `..`): the line is written as it
-/// is, and the engine answers `invalid background job command`.
+/// Like the reference's type, it can hold job and prediction fields the
+/// decoder refuses (an empty `request_id`, a `job_id` of `..`, a
+/// `source_sequence` of 0): the line is written as it is, and the engine
+/// answers `invalid background job command` or `invalid prediction
+/// command`.
 ///
 /// `#[non_exhaustive]`: the reference has grown commands before.
 ///
@@ -85,12 +87,63 @@ pub enum Command {
         /// Whether the single action asked about may go ahead.
         allow: bool,
     },
+    /// `{"command":"predict","request_id":R,"source_sequence":N}`: ask for
+    /// a prediction of what the user will type next, from the transcript up
+    /// to event `source_sequence`. `request_id` is 1 to 128 UTF-16 code
+    /// units; `source_sequence` is 1 to 2147483647 (`i32::MAX`).
+    #[non_exhaustive]
+    Predict {
+        /// The controller's id for the prediction, which its answer and a
+        /// later `cancel_prediction` carry.
+        request_id: String,
+        /// The sequence number of the event the prediction starts from.
+        source_sequence: i32,
+    },
+    /// `{"command":"cancel_prediction","request_id":R}`: drop the
+    /// prediction `predict` asked for under `request_id` (1 to 128 UTF-16
+    /// code units).
+    #[non_exhaustive]
+    CancelPrediction {
+        /// The `request_id` of the `predict` to cancel.
+        request_id: String,
+    },
+}
+
+impl Command {
+    /// `{"command":"predict","request_id":R,"source_sequence":N}`.
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// let cmd = Command::predict("p-1", 42);
+    /// assert_eq!(cmd.to_line(), "{\"command\":\"predict\",\"request_id\":\"p-1\",\"source_sequence\":42}\n");
+    /// ```
+    #[must_use]
+    pub fn predict(request_id: impl Into<String>, source_sequence: i32) -> Command {
+        Command::Predict {
+            request_id: request_id.into(),
+            source_sequence,
+        }
+    }
+
+    /// `{"command":"cancel_prediction","request_id":R}`.
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// let cmd = Command::cancel_prediction("p-1");
+    /// assert_eq!(cmd.to_line(), "{\"command\":\"cancel_prediction\",\"request_id\":\"p-1\"}\n");
+    /// ```
+    #[must_use]
+    pub fn cancel_prediction(request_id: impl Into<String>) -> Command {
+        Command::CancelPrediction {
+            request_id: request_id.into(),
+        }
+    }
 }
 
 impl Command {
     /// The command's wire name: `"prompt"`, `"steer"`, `"compact"`,
-    /// `"cancel"`, `"jobs_snapshot"`, `"job_stop"`, `"goal"` or
-    /// `"approval"`.
+    /// `"cancel"`, `"jobs_snapshot"`, `"job_stop"`, `"goal"`,
+    /// `"approval"`, `"predict"` or `"cancel_prediction"`.
     ///
     /// ```
     /// use serve_command::v2::Command;
@@ -107,6 +160,8 @@ impl Command {
             Command::JobStop { .. } => "job_stop",
             Command::GoalSet { .. } | Command::GoalClear => "goal",
             Command::ApprovalDecision { .. } => "approval",
+            Command::Predict { .. } => "predict",
+            Command::CancelPrediction { .. } => "cancel_prediction",
         }
     }
 }
@@ -158,6 +213,8 @@ pub enum NotInV1 {
     SteerTag,
     /// `jobs_snapshot` or `job_stop`, by name.
     JobCommand(&'static str),
+    /// `predict` or `cancel_prediction`, by name.
+    PredictionCommand(&'static str),
 }
 
 impl fmt::Display for NotInV1 {
@@ -168,7 +225,9 @@ impl fmt::Display for NotInV1 {
             NotInV1::Parts(0) => f.write_str("content of no part"),
             NotInV1::Parts(n) => write!(f, "content of {n} parts"),
             NotInV1::SteerTag => f.write_str("a steer's submission_id"),
-            NotInV1::JobCommand(name) => write!(f, "the {name} command"),
+            NotInV1::JobCommand(name) | NotInV1::PredictionCommand(name) => {
+                write!(f, "the {name} command")
+            }
         }
     }
 }
@@ -258,13 +317,15 @@ impl TryFrom<Command> for crate::v1::Command {
     type Error = IntoV1Error;
 
     /// The seed revision's form of a command that carries nothing it cannot:
-    /// content of exactly one text part, no steer tag, no job command.
+    /// content of exactly one text part, no steer tag, no job or prediction
+    /// command.
     ///
     /// # Errors
     ///
     /// [`IntoV1Error`], holding the command unchanged, when it carries
     /// something the seed revision cannot ([`NotInV1`]): an image, content
-    /// of other than one part, a steer's `submission_id`, or a job command.
+    /// of other than one part, a steer's `submission_id`, or a job or
+    /// prediction command.
     ///
     /// ```
     /// use serve_command::{v1, v2};
@@ -326,6 +387,10 @@ impl TryFrom<Command> for crate::v1::Command {
                 let reason = NotInV1::JobCommand(cmd.name());
                 return refuse(cmd, reason);
             }
+            cmd @ (Command::Predict { .. } | Command::CancelPrediction { .. }) => {
+                let reason = NotInV1::PredictionCommand(cmd.name());
+                return refuse(cmd, reason);
+            }
             Command::GoalSet { text, auto } => V1::GoalSet { text, auto },
             Command::GoalClear => V1::GoalClear,
             Command::ApprovalDecision { id, allow } => V1::ApprovalDecision { id, allow },
@@ -335,8 +400,8 @@ impl TryFrom<Command> for crate::v1::Command {
 
 #[cfg(feature = "arbitrary")]
 impl<'a> arbitrary::Arbitrary<'a> for Command {
-    /// Any command the decoder reads back: job fields are drawn valid (the
-    /// type could hold others, which no line round-trips).
+    /// Any command the decoder reads back: job and prediction fields are
+    /// drawn valid (the type could hold others, which no line round-trips).
     fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Command> {
         fn component(u: &mut arbitrary::Unstructured<'_>) -> arbitrary::Result<String> {
             const ALPHABET: &[u8] =
@@ -358,7 +423,22 @@ impl<'a> arbitrary::Arbitrary<'a> for Command {
             }
             Ok(id)
         }
-        Ok(match u.int_in_range(0..=8)? {
+        /// 1 to 128 UTF-16 code units, as a prediction's id must be.
+        fn prediction_id(u: &mut arbitrary::Unstructured<'_>) -> arbitrary::Result<String> {
+            let mut id = String::new();
+            for c in u.arbitrary_iter::<char>()? {
+                let c = c?;
+                if id.encode_utf16().count() + c.len_utf16() > 128 {
+                    break;
+                }
+                id.push(c);
+            }
+            if id.is_empty() {
+                id.push('p');
+            }
+            Ok(id)
+        }
+        Ok(match u.int_in_range(0..=10)? {
             0 => Command::Prompt {
                 content: u.arbitrary()?,
                 submission_id: u.arbitrary()?,
@@ -383,6 +463,13 @@ impl<'a> arbitrary::Arbitrary<'a> for Command {
                 auto: u.arbitrary()?,
             },
             7 => Command::GoalClear,
+            8 => Command::Predict {
+                request_id: prediction_id(u)?,
+                source_sequence: u.int_in_range(1..=i32::MAX)?,
+            },
+            9 => Command::CancelPrediction {
+                request_id: prediction_id(u)?,
+            },
             _ => Command::ApprovalDecision {
                 id: u.arbitrary()?,
                 allow: u.arbitrary()?,

@@ -83,6 +83,7 @@ pub(crate) fn write_command<K: Out>(cmd: &Command, k: &mut K) -> Result<(), K::E
             match val {
                 Val::Str(s) => write_str(k, s),
                 Val::Bool(b) => k.put(if b { "true" } else { "false" }),
+                Val::Int(n) => escape::write_int(k, n.into()),
                 Val::Content(c) => write_content(k, c),
             }
         },
@@ -133,6 +134,7 @@ pub(crate) fn to_line(cmd: &Command) -> String {
 pub(crate) enum Val<'a> {
     Str(&'a str),
     Bool(bool),
+    Int(i32),
     Content(&'a Content),
 }
 
@@ -190,6 +192,14 @@ impl Command {
                 entry("id", Str(id))?;
                 entry("allow", Bool(*allow))?;
             }
+            Command::Predict {
+                request_id,
+                source_sequence,
+            } => {
+                entry("request_id", Str(request_id))?;
+                entry("source_sequence", Val::Int(*source_sequence))?;
+            }
+            Command::CancelPrediction { request_id } => entry("request_id", Str(request_id))?,
         }
         Ok(())
     }

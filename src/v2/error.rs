@@ -9,7 +9,8 @@ use std::str::FromStr;
 ///
 /// `Display` is exactly the string the reference's `Command::parse` returns
 /// (`latest/upstream/command.mbt`): the seed's nine messages, and the new
-/// ones for content, legacy image URLs and background job commands.
+/// ones for content, legacy image URLs, background job commands and
+/// prediction commands.
 ///
 /// ```
 /// use serve_command::v2::{Command, ParseError};
@@ -80,6 +81,12 @@ pub enum ParseError {
     /// (1 to 200 of `[A-Za-z0-9._-]`, neither `.` nor `..`).
     #[error("invalid background job command")]
     InvalidJobCommand,
+    /// `predict` without a `request_id` of 1 to 128 UTF-16 code units and a
+    /// `source_sequence` that is a whole number from 1 to 2147483647 (as a
+    /// double: `1.0` and `1e0` are 1), or `cancel_prediction` without such
+    /// a `request_id`.
+    #[error("invalid prediction command")]
+    InvalidPredictionCommand,
 }
 
 /// The seed's messages are this revision's too, unchanged: the arms the two
@@ -148,10 +155,14 @@ impl FromStr for ParseError {
         if let Ok(image) = message.parse() {
             return Ok(ParseError::Image(image));
         }
-        [ParseError::ExpectedImageUrls, ParseError::InvalidJobCommand]
-            .into_iter()
-            .find(|e| e.to_string() == message)
-            .ok_or_else(|| UnknownMessage::new(message))
+        [
+            ParseError::ExpectedImageUrls,
+            ParseError::InvalidJobCommand,
+            ParseError::InvalidPredictionCommand,
+        ]
+        .into_iter()
+        .find(|e| e.to_string() == message)
+        .ok_or_else(|| UnknownMessage::new(message))
     }
 }
 

@@ -29,6 +29,7 @@ impl Serialize for Command {
         self.entries(|key, val| match val {
             Val::Str(s) => map.serialize_entry(key, s),
             Val::Bool(b) => map.serialize_entry(key, &b),
+            Val::Int(n) => map.serialize_entry(key, &n),
             Val::Content(c) => map.serialize_entry(key, c),
         })?;
         map.end()
@@ -220,6 +221,7 @@ impl<'de> Visitor<'de> for SlotVisitor<'_, 'de> {
     fn visit_bool<E>(self, b: bool) -> Result<(), E> {
         self.set(if b { Slot::True } else { Slot::False })
     }
+    // Only `content` and `images` come here, and neither reads a number.
     fn visit_i64<E>(self, _: i64) -> Result<(), E> {
         self.set(Slot::Other)
     }

@@ -125,6 +125,36 @@ pub fn command() -> impl Strategy<Value = Command> {
         Just(Command::GoalClear),
         (wire_string(), any::<bool>())
             .prop_map(|(id, allow)| Command::ApprovalDecision { id, allow }),
+        (prediction_id(), 1..=i32::MAX).prop_map(|(request_id, source_sequence)| {
+            Command::Predict {
+                request_id,
+                source_sequence,
+            }
+        }),
+        prediction_id().prop_map(|request_id| Command::CancelPrediction { request_id }),
+    ]
+}
+
+/// A prediction `request_id` the decoder accepts: 1 to 128 UTF-16 code
+/// units, at the limit now and then.
+fn prediction_id() -> impl Strategy<Value = String> {
+    let at_limit = prop_oneof![
+        Just("p".repeat(128)),
+        Just(format!("{}\u{1F600}", "p".repeat(126))),
+        Just("\u{1F600}".repeat(64)),
+    ];
+    prop_oneof![
+        8 => wire_string().prop_map(|s| {
+            let mut id = String::new();
+            for c in s.chars() {
+                if id.encode_utf16().count() + c.len_utf16() > 128 {
+                    break;
+                }
+                id.push(c);
+            }
+            if id.is_empty() { "p".into() } else { id }
+        }),
+        1 => at_limit,
     ]
 }
 
@@ -137,13 +167,17 @@ pub fn command() -> impl Strategy<Value = Command> {
 /// are not objects, of unknown or missing type, with missing or non-string
 /// fields; images valid and broken (unpadded, over-padded, trailing bits,
 /// URL-safe, spaces, non-ASCII base64; bytes of no format; another media
-/// type); legacy `text` with data-URL `images`, good and bad; and job
-/// commands with empty, `.`, `..`, 201-character and non-ASCII fields.
+/// type); legacy `text` with data-URL `images`, good and bad; job
+/// commands with empty, `.`, `..`, 201-character and non-ASCII fields; and
+/// prediction commands with ids around 128 UTF-16 units and
+/// `source_sequence`s around the edges of 1 to 2147483647, whole and not,
+/// in every spelling JSON allows.
 pub fn line() -> impl Strategy<Value = (String, Result<Command, String>)> {
     let object = prop_oneof![
         3 => command().prop_map(|cmd| entries_of(&cmd)),
         3 => message_line(),
         2 => job_line(),
+        2 => prediction_line(),
         2 => (name(), vec((key(), field_value()), 0..5)).prop_map(|(name, mut rest)| {
             rest.insert(0, ("command".to_owned(), J::Str(name)));
             rest
@@ -177,7 +211,18 @@ fn outcome(line: &str) -> Result<Command, String> {
     }
 }
 
-const NAMES: &[&str] = &["jobs_snapshot", "job_stop", "jobs", "job_stop ", "Job_stop"];
+const NAMES: &[&str] = &[
+    "jobs_snapshot",
+    "job_stop",
+    "jobs",
+    "job_stop ",
+    "Job_stop",
+    "predict",
+    "cancel_prediction",
+    "Predict",
+    "prediction",
+    "cancel_predict",
+];
 
 fn name() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -192,6 +237,7 @@ const KEYS: &[&str] = &[
     "request_id",
     "generation",
     "job_id",
+    "source_sequence",
     "submission_id",
     "type",
     "media_type",
@@ -401,6 +447,106 @@ fn job_line() -> BoxedStrategy<Vec<(String, J)>> {
         .boxed()
 }
 
+/// `source_sequence` texts at the rule's edges: zero and its spellings,
+/// whole numbers written as fractions and exponents, the ends of the range
+/// and just past them, decimals that round to a whole double and ones that
+/// do not, overflow and underflow.
+const SEQUENCES: &[&str] = &[
+    "0",
+    "-0",
+    "0.0",
+    "0e5",
+    "1",
+    "-1",
+    "1.0",
+    "1e0",
+    "1E+0",
+    "10e-1",
+    "0.1e1",
+    "1.5",
+    "0.5",
+    "2.5e1",
+    "1e9",
+    "1e10",
+    "2147483646",
+    "2147483647",
+    "2147483647.0",
+    "2147483648",
+    "-2147483648",
+    "4294967297",
+    "2147483646.99999999999",
+    "2147483647.0000001",
+    "2147483647.0000003",
+    "2147483647.4999999",
+    "2147483646.5",
+    "0.99999999999999999",
+    "1.00000000000000001",
+    "1.0000000000000002",
+    "0.9999999999999999",
+    "1e400",
+    "-1e400",
+    "1e-400",
+    "1e308",
+    "123456789012345678901234567890e-29",
+    "100000000000000000000000000000000000000000e-41",
+];
+
+/// A `source_sequence` text: an edge, a whole number in or out of range, or
+/// one spelled with a fraction or an exponent.
+fn sequence_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => select(SEQUENCES).prop_map(str::to_owned),
+        2 => (1..=i32::MAX).prop_map(|n| n.to_string()),
+        1 => any::<i64>().prop_map(|n| n.to_string()),
+        1 => (1..=i32::MAX, 0u8..4).prop_map(|(n, zeros)| format!("{n}.{}", "0".repeat(usize::from(zeros) + 1))),
+        1 => (1u32..=999_999, 0u32..12).prop_map(|(n, e)| format!("{n}e{e}")),
+        1 => (1u32..=999_999, 1usize..7).prop_map(|(n, places)| {
+            let digits = format!("{n:0>7}");
+            let (whole, frac) = digits.split_at(7 - places);
+            // JSON allows no leading zero.
+            let whole = whole.trim_start_matches('0');
+            format!("{}.{frac}", if whole.is_empty() { "0" } else { whole })
+        }),
+    ]
+}
+
+/// A prediction command line, its fields valid or near misses.
+fn prediction_line() -> BoxedStrategy<Vec<(String, J)>> {
+    let id = prop_oneof![
+        4 => prediction_id().prop_map(J::Str),
+        1 => (126usize..=130).prop_map(|n| J::Str("p".repeat(n))),
+        1 => (62usize..=66).prop_map(|n| J::Str("\u{1F600}".repeat(n))),
+        1 => Just(J::Str(String::new())),
+        1 => field_value(),
+    ];
+    let sequence = prop_oneof![
+        5 => sequence_text().prop_map(J::Num),
+        1 => field_value(),
+    ];
+    (
+        select(&["predict", "cancel_prediction"][..]),
+        option::of(id),
+        option::of(sequence),
+        any::<bool>(),
+    )
+        .prop_map(|(name, id, sequence, sequence_first)| {
+            let mut fields: Vec<(String, J)> = Vec::new();
+            if let Some(id) = id {
+                fields.push(("request_id".into(), id));
+            }
+            if let Some(sequence) = sequence {
+                fields.push(("source_sequence".into(), sequence));
+            }
+            if sequence_first {
+                fields.reverse();
+            }
+            let mut out = vec![("command".to_owned(), J::Str(name.into()))];
+            out.extend(fields);
+            out
+        })
+        .boxed()
+}
+
 /// The command's wire entries, in the encoder's order.
 fn entries_of(cmd: &Command) -> Vec<(String, J)> {
     let mut out = Vec::new();
@@ -408,6 +554,7 @@ fn entries_of(cmd: &Command) -> Vec<(String, J)> {
         let value = match val {
             Val::Str(s) => J::Str(s.to_owned()),
             Val::Bool(b) => J::Bool(b),
+            Val::Int(n) => J::Num(n.to_string()),
             Val::Content(c) => content_j(c),
         };
         out.push((key.to_owned(), value));

@@ -66,6 +66,13 @@ pub enum ModelCommand {
         id: String,
         allow: bool,
     },
+    Predict {
+        request_id: String,
+        source_sequence: i32,
+    },
+    CancelPrediction {
+        request_id: String,
+    },
 }
 
 use ModelCommand::*;
@@ -132,6 +139,30 @@ pub fn model_parse(line: &Value) -> Result<ModelCommand, String> {
         }
         // { "command": "jobs_snapshot" | "job_stop", .. }
         Some("jobs_snapshot" | "job_stop") => Err("invalid background job command".into()),
+        // { "command": "predict", "request_id": String(request_id),
+        //   "source_sequence": Number(n, ..), .. } if !request_id.is_empty() &&
+        //   request_id.length() <= 128 && n > 0 && n <= 2147483647.0 &&
+        //   n.to_int().to_double() == n
+        Some("predict") => match (
+            s("request_id").filter(|r| prediction_id(r)),
+            field(line, "source_sequence").and_then(Value::as_f64),
+        ) {
+            (Some(request_id), Some(n)) if n > 0.0 && n <= 2147483647.0 && n == n.trunc() => {
+                Ok(Predict {
+                    request_id: request_id.into(),
+                    source_sequence: n as i32,
+                })
+            }
+            _ => Err("invalid prediction command".into()),
+        },
+        // { "command": "cancel_prediction", "request_id": String(request_id), .. }
+        //   if !request_id.is_empty() && request_id.length() <= 128
+        Some("cancel_prediction") => match s("request_id").filter(|r| prediction_id(r)) {
+            Some(request_id) => Ok(CancelPrediction {
+                request_id: request_id.into(),
+            }),
+            None => Err("invalid prediction command".into()),
+        },
         Some("compact") => Ok(Compact),
         Some("cancel") => Ok(Cancel),
         Some("goal") => match (s("action"), s("text")) {
@@ -319,6 +350,12 @@ fn image_from_data_url(url: &str) -> Result<ModelPart, String> {
 /// `valid_job_component`: 1 to 200 of `[A-Za-z0-9._-]`, not `.` or `..`.
 /// (`String::length` counts UTF-16 units, but any non-ASCII character fails
 /// the character test anyway, so counting bytes here gives the same answer.)
+/// A prediction's `request_id`: 1 to 128 UTF-16 code units
+/// (`String::length`).
+fn prediction_id(id: &str) -> bool {
+    (1..=128).contains(&id.encode_utf16().count())
+}
+
 pub fn valid_job_component(value: &str) -> bool {
     !value.is_empty()
         && value != "."
@@ -409,6 +446,18 @@ pub fn model_to_line(c: &ModelCommand) -> String {
             r#"{{"command":"approval","id":{},"allow":{}}}"#,
             q(id),
             allow
+        ),
+        Predict {
+            request_id,
+            source_sequence,
+        } => format!(
+            r#"{{"command":"predict","request_id":{},"source_sequence":{}}}"#,
+            q(request_id),
+            source_sequence
+        ),
+        CancelPrediction { request_id } => format!(
+            r#"{{"command":"cancel_prediction","request_id":{}}}"#,
+            q(request_id)
         ),
     }
 }
