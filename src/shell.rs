@@ -37,7 +37,7 @@
 //! use serve_command::shell::{self, ShellCommand, ShellOutput};
 //! use serve_command::v1::Command;
 //!
-//! let output = ShellOutput { exit_code: Some(0), text: "Cargo.toml".into(), output_limit_reached: false };
+//! let output = ShellOutput::new(Some(0), "Cargo.toml", false);
 //! let steer = Command::shell_steer("ls", Ok(&output));
 //! assert_eq!(
 //!     steer.to_line(),
@@ -46,12 +46,7 @@
 //! );
 //! assert_eq!(
 //!     steer.shell_command(),
-//!     Some(ShellCommand {
-//!         command: "ls".into(),
-//!         exit: "0".into(),
-//!         output: vec!["Cargo.toml".into()],
-//!         output_limit_reached: false,
-//!     })
+//!     Some(ShellCommand::new("ls", "0", ["Cargo.toml"], false))
 //! );
 //! ```
 
@@ -77,17 +72,29 @@ const PREAMBLE: [&str; 4] = [
 /// The result of running a shell command line, as the controller captured
 /// it.
 ///
+/// Non-exhaustive, so that upstream may add to it without breaking anyone:
+/// make one with [`ShellOutput::new`] (or [`Default`]); the fields are
+/// public to read and set.
+///
 /// ```
 /// use serve_command::shell::ShellOutput;
-/// // Cut off at the output cap before it exited.
-/// let cut = ShellOutput { exit_code: None, text: "abc".into(), output_limit_reached: true };
-/// assert_eq!(ShellOutput::default(), ShellOutput { exit_code: None, text: String::new(), output_limit_reached: false });
-/// # let _ = cut;
+/// // Stopped before it exited, cut off at the output cap.
+/// let cut = ShellOutput::new(None, "abc", true);
+/// assert_eq!((cut.exit_code, cut.text.as_str(), cut.output_limit_reached), (None, "abc", true));
+/// assert_eq!(ShellOutput::default(), ShellOutput::new(None, "", false));
+/// ```
+///
+/// A struct literal does not compile outside this crate:
+///
+/// ```compile_fail,E0639
+/// use serve_command::shell::ShellOutput;
+/// let out = ShellOutput { exit_code: Some(0), text: "a".into(), output_limit_reached: false };
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct ShellOutput {
-    /// The exit code; `None` if the command was cut off at the output cap
-    /// before it exited.
+    /// The exit code; `None` if the command did not exit on its own (the
+    /// user stopped it, or it was cut off at the output cap).
     pub exit_code: Option<i32>,
     /// The merged stdout and stderr, truncated to the client's character
     /// budget.
@@ -96,17 +103,48 @@ pub struct ShellOutput {
     pub output_limit_reached: bool,
 }
 
+impl ShellOutput {
+    /// A run's result: its exit code (`None` if it did not exit on its
+    /// own), its merged output, and whether that output was cut at the
+    /// client's cap.
+    ///
+    /// ```
+    /// use serve_command::shell::{encode, ShellOutput};
+    /// let out = ShellOutput::new(Some(2), "no rule", false);
+    /// assert_eq!(
+    ///     encode("make", Ok(&out)),
+    ///     "<user_shell_command>\n<command>\nmake\n</command>\n<result>\nexit=2\nno rule\n</result>\n</user_shell_command>"
+    /// );
+    /// ```
+    #[must_use]
+    pub fn new(
+        exit_code: Option<i32>,
+        text: impl Into<String>,
+        output_limit_reached: bool,
+    ) -> Self {
+        ShellOutput {
+            exit_code,
+            text: text.into(),
+            output_limit_reached,
+        }
+    }
+}
+
 /// A `<user_shell_command>` envelope parsed back into its parts.
+///
+/// Non-exhaustive, so that upstream may add to it without breaking anyone;
+/// the fields are public to read. [`ShellCommand::new`] makes one to
+/// compare [`parse`]'s answer with.
 ///
 /// ```
 /// use serve_command::shell::{parse, ShellCommand};
 /// let text = "<user_shell_command>\n<command>\nmake\n</command>\n<result>\nexit=2\nno rule\n</result>\n</user_shell_command>";
-/// assert_eq!(
-///     parse(text),
-///     Some(ShellCommand { command: "make".into(), exit: "2".into(), output: vec!["no rule".into()], output_limit_reached: false })
-/// );
+/// let card = parse(text).unwrap();
+/// assert_eq!((card.command.as_str(), card.exit.as_str()), ("make", "2"));
+/// assert_eq!((card.output, card.output_limit_reached), (vec!["no rule".to_owned()], false));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct ShellCommand {
     /// The command line (its lines joined with LF, trailing CRs dropped).
     pub command: String,
@@ -123,6 +161,31 @@ pub struct ShellCommand {
     pub output_limit_reached: bool,
 }
 
+impl ShellCommand {
+    /// The parts of an envelope: the command, the raw `exit` token, the
+    /// output lines and whether the output was cut.
+    ///
+    /// ```
+    /// use serve_command::shell::{parse, ShellCommand};
+    /// let text = "<user_shell_command>\n<command>\nyes\n</command>\n<result>\nexit=cancelled\ny\n</result>\n</user_shell_command>";
+    /// assert_eq!(parse(text), Some(ShellCommand::new("yes", "cancelled", ["y"], false)));
+    /// ```
+    #[must_use]
+    pub fn new(
+        command: impl Into<String>,
+        exit: impl Into<String>,
+        output: impl IntoIterator<Item = impl Into<String>>,
+        output_limit_reached: bool,
+    ) -> Self {
+        ShellCommand {
+            command: command.into(),
+            exit: exit.into(),
+            output: output.into_iter().map(Into::into).collect(),
+            output_limit_reached,
+        }
+    }
+}
+
 /// The `<user_shell_command>` envelope for `command` and its result:
 /// `Ok(output)` for a command that ran (its exit code and output, with the
 /// truncation preamble when the output was cut), `Err(why)` for one that
@@ -134,7 +197,7 @@ pub struct ShellCommand {
 ///
 /// ```
 /// use serve_command::shell::{encode, ShellOutput};
-/// let cut = ShellOutput { exit_code: None, text: "日本😀".into(), output_limit_reached: true };
+/// let cut = ShellOutput::new(None, "日本😀", true);
 /// assert_eq!(
 ///     encode("cat big", Ok(&cut)),
 ///     "<user_shell_command>\n<command>\ncat big\n</command>\n<result>\nexit=cancelled\n\
@@ -323,7 +386,7 @@ impl Decimal {
 ///            </result>\r\n</user_shell_command>\r\n";
 /// assert_eq!(
 ///     parse(cut),
-///     Some(ShellCommand { command: "yes".into(), exit: "cancelled".into(), output: vec!["y".into()], output_limit_reached: true })
+///     Some(ShellCommand::new("yes", "cancelled", ["y"], true))
 /// );
 /// assert_eq!(parse("just a normal prompt"), None);
 /// // The result must open with exit= or the error.
@@ -473,7 +536,7 @@ impl crate::v1::Command {
     /// ```
     /// use serve_command::shell::ShellOutput;
     /// use serve_command::v1::{Command, SteerKind};
-    /// let out = ShellOutput { exit_code: Some(1), text: "boom".into(), output_limit_reached: false };
+    /// let out = ShellOutput::new(Some(1), "boom", false);
     /// let cmd = Command::shell_steer("make", Ok(&out)).shell_command().unwrap();
     /// assert_eq!((cmd.command.as_str(), cmd.exit.as_str(), cmd.output), ("make", "1", vec!["boom".to_owned()]));
     /// // The same text in a prompt steer is not a shell command.
@@ -499,7 +562,7 @@ impl crate::v2::Command {
     /// ```
     /// use serve_command::shell::ShellOutput;
     /// use serve_command::v2::Command;
-    /// let out = ShellOutput { exit_code: Some(0), text: "hi".into(), output_limit_reached: false };
+    /// let out = ShellOutput::new(Some(0), "hi", false);
     /// assert_eq!(
     ///     Command::shell_steer("echo hi", Ok(&out)).to_line(),
     ///     "{\"command\":\"steer\",\"kind\":\"command\",\"content\":\"<user_shell_command>\\n<command>\\n\
@@ -527,7 +590,7 @@ impl crate::v2::Command {
     /// use serve_command::shell::ShellOutput;
     /// use serve_command::v2::{Command, ContentPart};
     /// use serve_command::v1::SteerKind;
-    /// let out = ShellOutput { exit_code: Some(0), text: "hi".into(), output_limit_reached: false };
+    /// let out = ShellOutput::new(Some(0), "hi", false);
     /// let steer = Command::shell_steer("echo hi", Ok(&out));
     /// assert_eq!(steer.shell_command().map(|c| c.output), Some(vec!["hi".to_owned()]));
     /// // Two text parts are not one envelope, even when they spell one.

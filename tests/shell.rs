@@ -12,20 +12,11 @@ use serve_command::v1::{Command, SteerKind};
 use serve_command::v2;
 
 fn out(exit_code: Option<i32>, text: &str, output_limit_reached: bool) -> ShellOutput {
-    ShellOutput {
-        exit_code,
-        text: text.to_owned(),
-        output_limit_reached,
-    }
+    ShellOutput::new(exit_code, text, output_limit_reached)
 }
 
 fn parsed(command: &str, exit: &str, output: &[&str], output_limit_reached: bool) -> ShellCommand {
-    ShellCommand {
-        command: command.to_owned(),
-        exit: exit.to_owned(),
-        output: output.iter().map(|&l| l.to_owned()).collect(),
-        output_limit_reached,
-    }
+    ShellCommand::new(command, exit, output.iter().copied(), output_limit_reached)
 }
 
 /// `<user_shell_command>`, `<command>`, `command`, `</command>`,
@@ -310,15 +301,15 @@ fn answer(request: &Value) -> Value {
     let encoded = if field("error").is_some() {
         encode(text("encode"), Err(text("error")))
     } else {
-        let output = ShellOutput {
-            exit_code: field("exit_code")
+        let output = ShellOutput::new(
+            field("exit_code")
                 .and_then(Value::as_i64)
                 .map(|n| i32::try_from(n).expect("an i32 exit code")),
-            text: text("text").to_owned(),
-            output_limit_reached: field("output_limit_reached")
+            text("text"),
+            field("output_limit_reached")
                 .and_then(Value::as_bool)
                 .expect("a bool"),
-        };
+        );
         encode(text("encode"), Ok(&output))
     };
     serde_json::json!(["ENCODED", encoded])
