@@ -12,7 +12,13 @@ from the envelope's own words: its tags and the delimiters, `exit=`,
 `error running shell:`, the truncation preamble's keys (whole, partial,
 reordered), LFs, CRs (CRLF, lone, runs), blank lines, blanks, non-ASCII;
 valid envelopes, mutated line by line; exit codes of every size and JSON
-type (numbers past f64 included). Every request is JSON: a line that is
+type (numbers past f64 included), none in about 15%. Upstream's 35042ea4
+anchors the close at the end and splits at the first `</command>` line
+followed by `<result>`, so the generator also writes those shapes: output
+lines that are closing tags, whole envelopes as output (nested), commands
+holding `</command>` lines (alone, before `<result>`, before a fake
+`exit=`), and envelopes whose tail is doubled, swapped, followed by junk
+or blank lines, or whose middle is empty. Every request is JSON: a line that is
 not is BADREQ from both, but in the words of each reader (MoonBit's,
 serde_json's); see `serve-command shell --help`. No string holds a lone
 surrogate (astral chars go as \\u pairs, in 30% of the requests): Rust text
@@ -84,7 +90,14 @@ def line_text(r):
 PREAMBLE = "truncated=true\noutput_limit_reached=true\nshown_chars=3\nmax_output_chars=3"
 
 
-def output(r):
+# Lines that close an envelope, as output: anchored at the end, they are
+# output since 35042ea4 (the first </result> closed the result before).
+CLOSINGS = ["</result>", "</user_shell_command>", "</result>\n</user_shell_command>",
+            "</result>\n</user_shell_command>\n", "</user_shell_command>\n</result>",
+            "</command>\n<result>", "</command>\n<result>\nexit=0", "</result>\n</result>"]
+
+
+def output(r, depth=0):
     t = line_text(r) if r.random() < 0.6 else text(r)
     if r.random() < 0.15:
         t = PREAMBLE + "\n" + t
@@ -92,7 +105,34 @@ def output(r):
         lines = PREAMBLE.split("\n")
         r.shuffle(lines)
         t = "\n".join(lines[: r.randint(1, 4)]) + "\n" + t
+    k = r.random()
+    if k < 0.15:
+        # Closing tags among the output lines.
+        lines = t.split("\n")
+        for _ in range(r.randint(1, 3)):
+            lines.insert(r.randrange(len(lines) + 1), r.choice(CLOSINGS))
+        t = "\n".join(lines)
+    elif k < 0.2:
+        t += "\n" + r.choice(CLOSINGS)
+    elif k < 0.25 and depth < 2:
+        # `cat` of an envelope: a whole one as output.
+        inner = envelope(r, depth + 1)
+        t = r.choice([inner, t + "\n" + inner, inner + "\n" + t])
     return t
+
+
+def command_text(r):
+    """A command, now and then holding `</command>` lines."""
+    c = line_text(r) if r.random() < 0.5 else text(r, 4)
+    k = r.random()
+    if k < 0.2:
+        lines = c.split("\n")
+        extra = r.choice(["</command>", "</command>", "</command>\n<result>", "</command>\n<result>\nexit=1",
+                          "</command>\n\n<result>", "</command>\r\n<result>\r", "</command>\n</command>",
+                          "</result>\n</user_shell_command>"])
+        lines.insert(r.randrange(len(lines) + 1), extra)
+        c = "\n".join(lines)
+    return c
 
 
 def exit_code(r):
@@ -111,7 +151,7 @@ def exit_code(r):
 
 
 def encode_request(r):
-    command = line_text(r) if r.random() < 0.5 else text(r)
+    command = command_text(r) if r.random() < 0.5 else text(r)
     if r.random() < 0.25:
         return {"encode": command, "error": line_text(r) if r.random() < 0.5 else text(r)}
     limit = r.random() < 0.4
@@ -120,9 +160,9 @@ def encode_request(r):
     return {"encode": command, "exit_code": exit_code(r), "text": output(r), "output_limit_reached": limit}
 
 
-def envelope(r):
+def envelope(r, depth=0):
     """A well-formed envelope, as upstream's encode writes one."""
-    command = line_text(r) if r.random() < 0.5 else text(r, 4)
+    command = command_text(r)
     k = r.random()
     if k < 0.2:
         body = "error running shell: " + text(r, 4)
@@ -131,10 +171,16 @@ def envelope(r):
         body = "exit=" + code
         if r.random() < 0.4:
             body += "\n" + PREAMBLE
-        body += "\n" + output(r)
+        body += "\n" + output(r, depth)
     if k > 0.95:
         body = ""
     e = f"<user_shell_command>\n<command>\n{command}\n</command>\n<result>\n{body}\n</result>\n</user_shell_command>"
+    if depth == 0 and r.random() < 0.1:
+        # The tail's boundaries: doubled, swapped, junk or blanks after it.
+        e += r.choice(["\n</result>\n</user_shell_command>", "\n</result>\n</user_shell_command>\n",
+                       "\n</user_shell_command>", "\nx", "\n\n", "\n\n\n", "\n</result>"])
+    elif depth == 0 and r.random() < 0.05:
+        e = e[: -len("</result>\n</user_shell_command>")] + "</user_shell_command>\n</result>"
     if r.random() < 0.2:
         e += r.choice(["\n", "\r", "\r\n", "\n\n", "\n ", "\n\r", "\r\r\n"])
     if r.random() < 0.1:
@@ -177,8 +223,14 @@ def parse_request(r):
         content = envelope(r)
     elif k < 0.8:
         content = mutate(r, envelope(r))
-    elif k < 0.9:
+    elif k < 0.85:
         content = "<user_shell_command>\n<command>\n" + line_text(r)
+    elif k < 0.9:
+        # The anchored ends around a small middle, empty or not.
+        middle = r.choice(["", "</command>\n<result>\n", "</command>\n", "<result>\n", "</command>\n<result>\nexit=0\n",
+                           "x\n</command>\n<result>\nexit=0\n", "</command>\n<result>\n</user_shell_command>\n"])
+        content = "<user_shell_command>\n<command>\n" + middle + "</result>\n</user_shell_command>" + \
+            r.choice(["", "\n", "\n\n", "\r\n\r", "\nx"])
     else:
         content = text(r, 20)
     return {"parse": content}

@@ -19,25 +19,27 @@
 //!
 //! The engine stores the text as a durable user message; clients [`parse`]
 //! it back to render the transcript, live or resumed. [`encode`] and
-//! [`parse`] are byte for byte upstream's (`protocol/command_context`), the
-//! one format every client shares.
+//! [`parse`] are byte for byte upstream's (`protocol/command_context` of
+//! moonbitlang/openseek @ 35042ea4), the one format every client shares.
 //!
 //! Nothing inside is escaped or length-prefixed, on purpose (upstream's
 //! reasoning): the envelope is read by the *model* as natural tagged
-//! context, so the inner text stays readable. The price is that a command or
-//! output line that is itself a delimiter (`</command>`, `</result>`,
-//! `</user_shell_command>`, a leading `exit=` or `error running shell:`), a
-//! line ending in CR, or output opening with lines that look like the
-//! truncation preamble, does not come back from [`parse`] as it went into
-//! [`encode`]. The harm is cosmetic and rare: the engine never parses the
-//! text, and the worst a client shows is a plain user message or a slightly
-//! off card.
+//! context, so the inner text stays readable. [`parse`] anchors the closing
+//! tags at the end, so any output line, even `</result>` or a whole
+//! envelope, reads back as output. What does not come back from [`parse`]
+//! as it went into [`encode`]: a command holding a `</command>` line
+//! directly followed by a `<result>` line (the command ends at the first
+//! such pair), a line ending in CR (trimmed, so CRLF text reads as LF), or
+//! the output of an uncut run opening with four lines keyed like the
+//! truncation preamble. The harm is cosmetic and rare: the engine never
+//! parses the text, and the worst a client shows is a plain user message or
+//! a slightly off card.
 //!
 //! ```
 //! use serve_command::shell::{self, ShellCommand, ShellOutput};
 //! use serve_command::v1::Command;
 //!
-//! let output = ShellOutput { exit_code: Some(0), text: "Cargo.toml".into(), output_limit_reached: false };
+//! let output = ShellOutput::new(Some(0), "Cargo.toml", false);
 //! let steer = Command::shell_steer("ls", Ok(&output));
 //! assert_eq!(
 //!     steer.to_line(),
@@ -46,12 +48,7 @@
 //! );
 //! assert_eq!(
 //!     steer.shell_command(),
-//!     Some(ShellCommand {
-//!         command: "ls".into(),
-//!         exit: "0".into(),
-//!         output: vec!["Cargo.toml".into()],
-//!         output_limit_reached: false,
-//!     })
+//!     Some(ShellCommand::new("ls", "0", ["Cargo.toml"], false))
 //! );
 //! ```
 
@@ -77,17 +74,29 @@ const PREAMBLE: [&str; 4] = [
 /// The result of running a shell command line, as the controller captured
 /// it.
 ///
+/// Non-exhaustive, so that upstream may add to it without breaking anyone:
+/// make one with [`ShellOutput::new`] (or [`Default`]); the fields are
+/// public to read and set.
+///
 /// ```
 /// use serve_command::shell::ShellOutput;
-/// // Cut off at the output cap before it exited.
-/// let cut = ShellOutput { exit_code: None, text: "abc".into(), output_limit_reached: true };
-/// assert_eq!(ShellOutput::default(), ShellOutput { exit_code: None, text: String::new(), output_limit_reached: false });
-/// # let _ = cut;
+/// // Stopped before it exited, cut off at the output cap.
+/// let cut = ShellOutput::new(None, "abc", true);
+/// assert_eq!((cut.exit_code, cut.text.as_str(), cut.output_limit_reached), (None, "abc", true));
+/// assert_eq!(ShellOutput::default(), ShellOutput::new(None, "", false));
+/// ```
+///
+/// A struct literal does not compile outside this crate:
+///
+/// ```compile_fail,E0639
+/// use serve_command::shell::ShellOutput;
+/// let out = ShellOutput { exit_code: Some(0), text: "a".into(), output_limit_reached: false };
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct ShellOutput {
-    /// The exit code; `None` if the command was cut off at the output cap
-    /// before it exited.
+    /// The exit code; `None` if the command did not exit on its own (the
+    /// user stopped it, or it was cut off at the output cap).
     pub exit_code: Option<i32>,
     /// The merged stdout and stderr, truncated to the client's character
     /// budget.
@@ -96,17 +105,48 @@ pub struct ShellOutput {
     pub output_limit_reached: bool,
 }
 
+impl ShellOutput {
+    /// A run's result: its exit code (`None` if it did not exit on its
+    /// own), its merged output, and whether that output was cut at the
+    /// client's cap.
+    ///
+    /// ```
+    /// use serve_command::shell::{encode, ShellOutput};
+    /// let out = ShellOutput::new(Some(2), "no rule", false);
+    /// assert_eq!(
+    ///     encode("make", Ok(&out)),
+    ///     "<user_shell_command>\n<command>\nmake\n</command>\n<result>\nexit=2\nno rule\n</result>\n</user_shell_command>"
+    /// );
+    /// ```
+    #[must_use]
+    pub fn new(
+        exit_code: Option<i32>,
+        text: impl Into<String>,
+        output_limit_reached: bool,
+    ) -> Self {
+        ShellOutput {
+            exit_code,
+            text: text.into(),
+            output_limit_reached,
+        }
+    }
+}
+
 /// A `<user_shell_command>` envelope parsed back into its parts.
+///
+/// Non-exhaustive, so that upstream may add to it without breaking anyone;
+/// the fields are public to read. [`ShellCommand::new`] makes one to
+/// compare [`parse`]'s answer with.
 ///
 /// ```
 /// use serve_command::shell::{parse, ShellCommand};
 /// let text = "<user_shell_command>\n<command>\nmake\n</command>\n<result>\nexit=2\nno rule\n</result>\n</user_shell_command>";
-/// assert_eq!(
-///     parse(text),
-///     Some(ShellCommand { command: "make".into(), exit: "2".into(), output: vec!["no rule".into()], output_limit_reached: false })
-/// );
+/// let card = parse(text).unwrap();
+/// assert_eq!((card.command.as_str(), card.exit.as_str()), ("make", "2"));
+/// assert_eq!((card.output, card.output_limit_reached), (vec!["no rule".to_owned()], false));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct ShellCommand {
     /// The command line (its lines joined with LF, trailing CRs dropped).
     pub command: String,
@@ -123,18 +163,50 @@ pub struct ShellCommand {
     pub output_limit_reached: bool,
 }
 
+impl ShellCommand {
+    /// The parts of an envelope: the command, the raw `exit` token, the
+    /// output lines and whether the output was cut.
+    ///
+    /// ```
+    /// use serve_command::shell::{parse, ShellCommand};
+    /// let text = "<user_shell_command>\n<command>\nyes\n</command>\n<result>\nexit=cancelled\ny\n</result>\n</user_shell_command>";
+    /// assert_eq!(parse(text), Some(ShellCommand::new("yes", "cancelled", ["y"], false)));
+    /// ```
+    #[must_use]
+    pub fn new(
+        command: impl Into<String>,
+        exit: impl Into<String>,
+        output: impl IntoIterator<Item = impl Into<String>>,
+        output_limit_reached: bool,
+    ) -> Self {
+        ShellCommand {
+            command: command.into(),
+            exit: exit.into(),
+            output: output.into_iter().map(Into::into).collect(),
+            output_limit_reached,
+        }
+    }
+}
+
 /// The `<user_shell_command>` envelope for `command` and its result:
 /// `Ok(output)` for a command that ran (its exit code and output, with the
 /// truncation preamble when the output was cut), `Err(why)` for one that
 /// could not be run (`error running shell: {why}`).
 ///
-/// A run that was not cut off but has no exit code is written `exit=0`; a
-/// cut-off run without one, `exit=cancelled`. `shown_chars` and
-/// `max_output_chars` count the Unicode scalar values of the text.
+/// A run without an exit code, cut off or not, is written `exit=cancelled`
+/// (before upstream's 35042ea4 an uncut one was `exit=0`, which read back
+/// as a success). `shown_chars` and `max_output_chars` count the Unicode
+/// scalar values of the text.
 ///
 /// ```
 /// use serve_command::shell::{encode, ShellOutput};
-/// let cut = ShellOutput { exit_code: None, text: "日本😀".into(), output_limit_reached: true };
+/// let stopped = ShellOutput::new(None, "partial", false);
+/// assert_eq!(
+///     encode("sleep 9", Ok(&stopped)),
+///     "<user_shell_command>\n<command>\nsleep 9\n</command>\n<result>\nexit=cancelled\npartial\n\
+///      </result>\n</user_shell_command>"
+/// );
+/// let cut = ShellOutput::new(None, "日本😀", true);
 /// assert_eq!(
 ///     encode("cat big", Ok(&cut)),
 ///     "<user_shell_command>\n<command>\ncat big\n</command>\n<result>\nexit=cancelled\n\
@@ -163,7 +235,7 @@ pub fn encode(command: &str, result: Result<&ShellOutput, &str>) -> String {
         Ok(out) if out.output_limit_reached => {
             Header::Truncated(out.exit_code, Decimal::new(out.text.chars().count() as u64))
         }
-        Ok(out) => Header::Exit(out.exit_code.unwrap_or(0)),
+        Ok(out) => Header::Exit(out.exit_code),
     };
     let body = match result {
         Err(why) => why,
@@ -197,22 +269,24 @@ pub fn encode(command: &str, result: Result<&ShellOutput, &str>) -> String {
 /// ending in a LF (or `error running shell: `).
 enum Header {
     Error,
-    Exit(i32),
+    Exit(Option<i32>),
     Truncated(Option<i32>, Decimal),
 }
 
+/// The token after `exit=` for a run without an exit code: it did not exit
+/// on its own.
+const CANCELLED: &str = "cancelled";
+
 impl Header {
     fn len(&self) -> usize {
+        let exit = |code: &Option<i32>| {
+            EXIT_PREFIX.len() + code.map_or(CANCELLED.len(), |code| Decimal::signed(code).len())
+        };
         match self {
             Header::Error => ERROR_PREFIX.len() + 1,
-            Header::Exit(code) => EXIT_PREFIX.len() + Decimal::signed(*code).len() + 1,
+            Header::Exit(code) => exit(code) + 1,
             Header::Truncated(code, shown) => {
-                let exit = match code {
-                    Some(code) => Decimal::signed(*code).len(),
-                    None => "cancelled".len(),
-                };
-                EXIT_PREFIX.len()
-                    + exit
+                exit(code)
                     + "\ntruncated=true\noutput_limit_reached=true\n".len()
                     + PREAMBLE[2].len()
                     + PREAMBLE[3].len()
@@ -222,22 +296,24 @@ impl Header {
     }
 
     fn write(&self, text: &mut String) {
+        let exit = |text: &mut String, code: &Option<i32>| {
+            text.push_str(EXIT_PREFIX);
+            match code {
+                Some(code) => text.push_str(Decimal::signed(*code).as_str()),
+                None => text.push_str(CANCELLED),
+            }
+        };
         match self {
             Header::Error => {
                 text.push_str(ERROR_PREFIX);
                 text.push(' ');
             }
             Header::Exit(code) => {
-                text.push_str(EXIT_PREFIX);
-                text.push_str(Decimal::signed(*code).as_str());
+                exit(text, code);
                 text.push('\n');
             }
             Header::Truncated(code, shown) => {
-                text.push_str(EXIT_PREFIX);
-                match code {
-                    Some(code) => text.push_str(Decimal::signed(*code).as_str()),
-                    None => text.push_str("cancelled"),
-                }
+                exit(text, code);
                 text.push_str("\ntruncated=true\noutput_limit_reached=true\n");
                 for key in &PREAMBLE[2..] {
                     text.push_str(key);
@@ -299,32 +375,36 @@ impl Decimal {
 ///
 /// `content` is split on LF and every line's trailing CRs are dropped (so
 /// CRLF text reads as LF text). The structure is checked strictly, so that
-/// a prompt which merely mentions the tags is not taken for a command: the
-/// lines must be `<user_shell_command>`, `<command>`, the command's lines up
-/// to the first `</command>`, then `<result>`, the result's lines up to the
-/// first `</result>`, then `</user_shell_command>` and at most one empty
-/// line. The result's first line is `exit=TOKEN` (`exit` is `TOKEN`, and
-/// the four-line truncation preamble after it, recognized by its keys, is
-/// dropped and sets `output_limit_reached`) or starts with `error running
-/// shell:` (`exit` is `"failed"`, every line is output); an empty result is
-/// a failed run with no output.
+/// a prompt which merely mentions the tags is not taken for a command. Both
+/// ends are anchored first: the lines must open with `<user_shell_command>`,
+/// `<command>` and close with `</result>`, `</user_shell_command>` and at
+/// most one empty line, so an output line that is itself a closing tag (or
+/// a whole envelope, `cat` of one) is output. The lines between split at
+/// the first `</command>` line directly followed by a `<result>` line: the
+/// command before, the result after. The result's first line is
+/// `exit=TOKEN` (`exit` is `TOKEN`, and the four-line truncation preamble
+/// after it, recognized by its keys, is dropped and sets
+/// `output_limit_reached`) or starts with `error running shell:` (`exit` is
+/// `"failed"`, every line is output); an empty result is a failed run with
+/// no output.
 ///
 /// # Errors
 ///
-/// `None` when `content` is not an envelope (an ordinary user message): a
-/// line of that structure is missing or out of place, there is anything
-/// but one empty line after `</user_shell_command>`, or the result's first
-/// line is neither `exit=...` nor `error running shell:...`.
+/// `None` when `content` is not an envelope (an ordinary user message): it
+/// does not open or close as above, no `</command>` line is followed by a
+/// `<result>` line, or the result's first line is neither `exit=...` nor
+/// `error running shell:...`.
 ///
 /// ```
 /// use serve_command::shell::{parse, ShellCommand};
 /// let cut = "<user_shell_command>\r\n<command>\r\nyes\r\n</command>\r\n<result>\r\nexit=cancelled\r\n\
 ///            truncated=true\r\noutput_limit_reached=true\r\nshown_chars=1\r\nmax_output_chars=1\r\ny\r\n\
 ///            </result>\r\n</user_shell_command>\r\n";
-/// assert_eq!(
-///     parse(cut),
-///     Some(ShellCommand { command: "yes".into(), exit: "cancelled".into(), output: vec!["y".into()], output_limit_reached: true })
-/// );
+/// assert_eq!(parse(cut), Some(ShellCommand::new("yes", "cancelled", ["y"], true)));
+/// // Closing tags in the output are output: the end is anchored.
+/// let xml = "<user_shell_command>\n<command>\ncat x\n</command>\n<result>\nexit=0\n</result>\n\
+///            </user_shell_command>\n</result>\n</user_shell_command>";
+/// assert_eq!(parse(xml), Some(ShellCommand::new("cat x", "0", ["</result>", "</user_shell_command>"], false)));
 /// assert_eq!(parse("just a normal prompt"), None);
 /// // The result must open with exit= or the error.
 /// assert_eq!(parse("<user_shell_command>\n<command>\nls\n</command>\n<result>\nok\n</result>\n</user_shell_command>"), None);
@@ -333,23 +413,28 @@ impl Decimal {
 pub fn parse(content: &str) -> Option<ShellCommand> {
     // First the structure, by byte offsets, allocating nothing (most text
     // handed here is an ordinary message); then the parts.
-    let mut lines = Lines::new(content);
-    if lines.next()?.1 != OPEN || lines.next()?.1 != COMMAND_OPEN {
+    let mut head = Lines::new(content);
+    if head.next()?.1 != OPEN || head.next()?.1 != COMMAND_OPEN {
         return None;
     }
-    let command = lines.body_to(COMMAND_CLOSE)?;
-    if lines.next()?.1 != RESULT_OPEN {
+    // The tail, from the back: the tags differ, so the lines matched at
+    // either end are never the same line.
+    let (last, line) = line_before(content, content.len());
+    let close = match line {
+        CLOSE => last,
+        "" => match line_before(content, last.checked_sub(1)?) {
+            (close, CLOSE) => close,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let (result_close, line) = line_before(content, close.checked_sub(1)?);
+    if line != RESULT_CLOSE {
         return None;
     }
-    let result = lines.body_to(RESULT_CLOSE)?;
-    if lines.next()?.1 != CLOSE {
-        return None;
-    }
-    match lines.next() {
-        None => {}
-        Some((_, "")) if lines.next().is_none() => {}
-        Some(_) => return None,
-    }
+    // Every line between, with its LF.
+    let body = content.get(head.at..result_close)?;
+    let (command, result) = split_at_result(body)?;
 
     let mut result_lines = body_lines(result);
     let (exit, output_limit_reached) = match result_lines.clone().next() {
@@ -399,18 +484,6 @@ impl<'a> Lines<'a> {
     fn new(content: &'a str) -> Lines<'a> {
         Lines { content, at: 0 }
     }
-
-    /// The raw text of the lines up to the first line that is `close`, and
-    /// consumes them and it: `""` for no line, else every line with its LF.
-    fn body_to(&mut self, close: &str) -> Option<&'a str> {
-        let start = self.at;
-        loop {
-            let (line_start, line) = self.next()?;
-            if line == close {
-                return self.content.get(start..line_start);
-            }
-        }
-    }
 }
 
 impl<'a> Iterator for Lines<'a> {
@@ -434,7 +507,36 @@ impl<'a> Iterator for Lines<'a> {
     }
 }
 
-/// The lines of a body from [`Lines::body_to`], trimmed.
+/// The line of `content` that ends at byte `end` (an LF or the end), as
+/// upstream splits it: where it starts, and its text with trailing CRs
+/// trimmed.
+fn line_before(content: &str, end: usize) -> (usize, &str) {
+    let head = content.get(..end).unwrap_or_default();
+    let start = memchr::memrchr(b'\n', head.as_bytes()).map_or(0, |lf| lf + 1);
+    (
+        start,
+        head.get(start..).unwrap_or_default().trim_end_matches('\r'),
+    )
+}
+
+/// `body` (whole lines, each with its LF) split at its first `</command>`
+/// line directly followed by a `<result>` line: the lines before the pair
+/// and the lines after it. `None` if there is no such pair.
+fn split_at_result(body: &str) -> Option<(&str, &str)> {
+    let mut lines = Lines::new(body);
+    // Where the previous line started, if it was `</command>`.
+    let mut command_close = None;
+    while let Some((start, line)) = lines.next() {
+        if let (RESULT_OPEN, Some(close)) = (line, command_close) {
+            // `lines.at`: where the line after `<result>` starts.
+            return Some((body.get(..close)?, body.get(lines.at..)?));
+        }
+        command_close = (line == COMMAND_CLOSE).then_some(start);
+    }
+    None
+}
+
+/// The lines of a part from [`split_at_result`], trimmed.
 fn body_lines(body: &str) -> impl Iterator<Item = &str> + Clone {
     body.split_terminator('\n')
         .map(|line| line.trim_end_matches('\r'))
@@ -473,7 +575,7 @@ impl crate::v1::Command {
     /// ```
     /// use serve_command::shell::ShellOutput;
     /// use serve_command::v1::{Command, SteerKind};
-    /// let out = ShellOutput { exit_code: Some(1), text: "boom".into(), output_limit_reached: false };
+    /// let out = ShellOutput::new(Some(1), "boom", false);
     /// let cmd = Command::shell_steer("make", Ok(&out)).shell_command().unwrap();
     /// assert_eq!((cmd.command.as_str(), cmd.exit.as_str(), cmd.output), ("make", "1", vec!["boom".to_owned()]));
     /// // The same text in a prompt steer is not a shell command.
@@ -499,7 +601,7 @@ impl crate::v2::Command {
     /// ```
     /// use serve_command::shell::ShellOutput;
     /// use serve_command::v2::Command;
-    /// let out = ShellOutput { exit_code: Some(0), text: "hi".into(), output_limit_reached: false };
+    /// let out = ShellOutput::new(Some(0), "hi", false);
     /// assert_eq!(
     ///     Command::shell_steer("echo hi", Ok(&out)).to_line(),
     ///     "{\"command\":\"steer\",\"kind\":\"command\",\"content\":\"<user_shell_command>\\n<command>\\n\
@@ -527,7 +629,7 @@ impl crate::v2::Command {
     /// use serve_command::shell::ShellOutput;
     /// use serve_command::v2::{Command, ContentPart};
     /// use serve_command::v1::SteerKind;
-    /// let out = ShellOutput { exit_code: Some(0), text: "hi".into(), output_limit_reached: false };
+    /// let out = ShellOutput::new(Some(0), "hi", false);
     /// let steer = Command::shell_steer("echo hi", Ok(&out));
     /// assert_eq!(steer.shell_command().map(|c| c.output), Some(vec!["hi".to_owned()]));
     /// // Two text parts are not one envelope, even when they spell one.

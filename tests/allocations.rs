@@ -245,11 +245,7 @@ fn to_line_allocates_once() {
 #[test]
 fn the_shell_envelope_allocates_what_it_returns() {
     use serve_command::shell::{encode, parse, ShellOutput};
-    let out = |code, text: &str, cut| ShellOutput {
-        exit_code: code,
-        text: text.to_owned(),
-        output_limit_reached: cut,
-    };
+    let out = |code, text: &str, cut| ShellOutput::new(code, text, cut);
     let runs = [
         ("ls", out(Some(0), "a\nb", false)),
         ("", out(None, "", true)),

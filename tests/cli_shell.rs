@@ -37,6 +37,16 @@ fn shell_answers_as_oracle_shell_does() {
             r#"{"parse": "<user_shell_command>\n<command>\necho hi\n</command>\n<result>\nexit=0\nhi\n</result>\n</user_shell_command>"}"#,
             r#"["PARSED","echo hi","0",["hi"],false]"#,
         ),
+        // No exit code, not cut off: `cancelled` (35042ea4; it was `exit=0`).
+        (
+            r#"{"encode": "make", "exit_code": null, "text": "", "output_limit_reached": false}"#,
+            r#"["ENCODED","<user_shell_command>\n<command>\nmake\n</command>\n<result>\nexit=cancelled\n\n</result>\n</user_shell_command>"]"#,
+        ),
+        // Closing tags in the output are output (35042ea4: the end is anchored).
+        (
+            r#"{"parse": "<user_shell_command>\n<command>\ncat x\n</command>\n<result>\nexit=0\n</result>\n</user_shell_command>\n</result>\n</user_shell_command>"}"#,
+            r#"["PARSED","cat x","0",["</result>","</user_shell_command>"],false]"#,
+        ),
         (r#"{"parse": "just a normal prompt"}"#, r#"["NONE"]"#),
         // Compact, non-ASCII raw, controls as serde_json and MoonBit both
         // escape them (lowercase hex); DEL and U+2028 raw.
@@ -60,15 +70,15 @@ fn shell_reads_requests_as_oracle_shell_does() {
     let cut = r#"["ENCODED","<user_shell_command>\n<command>\nc\n</command>\n<result>\nexit=1\ntruncated=true\noutput_limit_reached=true\nshown_chars=1\nmax_output_chars=1\nt\n</result>\n</user_shell_command>"]"#;
     let owned: Vec<(String, String)> = vec![
         // A number is truncated toward zero and saturated; anything else
-        // is no code (exit=0).
+        // is no code (exit=cancelled).
         (enc("1.9", "false"), ans("1")),
         (enc("-1.9", "false"), ans("-1")),
         (enc("1e10", "false"), ans("2147483647")),
         (enc("-2147483649", "false"), ans("-2147483648")),
         (enc("-0", "false"), ans("0")),
-        (enc("true", "false"), ans("0")),
-        (enc("\"3\"", "false"), ans("0")),
-        (enc("null", "false"), ans("0")),
+        (enc("true", "false"), ans("cancelled")),
+        (enc("\"3\"", "false"), ans("cancelled")),
+        (enc("null", "false"), ans("cancelled")),
         // Only `true` is truncated.
         (enc("1", "true"), cut.to_owned()),
         (enc("1", "1"), ans("1")),

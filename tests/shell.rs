@@ -1,6 +1,6 @@
 //! `serve_command::shell`: the `<user_shell_command>` envelope, byte for
-//! byte upstream's (`protocol/command_context`), and the steers that carry
-//! it.
+//! byte upstream's (`protocol/command_context` @ 35042ea4), and the steers
+//! that carry it.
 
 #[path = "support/shell_model.rs"]
 mod model;
@@ -12,20 +12,11 @@ use serve_command::v1::{Command, SteerKind};
 use serve_command::v2;
 
 fn out(exit_code: Option<i32>, text: &str, output_limit_reached: bool) -> ShellOutput {
-    ShellOutput {
-        exit_code,
-        text: text.to_owned(),
-        output_limit_reached,
-    }
+    ShellOutput::new(exit_code, text, output_limit_reached)
 }
 
 fn parsed(command: &str, exit: &str, output: &[&str], output_limit_reached: bool) -> ShellCommand {
-    ShellCommand {
-        command: command.to_owned(),
-        exit: exit.to_owned(),
-        output: output.iter().map(|&l| l.to_owned()).collect(),
-        output_limit_reached,
-    }
+    ShellCommand::new(command, exit, output.iter().copied(), output_limit_reached)
 }
 
 /// `<user_shell_command>`, `<command>`, `command`, `</command>`,
@@ -127,7 +118,9 @@ fn upstream_parse_reads_crlf() {
 fn encode_writes_upstreams_bytes() {
     let table: &[(&str, Result<ShellOutput, &str>, &str)] = &[
         ("true", Ok(out(Some(0), "", false)), "exit=0\n"),
-        ("make", Ok(out(None, "", false)), "exit=0\n"),
+        // No exit code is `cancelled`, cut off or not.
+        ("make", Ok(out(None, "", false)), "exit=cancelled\n"),
+        ("sleep 9", Ok(out(None, "partial", false)), "exit=cancelled\npartial"),
         ("x", Ok(out(Some(-9), "k", false)), "exit=-9\nk"),
         ("x", Ok(out(Some(i32::MAX), "", false)), "exit=2147483647\n"),
         ("x", Ok(out(Some(i32::MIN), "", false)), "exit=-2147483648\n"),
@@ -209,12 +202,18 @@ fn parse_reads_upstreams_structure() {
         (envelope("", "exit="), Some(parsed("", "", &[], false))),
         (envelope("a\r\nb\r", "exit=0"), Some(parsed("a\nb", "0", &[], false))),
         (envelope("a\rb", "exit=0\rx"), Some(parsed("a\rb", "0\rx", &[], false))),
-        // The first </command> closes the command.
-        (envelope("a\n</command>\nb", "exit=0"), None),
+        // A </command> not followed by <result> is the command's.
+        (
+            envelope("a\n</command>\nb", "exit=0"),
+            Some(parsed("a\n</command>\nb", "0", &[], false)),
+        ),
         (envelope("</result>", "exit=0"), Some(parsed("</result>", "0", &[], false))),
         (envelope("ls", "exit=0\n</command>"), Some(parsed("ls", "0", &["</command>"], false))),
-        // The first </result> closes the result.
-        (envelope("ls", "exit=0\n</result>\nx"), None),
+        // The end is anchored: a </result> line is output.
+        (
+            envelope("ls", "exit=0\n</result>\nx"),
+            Some(parsed("ls", "0", &["</result>", "x"], false)),
+        ),
         (
             envelope("ls", "exit=0\n</user_shell_command>"),
             Some(parsed("ls", "0", &["</user_shell_command>"], false)),
@@ -286,6 +285,171 @@ fn parse_reads_upstreams_structure() {
     }
 }
 
+// What upstream's 35042ea4 changed; each of these failed before it.
+
+#[test]
+fn encode_writes_a_run_without_an_exit_code_as_cancelled() {
+    // It was `exit=0`: a stopped command read back as a success.
+    assert_encodes(
+        "sleep 9",
+        Ok(&out(None, "partial", false)),
+        "<user_shell_command>\n<command>\nsleep 9\n</command>\n<result>\nexit=cancelled\npartial\n</result>\n</user_shell_command>",
+    );
+    assert_parses(
+        &encode("sleep 9", Ok(&out(None, "partial", false))),
+        Some(parsed("sleep 9", "cancelled", &["partial"], false)),
+    );
+    // Cut off without one: `cancelled` as before, then the preamble.
+    assert_encodes(
+        "yes",
+        Ok(&out(None, "y\ny", true)),
+        &envelope(
+            "yes",
+            "exit=cancelled\ntruncated=true\noutput_limit_reached=true\nshown_chars=3\nmax_output_chars=3\ny\ny",
+        ),
+    );
+}
+
+#[test]
+fn parse_reads_closing_tags_in_the_output_as_output() {
+    let table: Vec<(String, Option<ShellCommand>)> = vec![
+        (
+            envelope("cat x", "exit=0\n</result>"),
+            Some(parsed("cat x", "0", &["</result>"], false)),
+        ),
+        (
+            format!("{}\n", envelope("cat x", "exit=0\n</result>\ntail")),
+            Some(parsed("cat x", "0", &["</result>", "tail"], false)),
+        ),
+        (
+            envelope("cat y", "exit=0\n</user_shell_command>"),
+            Some(parsed("cat y", "0", &["</user_shell_command>"], false)),
+        ),
+        // Output that closes the envelope, then the real close.
+        (
+            envelope("cat x", "exit=0\n</result>\n</user_shell_command>"),
+            Some(parsed(
+                "cat x",
+                "0",
+                &["</result>", "</user_shell_command>"],
+                false,
+            )),
+        ),
+        (
+            envelope("ls", "exit=0\n</result>\n</user_shell_command>\n"),
+            Some(parsed(
+                "ls",
+                "0",
+                &["</result>", "</user_shell_command>", ""],
+                false,
+            )),
+        ),
+        // The pair that ends a command, in the output: output.
+        (
+            envelope("ls", "exit=0\n</command>\n<result>\nexit=5"),
+            Some(parsed(
+                "ls",
+                "0",
+                &["</command>", "<result>", "exit=5"],
+                false,
+            )),
+        ),
+    ];
+    for (content, want) in table {
+        assert_parses(&content, want);
+    }
+}
+
+#[test]
+fn parse_reads_a_whole_envelope_as_output() {
+    let inner = envelope("ls", "exit=0");
+    assert_parses(
+        &envelope("cat env", &format!("exit=0\n{inner}")),
+        Some(parsed(
+            "cat env",
+            "0",
+            &[
+                "<user_shell_command>",
+                "<command>",
+                "ls",
+                "</command>",
+                "<result>",
+                "exit=0",
+                "</result>",
+                "</user_shell_command>",
+            ],
+            false,
+        )),
+    );
+    // And it round-trips through encode.
+    let run = out(Some(0), &inner, false);
+    let want = parse(&encode("cat env", Ok(&run)));
+    assert_eq!(
+        want.map(|p| p.output.join("\n")),
+        Some(inner),
+        "the inner envelope, line for line"
+    );
+}
+
+#[test]
+fn parse_splits_at_the_first_command_close_followed_by_result_open() {
+    let table: Vec<(String, Option<ShellCommand>)> = vec![
+        // A </command> line not followed by <result> is the command's.
+        (
+            envelope("a\n</command>", "exit=0"),
+            Some(parsed("a\n</command>", "0", &[], false)),
+        ),
+        (
+            encode("a\n</command>\nb", Ok(&out(Some(0), "out", false))),
+            Some(parsed("a\n</command>\nb", "0", &["out"], false)),
+        ),
+        // The pair in the command splits there: what follows is the
+        // result, and here its first line is not `exit=`.
+        (envelope("x\n</command>\n<result>\ny", "exit=0"), None),
+        (envelope("x\n</command>\n<result>\ny", "exit=0\no"), None),
+        // ...unless it is.
+        (
+            envelope("x\n</command>\n<result>\nexit=1", "exit=0\no"),
+            Some(parsed("x", "1", &["</command>", "<result>", "exit=0", "o"], false)),
+        ),
+        // CRs are trimmed before the pair is looked for.
+        (
+            "<user_shell_command>\n<command>\nls\n</command>\r\n<result>\r\r\nexit=0\n</result>\r\n</user_shell_command>\r".to_owned(),
+            Some(parsed("ls", "0", &[], false)),
+        ),
+    ];
+    for (content, want) in table {
+        assert_parses(&content, want);
+    }
+}
+
+#[test]
+fn parse_anchors_the_close_at_the_end() {
+    let table: &[(&str, Option<ShellCommand>)] = &[
+        // Nothing between the anchored ends.
+        ("<user_shell_command>\n<command>\n</result>\n</user_shell_command>", None),
+        ("<user_shell_command>\n<command>\n</result>\n</user_shell_command>\n", None),
+        // The pair alone: an empty command and an empty result.
+        (
+            "<user_shell_command>\n<command>\n</command>\n<result>\n</result>\n</user_shell_command>\n",
+            Some(ShellCommand::new("", "failed", Vec::<String>::new(), false)),
+        ),
+        // Junk after the close; one blank line at most.
+        ("<user_shell_command>\n<command>\nls\n</command>\n<result>\nexit=0\n</result>\n</user_shell_command>\nx", None),
+        ("<user_shell_command>\n<command>\nls\n</command>\n<result>\nexit=0\n</result>\n</user_shell_command>\n\n", None),
+        // The close tags swapped.
+        ("<user_shell_command>\n<command>\nls\n</command>\n<result>\nexit=0\n</user_shell_command>\n</result>", None),
+        // A closing tag before the anchored ones is result text.
+        (
+            "<user_shell_command>\n<command>\n</command>\n<result>\n</user_shell_command>\n</result>\n</user_shell_command>",
+            None,
+        ),
+    ];
+    for (content, want) in table {
+        assert_parses(content, want.clone());
+    }
+}
+
 /// One vector's request: what the crate answers, in oracle-shell's answer
 /// form.
 fn answer(request: &Value) -> Value {
@@ -310,15 +474,15 @@ fn answer(request: &Value) -> Value {
     let encoded = if field("error").is_some() {
         encode(text("encode"), Err(text("error")))
     } else {
-        let output = ShellOutput {
-            exit_code: field("exit_code")
+        let output = ShellOutput::new(
+            field("exit_code")
                 .and_then(Value::as_i64)
                 .map(|n| i32::try_from(n).expect("an i32 exit code")),
-            text: text("text").to_owned(),
-            output_limit_reached: field("output_limit_reached")
+            text("text"),
+            field("output_limit_reached")
                 .and_then(Value::as_bool)
                 .expect("a bool"),
-        };
+        );
         encode(text("encode"), Ok(&output))
     };
     serde_json::json!(["ENCODED", encoded])

@@ -34,11 +34,7 @@ fuzz_target!(|data: &[u8]| {
             None => (false, mode),
         };
         let code = code.parse::<i32>().ok();
-        output = ShellOutput {
-            exit_code: code,
-            text: payload.to_owned(),
-            output_limit_reached: limit,
-        };
+        output = ShellOutput::new(code, payload, limit);
         (Ok(&output), Ok((code, payload, limit)))
     };
     let encoded = encode(command, ours);

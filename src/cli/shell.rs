@@ -105,13 +105,13 @@ fn answer(request: &str) -> String {
         string("text"),
         value.get("output_limit_reached"),
     ) {
-        let output = ShellOutput {
+        let output = ShellOutput::new(
             // The oracle's `Double::to_int`: toward zero, saturating (what
             // `as` does).
-            exit_code: exit_code.as_f64().map(|n| n as i32),
-            text: text.to_owned(),
-            output_limit_reached: limit == &Value::Bool(true),
-        };
+            exit_code.as_f64().map(|n| n as i32),
+            text,
+            limit == &Value::Bool(true),
+        );
         serde_json::to_string(&("ENCODED", shell::encode(command, Ok(&output))))
     } else if let Some(content) = string("parse") {
         match shell::parse(content) {

@@ -1,5 +1,5 @@
 //! Upstream's `<user_shell_command>` envelope
-//! (`protocol/command_context/command_context.mbt`), transcribed line for
+//! (`protocol/command_context/command_context.mbt` @ 35042ea4), transcribed line for
 //! line with owned lines and slices, as plainly as it reads: the model that
 //! `tests/shell.rs` and the `shell` fuzz target hold `serve_command::shell`
 //! to. Slow on purpose; nothing here is shared with the crate.
@@ -21,7 +21,8 @@ pub fn encode(command: &str, result: Result<(Option<i32>, &str, bool), &str>) ->
                 "{header}\ntruncated=true\noutput_limit_reached=true\nshown_chars={shown}\nmax_output_chars={shown}\n{text}"
             )
         }
-        Ok((exit_code, text, false)) => format!("exit={}\n{text}", exit_code.unwrap_or(0)),
+        Ok((Some(code), text, false)) => format!("exit={code}\n{text}"),
+        Ok((None, text, false)) => format!("exit=cancelled\n{text}"),
         Err(error) => format!("error running shell: {error}"),
     };
     format!(
@@ -38,18 +39,21 @@ pub fn parse(content: &str) -> Option<Parsed> {
         [a, b, body @ ..] if a == "<user_shell_command>" && b == "<command>" => body,
         _ => return None,
     };
-    let command_end = body.iter().position(|l| l == "</command>")?;
-    let result = match &body[command_end + 1..] {
-        [r, result @ ..] if r == "<result>" => result,
+    let body = match body {
+        [body @ .., r, c] if r == "</result>" && c == "</user_shell_command>" => body,
+        [body @ .., r, c, e]
+            if r == "</result>" && c == "</user_shell_command>" && e.is_empty() =>
+        {
+            body
+        }
         _ => return None,
     };
-    let result_end = result.iter().position(|l| l == "</result>")?;
-    match &result[result_end + 1..] {
-        [c] if c == "</user_shell_command>" => {}
-        [c, e] if c == "</user_shell_command>" && e.is_empty() => {}
-        _ => return None,
+    for index in 0..body.len().saturating_sub(1) {
+        if body[index] == "</command>" && body[index + 1] == "<result>" {
+            return parse_shell_result(body[..index].join("\n"), &body[index + 2..]);
+        }
     }
-    parse_shell_result(body[..command_end].join("\n"), &result[..result_end])
+    None
 }
 
 fn parse_shell_result(command: String, lines: &[String]) -> Option<Parsed> {
@@ -85,28 +89,29 @@ fn is_truncation_preamble(lines: &[String]) -> bool {
 /// Whether `parse(encode(command, result))` gives back `command` and the
 /// result as they went in, derived from `parse`:
 ///
-/// - no command line ends in CR (`parse` trims them) or is `</command>`
-///   (the first one closes the command);
-/// - no line of the text (of the error: after its first, which follows
-///   the `error running shell: ` prefix) ends in CR or is `</result>`;
+/// - no command line ends in CR (`parse` trims them), and no `</command>`
+///   line in the command is followed by a `<result>` line (the first such
+///   pair ends the command);
+/// - no line of the text or of the error ends in CR;
 /// - a run not cut off does not open its text with four lines keyed like
 ///   the truncation preamble (they would be taken for it).
 ///
+/// Closing tags in the text are fine: `parse` anchors them at the end.
+///
 /// Outside this domain the envelope never gives back what went in.
 pub fn round_trips(command: &str, result: Result<(Option<i32>, &str, bool), &str>) -> bool {
-    let clean = |line: &str, delimiter: &str| !line.ends_with('\r') && line != delimiter;
-    let command_ok = command.split('\n').all(|l| clean(l, "</command>"));
+    let no_cr = |text: &str| text.split('\n').all(|l| !l.ends_with('\r'));
+    let command_lines: Vec<&str> = command.split('\n').collect();
+    let command_ok = no_cr(command)
+        && !command_lines
+            .windows(2)
+            .any(|pair| pair == ["</command>", "<result>"]);
     let result_ok = match result {
         Ok((_, text, limit)) => {
             let lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
-            text.split('\n').all(|l| clean(l, "</result>"))
-                && (limit || !is_truncation_preamble(&lines))
+            no_cr(text) && (limit || !is_truncation_preamble(&lines))
         }
-        Err(error) => {
-            let mut lines = error.split('\n');
-            let first = lines.next().unwrap_or_default();
-            !first.ends_with('\r') && lines.all(|l| clean(l, "</result>"))
-        }
+        Err(error) => no_cr(error),
     };
     command_ok && result_ok
 }
@@ -116,17 +121,11 @@ pub fn round_trips(command: &str, result: Result<(Option<i32>, &str, bool), &str
 pub fn expected(command: &str, result: Result<(Option<i32>, &str, bool), &str>) -> Parsed {
     let lines = |text: &str| text.split('\n').map(str::to_owned).collect::<Vec<_>>();
     match result {
-        Ok((code, text, true)) => (
+        Ok((code, text, limit)) => (
             command.to_owned(),
             code.map_or_else(|| "cancelled".to_owned(), |c| c.to_string()),
             lines(text),
-            true,
-        ),
-        Ok((code, text, false)) => (
-            command.to_owned(),
-            code.unwrap_or(0).to_string(),
-            lines(text),
-            false,
+            limit,
         ),
         Err(error) => (
             command.to_owned(),
