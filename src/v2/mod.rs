@@ -1,14 +1,17 @@
 //! Today's revision of the wire, which upstream openseek speaks: messages
-//! carry content parts (text and images), steers may be tagged, and
-//! background jobs can be listed and stopped.
+//! carry content parts (text and images), steers may be tagged, background
+//! jobs can be listed and stopped, and predictions asked for and cancelled.
 //!
-//! It follows upstream openseek's `protocol/command.mbt` and `image.mbt` at
-//! 0f65a2c1, `content.mbt` at 004077e3 and `valid_job_component` from
-//! `jobs.mbt` at fe7362d3. Against the seed's revision ([`v1`](crate::v1)):
-//! `prompt` and `steer` carry [`Content`] (a string, or text and image
-//! parts) and still read the legacy `text` with data-URL `images`; a
-//! `steer` may carry a `submission_id`; `jobs_snapshot` and `job_stop` are
-//! new. Everything else, and every other error string, is the seed's.
+//! It follows upstream openseek's `protocol/command.mbt` at 642262b0,
+//! `image.mbt` at 0f65a2c1, `content.mbt` at 004077e3 and
+//! `valid_job_component` from `jobs.mbt` at fe7362d3 (`serve-command
+//! --version` lists every source the crate follows). Against the protocol's
+//! first revision ([`v1`](crate::v1)): `prompt` and `steer` carry
+//! [`Content`] (a string, or text and image parts) and still read the
+//! legacy `text` with data-URL `images`; a `steer` may carry a
+//! `submission_id`; `jobs_snapshot`, `job_stop`, `predict` and
+//! `cancel_prediction` are new. Everything else, and every other error
+//! string, is the first revision's.
 //!
 //! The wire itself carries no version: a line does not say which revision
 //! wrote it, and the same line can read differently in each (a v1 engine
