@@ -481,6 +481,15 @@ def candidates():
         ("-2147483648", "the Int minimum"),
         ("9007199254740993", "2^53 + 1"),
         ("1.7976931348623157e308", "the largest double"),
+        ("1e4294967296", "an exponent of 2^32: the reference wraps it to 0"),
+        ("1e4294967297", "an exponent of 2^32 + 1: wrapped, 10"),
+        ("1e-4294967296", "a negative exponent of 2^32: wrapped, 1 (serde_json reads it otherwise)"),
+        ("1.5e4294967296", "1.5 with a wrapped exponent"),
+        ("1e2147483648", "an exponent of 2^31: wrapped negative"),
+        ("1e8589934592", "an exponent of 2^33: wrapped to 0"),
+        ("1" + "0" * 800 + "e-800", "801 integer digits: the reference drops the 801st from the magnitude (serde_json reads it otherwise)"),
+        ("1" + "0" * 801 + "e-798", "802 integer digits scaled: read as 10 (serde_json reads it otherwise)"),
+        ("7." + "0" * 900 + "1", "7 plus a digit past the 800 kept"),
     ]:
         add(pred(seq), f"predict: source_sequence {why}")
     for seq, why in [
