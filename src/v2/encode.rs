@@ -199,7 +199,7 @@ impl Command {
     ///
     /// ```
     /// use serve_command::v2::Command;
-    /// let cmd = Command::Prompt { content: "fix it".into(), submission_id: None };
+    /// let cmd = Command::prompt("fix it");
     /// assert_eq!(cmd.to_line(), "{\"command\":\"prompt\",\"content\":\"fix it\"}\n");
     /// ```
     #[must_use]
@@ -232,7 +232,7 @@ impl Command {
     /// ```
     /// use serve_command::v2::Command;
     /// let mut out = Vec::new();
-    /// Command::Prompt { content: "hi".into(), submission_id: None }.write_line(&mut out)?;
+    /// Command::prompt("hi").write_line(&mut out)?;
     /// assert_eq!(out, b"{\"command\":\"prompt\",\"content\":\"hi\"}\n");
     /// let mut small = [0u8; 4];
     /// let err = Command::Cancel.write_line(&mut small[..]).unwrap_err();
