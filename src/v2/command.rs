@@ -17,11 +17,14 @@ use std::fmt;
 /// (an empty `request_id`, a `job_id` of `..`): the line is written as it
 /// is, and the engine answers `invalid background job command`.
 ///
-/// `#[non_exhaustive]`: the reference has grown commands before. Each
-/// variant with fields has a constructor named after it
-/// ([`Command::prompt`], [`Command::steer`], [`Command::jobs_snapshot`],
-/// [`Command::job_stop`], [`Command::goal_set`], [`Command::approval`]; a
-/// tag with [`Command::tagged`]).
+/// `#[non_exhaustive]`, the enum and each variant with fields: upstream
+/// has grown commands and fields before, and adding either in a minor
+/// release must not break a user. So a command with fields is built with
+/// its constructor ([`Command::prompt`], [`Command::steer`],
+/// [`Command::jobs_snapshot`], [`Command::job_stop`],
+/// [`Command::goal_set`], [`Command::approval`]; a tag with
+/// [`Command::tagged`]), a `match` has a wildcard arm, and a pattern of a
+/// variant with fields ends in `..`.
 ///
 /// ```
 /// use serve_command::v2::{Command, SteerKind};
@@ -57,11 +60,20 @@ use std::fmt;
 ///     assert_eq!(Command::from_slice(cmd.to_line().as_bytes()), Ok(cmd));
 /// }
 /// ```
+///
+/// A struct literal of a variant with fields does not compile outside the
+/// crate (E0639), so a new field is no breaking change:
+///
+/// ```compile_fail,E0639
+/// use serve_command::v2::Command;
+/// let cmd = Command::JobsSnapshot { request_id: "r".into() };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Command {
     /// `{"command":"prompt","content":C}`, or `...,"submission_id":S}` when
     /// tagged.
+    #[non_exhaustive]
     Prompt {
         /// What the user said.
         content: Content,
@@ -71,6 +83,7 @@ pub enum Command {
     /// `{"command":"steer","kind":K,"content":C}`, or
     /// `...,"submission_id":S}` when tagged. A steer without `kind` is a
     /// prompt steer.
+    #[non_exhaustive]
     Steer {
         /// How the steer reaches the model.
         kind: SteerKind,
@@ -85,6 +98,7 @@ pub enum Command {
     Cancel,
     /// `{"command":"jobs_snapshot","request_id":R}`: list the background
     /// jobs; the answer carries `request_id` (non-empty).
+    #[non_exhaustive]
     JobsSnapshot {
         /// The controller's id for the answer.
         request_id: String,
@@ -92,6 +106,7 @@ pub enum Command {
     /// `{"command":"job_stop","request_id":R,"generation":G,"job_id":J}`:
     /// stop one background job. `generation` and `job_id` are 1 to 200 of
     /// `[A-Za-z0-9._-]`, neither `.` nor `..`.
+    #[non_exhaustive]
     JobStop {
         /// The controller's id for the answer (non-empty).
         request_id: String,
@@ -101,6 +116,7 @@ pub enum Command {
         job_id: String,
     },
     /// `{"command":"goal","action":"set","text":T}`, or `...,"auto":true}`.
+    #[non_exhaustive]
     GoalSet {
         /// The goal.
         text: String,
@@ -110,6 +126,7 @@ pub enum Command {
     /// `{"command":"goal","action":"clear"}`.
     GoalClear,
     /// `{"command":"approval","id":I,"allow":B}`.
+    #[non_exhaustive]
     ApprovalDecision {
         /// The `id` of the `approval_requested` event this answers.
         id: String,
@@ -118,9 +135,10 @@ pub enum Command {
     },
 }
 
-/// The constructors, one per variant with fields, named after it. A field
-/// upstream adds gets its default here, so code that builds commands keeps
-/// compiling.
+/// The constructors, one per variant with fields, named after it: the only
+/// way to build those variants outside the crate (they are
+/// `#[non_exhaustive]`). A field upstream adds gets its default here, so
+/// code that builds commands keeps compiling.
 impl Command {
     /// An untagged `prompt` of `content`: a string, an [`Image`](crate::v2::Image),
     /// or parts. Tag it with [`Command::tagged`].
