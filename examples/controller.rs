@@ -16,43 +16,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Refused unless the bytes are PNG, JPEG, GIF or WebP, at most 5 MiB.
     let screenshot = Image::from_bytes(PNG.to_vec())?;
     let session = [
-        Command::Prompt {
-            content: vec![
-                ContentPart::Text("Why does this test fail?".into()),
-                ContentPart::Image(screenshot),
-            ]
-            .into(),
-            // Tag the prompt to reconcile its delivery later by exact id.
-            submission_id: Some("sub-1".into()),
-        },
+        Command::prompt(vec![
+            ContentPart::Text("Why does this test fail?".into()),
+            ContentPart::Image(screenshot),
+        ])
+        // Tag the prompt to reconcile its delivery later by exact id.
+        .tagged("sub-1"),
         // A steer reaches the running turn; this one is tagged too.
-        Command::Steer {
-            kind: SteerKind::Prompt,
-            content: "Keep the public API unchanged".into(),
-            submission_id: Some("sub-2".into()),
-        },
+        Command::steer(SteerKind::Prompt, "Keep the public API unchanged").tagged("sub-2"),
         // A command steer: a slash command for the engine, not for the model.
-        Command::Steer {
-            kind: SteerKind::Command,
-            content: "/diff".into(),
-            submission_id: None,
-        },
-        Command::JobsSnapshot {
-            request_id: "req-1".into(),
-        },
-        Command::JobStop {
-            request_id: "req-2".into(),
-            generation: "g-1".into(),
-            job_id: "job-4".into(),
-        },
-        Command::GoalSet {
-            text: "cargo test passes".into(),
-            auto: true,
-        },
-        Command::ApprovalDecision {
-            id: "appr-7".into(),
-            allow: true,
-        },
+        Command::steer(SteerKind::Command, "/diff"),
+        Command::jobs_snapshot("req-1"),
+        Command::job_stop("req-2", "g-1", "job-4"),
+        Command::goal_set("cargo test passes", true),
+        Command::approval("appr-7", true),
         Command::GoalClear,
         Command::Cancel,
     ];

@@ -636,11 +636,7 @@ impl crate::v2::Command {
     /// let Command::Steer { content, .. } = steer else { unreachable!() };
     /// let text = content.to_text();
     /// let (a, b) = text.split_at(5);
-    /// let split = Command::Steer {
-    ///     kind: SteerKind::Command,
-    ///     content: vec![ContentPart::Text(a.into()), ContentPart::Text(b.into())].into(),
-    ///     submission_id: None,
-    /// };
+    /// let split = Command::steer(SteerKind::Command, vec![ContentPart::Text(a.into()), ContentPart::Text(b.into())]);
     /// assert_eq!(split.shell_command(), None);
     /// ```
     #[must_use]

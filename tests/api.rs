@@ -141,12 +141,11 @@ fn parts_and_content_from_strings_images_and_iterators() {
     }
 
     // The README's prompt with an image, in one expression.
-    let prompt = Command::Prompt {
-        content: [ContentPart::from("what is this?"), png().into()]
+    let prompt = Command::prompt(
+        [ContentPart::from("what is this?"), png().into()]
             .into_iter()
-            .collect(),
-        submission_id: None,
-    };
+            .collect::<Content>(),
+    );
     assert_eq!(
         prompt.to_line(),
         "{\"command\":\"prompt\",\"content\":[{\"type\":\"text\",\"text\":\"what is this?\"},\
@@ -214,10 +213,7 @@ fn content_deserializes_as_the_content_key_reads() {
         de::<Content>(&json, expected.clone());
         // The same verdict as a prompt line with that content.
         let line = format!(r#"{{"command":"prompt","content":{json}}}"#);
-        let expected = expected.map(|content| Command::Prompt {
-            content,
-            submission_id: None,
-        });
+        let expected = expected.map(Command::prompt);
         assert_eq!(v2_line(&line), expected.map_err(str::to_owned), "{line}");
     }
 }
@@ -270,10 +266,7 @@ fn content_part_deserializes_as_an_item_of_content_reads() {
         // relative to the part.
         let line = format!(r#"{{"command":"prompt","content":[{json}]}}"#);
         let expected = expected
-            .map(|part| Command::Prompt {
-                content: Content::from(part),
-                submission_id: None,
-            })
+            .map(|part| Command::prompt(Content::from(part)))
             .map_err(|e| e.replace("JsonDecodeError((", "JsonDecodeError((/0"));
         assert_eq!(v2_line(&line), expected, "{line}");
     }

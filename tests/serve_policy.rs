@@ -250,7 +250,7 @@ fn blank_is_only_tab_lf_cr_space() {
                 auto: false,
             };
             assert_eq!(v1.serve_refusal(), expected, "{text:?}");
-            let v2 = v2::Command::GoalSet { text, auto: true };
+            let v2 = v2::Command::goal_set(text, true);
             assert_eq!(v2.serve_refusal(), expected, "{c:?}");
         }
     }
@@ -276,11 +276,7 @@ fn blank_is_only_tab_lf_cr_space() {
 #[test]
 fn refusal_of_built_commands() {
     let png = Image::from_data_url(PNG_URL).unwrap();
-    let steer = |kind, parts: Vec<ContentPart>| v2::Command::Steer {
-        kind,
-        content: Content::new(parts),
-        submission_id: None,
-    };
+    let steer = |kind, parts: Vec<ContentPart>| v2::Command::steer(kind, Content::new(parts));
     let text = || ContentPart::Text("ls".into());
     let image = || ContentPart::Image(png.clone());
     for (cmd, expected) in [
@@ -292,20 +288,8 @@ fn refusal_of_built_commands() {
         (steer(SteerKind::Command, vec![text()]), None),
         (steer(SteerKind::Command, vec![]), None),
         (steer(SteerKind::Prompt, vec![image()]), None),
-        (
-            v2::Command::Prompt {
-                content: Content::new(vec![image()]),
-                submission_id: None,
-            },
-            None,
-        ),
-        (
-            v2::Command::GoalSet {
-                text: "\r".into(),
-                auto: false,
-            },
-            Some(BLANK),
-        ),
+        (v2::Command::prompt(Content::new(vec![image()])), None),
+        (v2::Command::goal_set("\r", false), Some(BLANK)),
         (v2::Command::GoalClear, None),
         (v2::Command::Compact, None),
     ] {

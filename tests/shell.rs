@@ -521,21 +521,10 @@ fn the_steers_carry_the_envelope() {
     );
     assert_eq!(v1.shell_command(), back);
     let v2 = v2::Command::shell_steer("make", Ok(&run));
-    assert_eq!(
-        v2,
-        v2::Command::Steer {
-            kind: SteerKind::Command,
-            content: text.clone().into(),
-            submission_id: None
-        }
-    );
+    assert_eq!(v2, v2::Command::steer(SteerKind::Command, text.clone()));
     assert_eq!(v2.shell_command(), back);
     // A tag does not matter.
-    let tagged = v2::Command::Steer {
-        kind: SteerKind::Command,
-        content: text.clone().into(),
-        submission_id: Some("s1".into()),
-    };
+    let tagged = v2::Command::steer(SteerKind::Command, text.clone()).tagged("s1");
     assert_eq!(tagged.shell_command(), back);
 
     // Only a command steer holding an envelope is a shell command.
@@ -558,28 +547,16 @@ fn the_steers_carry_the_envelope() {
         assert_eq!(cmd.shell_command(), None, "{cmd:?}");
     }
     let not_v2: Vec<v2::Command> = vec![
-        v2::Command::Steer {
-            kind: SteerKind::Prompt,
-            content: text.clone().into(),
-            submission_id: None,
-        },
-        v2::Command::Steer {
-            kind: SteerKind::Command,
-            content: v2::Content::default(),
-            submission_id: None,
-        },
-        v2::Command::Steer {
-            kind: SteerKind::Command,
-            content: vec![v2::ContentPart::Text(text.clone())]
+        v2::Command::steer(SteerKind::Prompt, text.clone()),
+        v2::Command::steer(SteerKind::Command, v2::Content::default()),
+        v2::Command::steer(
+            SteerKind::Command,
+            vec![v2::ContentPart::Text(text.clone())]
                 .into_iter()
                 .chain([v2::ContentPart::Text(String::new())])
-                .collect(),
-            submission_id: None,
-        },
-        v2::Command::Prompt {
-            content: text.clone().into(),
-            submission_id: None,
-        },
+                .collect::<v2::Content>(),
+        ),
+        v2::Command::prompt(text.clone()),
     ];
     for cmd in not_v2 {
         assert_eq!(cmd.shell_command(), None, "{cmd:?}");

@@ -69,10 +69,9 @@ fn image_data_is_decoded_from_the_line() {
         .copied()
         .chain(vec![7u8; 3_000_000])
         .collect();
-    let cmd = Command::Prompt {
-        content: Content::new(vec![ContentPart::Image(Image::from_bytes(bytes).unwrap())]),
-        submission_id: None,
-    };
+    let cmd = Command::prompt(Content::new(vec![ContentPart::Image(
+        Image::from_bytes(bytes).unwrap(),
+    )]));
     let line = cmd.to_line();
     assert!(line.len() > 4_000_000);
     let (got, n, largest) = allocations(|| Command::from_slice(line.as_bytes()));
@@ -109,14 +108,14 @@ fn too_long_base64_is_refused_without_decoding() {
 #[test]
 fn encoding_allocates_nothing_or_once() {
     let image = Image::from_bytes(b"\xff\xd8\xff".repeat(10_000)).unwrap();
-    let cmd = Command::Steer {
-        kind: serve_command::v2::SteerKind::Command,
-        content: Content::new(vec![
+    let cmd = Command::steer(
+        serve_command::v2::SteerKind::Command,
+        Content::new(vec![
             ContentPart::Text("look".into()),
             ContentPart::Image(image),
         ]),
-        submission_id: Some("s".into()),
-    };
+    )
+    .tagged("s");
     let line = cmd.to_line();
     let mut out = Vec::with_capacity(line.len());
     let ((), n, _) = allocations(|| cmd.write_line(&mut out).unwrap());

@@ -54,11 +54,11 @@ fn v2_codec_at_every_split() {
 #[test]
 fn v2_codec_encodes_the_canonical_line() {
     let image = Image::from_base64("image/gif", "R0lGODlh").unwrap();
-    let cmd = Command::Steer {
-        kind: serve_command::v2::SteerKind::Prompt,
-        content: vec![ContentPart::Image(image)].into(),
-        submission_id: Some("s".into()),
-    };
+    let cmd = Command::steer(
+        serve_command::v2::SteerKind::Prompt,
+        vec![ContentPart::Image(image)],
+    )
+    .tagged("s");
     let mut codec = CommandCodec::<Command>::with_max_line_len(1024);
     let mut dst = BytesMut::new();
     codec.encode(&cmd, &mut dst).unwrap();

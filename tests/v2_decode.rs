@@ -228,17 +228,16 @@ fn crossing_revisions() {
     use serve_command::v1::Command as V1;
     let image = Image::from_base64("image/png", PNG).unwrap();
     let text = |t: &str| ContentPart::Text(t.into());
-    let steer = |content: Content, submission_id: Option<&str>| Command::Steer {
-        kind: SteerKind::Command,
-        content,
-        submission_id: submission_id.map(Into::into),
+    let steer = |content: Content, submission_id: Option<&str>| {
+        let steer = Command::steer(SteerKind::Command, content);
+        match submission_id {
+            Some(id) => steer.tagged(id),
+            None => steer,
+        }
     };
     let cases: Vec<(Command, Result<V1, NotInV1>)> = vec![
         (
-            Command::Prompt {
-                content: "a".into(),
-                submission_id: Some("s".into()),
-            },
+            Command::prompt("a").tagged("s"),
             Ok(V1::Prompt {
                 text: "a".into(),
                 submission_id: Some("s".into()),
@@ -253,17 +252,11 @@ fn crossing_revisions() {
         ),
         (steer("a".into(), Some("s")), Err(NotInV1::SteerTag)),
         (
-            Command::Prompt {
-                content: Content::new(vec![]),
-                submission_id: None,
-            },
+            Command::prompt(Content::new(vec![])),
             Err(NotInV1::Parts(0)),
         ),
         (
-            Command::Prompt {
-                content: Content::new(vec![text("a"), text("b")]),
-                submission_id: None,
-            },
+            Command::prompt(Content::new(vec![text("a"), text("b")])),
             Err(NotInV1::Parts(2)),
         ),
         (
@@ -274,9 +267,7 @@ fn crossing_revisions() {
             Err(NotInV1::Image),
         ),
         (
-            Command::JobsSnapshot {
-                request_id: "r".into(),
-            },
+            Command::jobs_snapshot("r"),
             Err(NotInV1::JobCommand("jobs_snapshot")),
         ),
         (Command::GoalClear, Ok(V1::GoalClear)),
@@ -351,10 +342,7 @@ fn readers_of_both_revisions_share_the_framing() {
     assert_eq!(
         v2,
         [
-            Ok(Command::Prompt {
-                content: "a".into(),
-                submission_id: None
-            }),
+            Ok(Command::prompt("a")),
             Err("line 3: invalid background job command".to_owned()),
             Err("line 4: expected a JSON value at byte 0".to_owned()),
         ]

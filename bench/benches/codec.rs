@@ -186,6 +186,7 @@ impl<'a> FlatOut<'a> {
             v2::Command::Prompt {
                 content,
                 submission_id,
+                ..
             }
             | v2::Command::Steer {
                 content,
@@ -198,13 +199,13 @@ impl<'a> FlatOut<'a> {
                 f.content = content.as_single_text();
                 f.submission_id = submission_id.as_deref();
             }
-            v2::Command::GoalSet { text, auto } => {
+            v2::Command::GoalSet { text, auto, .. } => {
                 f.action = Some("set");
                 f.text = Some(text);
                 f.auto = auto.then_some(true);
             }
             v2::Command::GoalClear => f.action = Some("clear"),
-            v2::Command::ApprovalDecision { id, allow } => {
+            v2::Command::ApprovalDecision { id, allow, .. } => {
                 f.id = Some(id);
                 f.allow = Some(*allow);
             }

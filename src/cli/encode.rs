@@ -241,47 +241,41 @@ fn v2(message: Message) -> output::Result<v2::Command> {
             text,
             submission_id,
             images,
-        } => v2::Command::Prompt {
-            content: content(text, &images)?,
-            submission_id,
-        },
+        } => tagged(v2::Command::prompt(content(text, &images)?), submission_id),
         Message::Steer {
             text,
             kind,
             submission_id,
             images,
-        } => v2::Command::Steer {
-            kind: kind.into(),
-            content: content(text, &images)?,
+        } => tagged(
+            v2::Command::steer(kind.into(), content(text, &images)?),
             submission_id,
-        },
+        ),
         Message::Compact => v2::Command::Compact,
         Message::Cancel => v2::Command::Cancel,
-        Message::Goal(Goal::Set { text, auto }) => v2::Command::GoalSet {
-            text: text_arg(text)?,
-            auto,
-        },
+        Message::Goal(Goal::Set { text, auto }) => v2::Command::goal_set(text_arg(text)?, auto),
         Message::Goal(Goal::Clear) => v2::Command::GoalClear,
-        Message::Approval { id, decision } => v2::Command::ApprovalDecision {
-            id,
-            allow: decision.allow,
-        },
-        Message::JobsSnapshot { request_id } => v2::Command::JobsSnapshot { request_id },
+        Message::Approval { id, decision } => v2::Command::approval(id, decision.allow),
+        Message::JobsSnapshot { request_id } => v2::Command::jobs_snapshot(request_id),
         Message::JobStop {
             request_id,
             generation,
             job_id,
-        } => v2::Command::JobStop {
-            request_id,
-            generation,
-            job_id,
-        },
+        } => v2::Command::job_stop(request_id, generation, job_id),
         Message::Predict {
             request_id,
             source_sequence,
         } => v2::Command::predict(request_id, source_sequence),
         Message::CancelPrediction { request_id } => v2::Command::cancel_prediction(request_id),
     })
+}
+
+/// `cmd`, tagged when the user gave a `submission_id`.
+fn tagged(cmd: v2::Command, submission_id: Option<String>) -> v2::Command {
+    match submission_id {
+        Some(id) => cmd.tagged(id),
+        None => cmd,
+    }
 }
 
 impl From<Kind> for SteerKind {

@@ -2,11 +2,19 @@
 //! order (from [`Command::entries`]), one `\n` at the end.
 
 use crate::v1::command::Command;
-use crate::wire::escape::{self, write_str, Len, Sink};
-use std::io;
+use crate::wire::escape::{self, write_str, Fmt, Len, Sink};
+use std::{fmt, io};
 
 /// Writes `cmd` as its wire line, LF included.
+#[inline(always)]
 pub(crate) fn write_command<K: Sink>(cmd: &Command, k: &mut K) -> Result<(), K::Error> {
+    write_object::<K, true>(cmd, k)
+}
+
+/// The line's JSON object, and its LF when `LF`: the one encoder, for the
+/// line and for `Display` (which leaves the LF out). A constant, so that
+/// the last piece is still one copy of a known length.
+fn write_object<K: Sink, const LF: bool>(cmd: &Command, k: &mut K) -> Result<(), K::Error> {
     let mut first = true;
     // Inlined at each entry, so that every key and bracket is a copy of a
     // length known at compile time (no call); only strings are scanned.
@@ -23,7 +31,7 @@ pub(crate) fn write_command<K: Sink>(cmd: &Command, k: &mut K) -> Result<(), K::
             }
         },
     )?;
-    k.put("}\n")
+    k.put(if LF { "}\n" } else { "}" })
 }
 
 /// The wire line in a `String` allocated once, at its exact length.
@@ -144,5 +152,21 @@ impl Command {
     /// ```
     pub fn write_line<W: io::Write>(&self, out: W) -> io::Result<()> {
         escape::write_line(out, |k| write_command(self, k), |k| write_command(self, k))
+    }
+}
+
+impl fmt::Display for Command {
+    /// The wire line without its LF: [`Command::to_line`] but its last
+    /// byte, written by the same encoder. Width, fill and precision are
+    /// ignored: the line is written as it is.
+    ///
+    /// ```
+    /// use serve_command::v1::Command;
+    /// let cmd = Command::GoalSet { text: "say \"hi\"\n".into(), auto: true };
+    /// assert_eq!(cmd.to_string(), r#"{"command":"goal","action":"set","text":"say \"hi\"\n","auto":true}"#);
+    /// assert_eq!(format!("{cmd}\n"), cmd.to_line());
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_object::<_, false>(self, &mut Fmt(f))
     }
 }

@@ -7,6 +7,10 @@
 //! is what upstream speaks today. Everything an engine or a controller of
 //! this revision uses is here, named as in `v2`.
 //!
+//! Its variants are built and matched with struct literals, and are not
+//! `#[non_exhaustive]` as `v2`'s are, on purpose: this revision is frozen,
+//! so no field is ever added and a literal can never break.
+//!
 //! ```
 //! use serve_command::v1::{Command, CommandReader};
 //!

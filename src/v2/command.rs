@@ -19,20 +19,63 @@ use std::fmt;
 /// answers `invalid background job command` or `invalid prediction
 /// command`.
 ///
-/// `#[non_exhaustive]`: the reference has grown commands before.
+/// `#[non_exhaustive]`, the enum and each variant with fields: upstream
+/// has grown commands and fields before, and adding either in a minor
+/// release must not break a user. So a command with fields is built with
+/// its constructor ([`Command::prompt`], [`Command::steer`],
+/// [`Command::jobs_snapshot`], [`Command::job_stop`],
+/// [`Command::goal_set`], [`Command::approval`]; a tag with
+/// [`Command::tagged`]), a `match` has a wildcard arm, and a pattern of a
+/// variant with fields ends in `..`.
 ///
 /// ```
 /// use serve_command::v2::{Command, SteerKind};
-/// let cmd = Command::Steer { kind: SteerKind::Prompt, content: "go on".into(), submission_id: Some("s1".into()) };
+/// let cmd = Command::steer(SteerKind::Prompt, "go on").tagged("s1");
 /// let line = cmd.to_line();
 /// assert_eq!(line, "{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":\"go on\",\"submission_id\":\"s1\"}\n");
-/// assert_eq!(Command::from_slice(line.as_bytes()), Ok(cmd));
+/// assert_eq!(Command::from_slice(line.as_bytes()), Ok(cmd.clone()));
+/// // Fields are read through a pattern that ends in `..`.
+/// match cmd {
+///     Command::Steer { kind, submission_id: Some(id), .. } => assert_eq!((kind, id.as_str()), (SteerKind::Prompt, "s1")),
+///     other => panic!("not a tagged steer: {other:?}"),
+/// }
+/// ```
+///
+/// Every command, built as a user outside the crate builds it:
+///
+/// ```
+/// use serve_command::v2::{Command, SteerKind};
+/// let commands = [
+///     Command::prompt("fix it"),
+///     Command::steer(SteerKind::Command, "/compact"),
+///     Command::Compact,
+///     Command::Cancel,
+///     Command::jobs_snapshot("r1"),
+///     Command::job_stop("r2", "g1", "job-7"),
+///     Command::goal_set("ship it", true),
+///     Command::GoalClear,
+///     Command::approval("a1", false),
+/// ];
+/// let names: Vec<&str> = commands.iter().map(Command::name).collect();
+/// assert_eq!(names, ["prompt", "steer", "compact", "cancel", "jobs_snapshot", "job_stop", "goal", "goal", "approval"]);
+/// for cmd in commands {
+///     assert_eq!(Command::from_slice(cmd.to_line().as_bytes()), Ok(cmd));
+/// }
+/// ```
+///
+/// A struct literal of a variant with fields does not compile outside the
+/// crate (E0639), so a new field is no breaking change:
+///
+/// ```compile_fail,E0639
+/// use serve_command::v2::Command;
+/// let cmd = Command::JobsSnapshot { request_id: "r".into() };
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Command {
     /// `{"command":"prompt","content":C}`, or `...,"submission_id":S}` when
     /// tagged.
+    #[non_exhaustive]
     Prompt {
         /// What the user said.
         content: Content,
@@ -42,6 +85,7 @@ pub enum Command {
     /// `{"command":"steer","kind":K,"content":C}`, or
     /// `...,"submission_id":S}` when tagged. A steer without `kind` is a
     /// prompt steer.
+    #[non_exhaustive]
     Steer {
         /// How the steer reaches the model.
         kind: SteerKind,
@@ -56,6 +100,7 @@ pub enum Command {
     Cancel,
     /// `{"command":"jobs_snapshot","request_id":R}`: list the background
     /// jobs; the answer carries `request_id` (non-empty).
+    #[non_exhaustive]
     JobsSnapshot {
         /// The controller's id for the answer.
         request_id: String,
@@ -63,6 +108,7 @@ pub enum Command {
     /// `{"command":"job_stop","request_id":R,"generation":G,"job_id":J}`:
     /// stop one background job. `generation` and `job_id` are 1 to 200 of
     /// `[A-Za-z0-9._-]`, neither `.` nor `..`.
+    #[non_exhaustive]
     JobStop {
         /// The controller's id for the answer (non-empty).
         request_id: String,
@@ -72,6 +118,7 @@ pub enum Command {
         job_id: String,
     },
     /// `{"command":"goal","action":"set","text":T}`, or `...,"auto":true}`.
+    #[non_exhaustive]
     GoalSet {
         /// The goal.
         text: String,
@@ -81,6 +128,7 @@ pub enum Command {
     /// `{"command":"goal","action":"clear"}`.
     GoalClear,
     /// `{"command":"approval","id":I,"allow":B}`.
+    #[non_exhaustive]
     ApprovalDecision {
         /// The `id` of the `approval_requested` event this answers.
         id: String,
@@ -140,6 +188,145 @@ impl Command {
     }
 }
 
+/// The constructors, one per variant with fields, named after it: the only
+/// way to build those variants outside the crate (they are
+/// `#[non_exhaustive]`). A field upstream adds gets its default here, so
+/// code that builds commands keeps compiling.
+impl Command {
+    /// An untagged `prompt` of `content`: a string, an [`Image`](crate::v2::Image),
+    /// or parts. Tag it with [`Command::tagged`].
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// assert_eq!(Command::prompt("fix it").to_line(), "{\"command\":\"prompt\",\"content\":\"fix it\"}\n");
+    /// ```
+    #[must_use]
+    pub fn prompt(content: impl Into<Content>) -> Command {
+        Command::Prompt {
+            content: content.into(),
+            submission_id: None,
+        }
+    }
+
+    /// An untagged `steer` of `kind` and `content`. Tag it with
+    /// [`Command::tagged`].
+    ///
+    /// ```
+    /// use serve_command::v2::{Command, SteerKind};
+    /// assert_eq!(
+    ///     Command::steer(SteerKind::Command, "/compact").to_line(),
+    ///     "{\"command\":\"steer\",\"kind\":\"command\",\"content\":\"/compact\"}\n",
+    /// );
+    /// ```
+    #[must_use]
+    pub fn steer(kind: SteerKind, content: impl Into<Content>) -> Command {
+        Command::Steer {
+            kind,
+            content: content.into(),
+            submission_id: None,
+        }
+    }
+
+    /// `jobs_snapshot`: list the background jobs, the answer carrying
+    /// `request_id`.
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// assert_eq!(Command::jobs_snapshot("r1").to_line(), "{\"command\":\"jobs_snapshot\",\"request_id\":\"r1\"}\n");
+    /// ```
+    #[must_use]
+    pub fn jobs_snapshot(request_id: impl Into<String>) -> Command {
+        Command::JobsSnapshot {
+            request_id: request_id.into(),
+        }
+    }
+
+    /// `job_stop`: stop the job `job_id` of `generation`, the answer
+    /// carrying `request_id`.
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// assert_eq!(
+    ///     Command::job_stop("r2", "g1", "job-7").to_line(),
+    ///     "{\"command\":\"job_stop\",\"request_id\":\"r2\",\"generation\":\"g1\",\"job_id\":\"job-7\"}\n",
+    /// );
+    /// ```
+    #[must_use]
+    pub fn job_stop(
+        request_id: impl Into<String>,
+        generation: impl Into<String>,
+        job_id: impl Into<String>,
+    ) -> Command {
+        Command::JobStop {
+            request_id: request_id.into(),
+            generation: generation.into(),
+            job_id: job_id.into(),
+        }
+    }
+
+    /// `goal` with `action` `set`: the goal `text`, `auto` arming
+    /// autonomous continuation toward it (written only when `true`).
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// assert_eq!(
+    ///     Command::goal_set("ship it", true).to_line(),
+    ///     "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"ship it\",\"auto\":true}\n",
+    /// );
+    /// assert_eq!(Command::goal_set("ship it", false).to_line(), "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"ship it\"}\n");
+    /// ```
+    #[must_use]
+    pub fn goal_set(text: impl Into<String>, auto: bool) -> Command {
+        Command::GoalSet {
+            text: text.into(),
+            auto,
+        }
+    }
+
+    /// `approval`: the answer to the `approval_requested` event `id`
+    /// ([`Command::ApprovalDecision`]).
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// assert_eq!(Command::approval("a1", true).to_line(), "{\"command\":\"approval\",\"id\":\"a1\",\"allow\":true}\n");
+    /// ```
+    #[must_use]
+    pub fn approval(id: impl Into<String>, allow: bool) -> Command {
+        Command::ApprovalDecision {
+            id: id.into(),
+            allow,
+        }
+    }
+
+    /// The command with its `submission_id` set, for a [`Command::Prompt`]
+    /// or a [`Command::Steer`]: only those two carry a tag. Any other
+    /// command is returned unchanged.
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// assert_eq!(
+    ///     Command::prompt("hi").tagged("sub-1").to_line(),
+    ///     "{\"command\":\"prompt\",\"content\":\"hi\",\"submission_id\":\"sub-1\"}\n",
+    /// );
+    /// // No tag on a command that cannot carry one.
+    /// assert_eq!(Command::jobs_snapshot("r1").tagged("sub-1"), Command::jobs_snapshot("r1"));
+    /// assert_eq!(Command::Cancel.tagged("sub-1"), Command::Cancel);
+    /// ```
+    #[must_use]
+    pub fn tagged(mut self, submission_id: impl Into<String>) -> Command {
+        if let Command::Prompt {
+            submission_id: tag, ..
+        }
+        | Command::Steer {
+            submission_id: tag, ..
+        } = &mut self
+        {
+            *tag = Some(submission_id.into());
+        }
+        self
+    }
+}
+
 impl Command {
     /// The command's wire name: `"prompt"`, `"steer"`, `"compact"`,
     /// `"cancel"`, `"jobs_snapshot"`, `"job_stop"`, `"goal"`,
@@ -147,7 +334,7 @@ impl Command {
     ///
     /// ```
     /// use serve_command::v2::Command;
-    /// assert_eq!(Command::JobsSnapshot { request_id: "r1".into() }.name(), "jobs_snapshot");
+    /// assert_eq!(Command::jobs_snapshot("r1").name(), "jobs_snapshot");
     /// ```
     #[must_use]
     pub fn name(&self) -> &'static str {
@@ -243,7 +430,7 @@ impl std::error::Error for NotInV1 {}
 ///
 /// ```
 /// use serve_command::v2::{Command, IntoV1Error, NotInV1};
-/// let job = Command::JobsSnapshot { request_id: "r1".into() };
+/// let job = Command::jobs_snapshot("r1");
 /// let err: IntoV1Error = serve_command::v1::Command::try_from(job.clone()).unwrap_err();
 /// assert_eq!(err.reason(), NotInV1::JobCommand("jobs_snapshot"));
 /// assert_eq!(err.to_string(), "the seed revision cannot carry the jobs_snapshot command");
@@ -260,7 +447,7 @@ impl IntoV1Error {
     ///
     /// ```
     /// use serve_command::v2::{Command, NotInV1};
-    /// let prompt = Command::Prompt { content: Default::default(), submission_id: None };
+    /// let prompt = Command::prompt(serve_command::v2::Content::default());
     /// let err = serve_command::v1::Command::try_from(prompt).unwrap_err();
     /// assert_eq!(err.reason(), NotInV1::Parts(0));
     /// ```
@@ -273,7 +460,7 @@ impl IntoV1Error {
     ///
     /// ```
     /// use serve_command::v2::Command;
-    /// let job = Command::JobsSnapshot { request_id: "r1".into() };
+    /// let job = Command::jobs_snapshot("r1");
     /// let err = serve_command::v1::Command::try_from(job.clone()).unwrap_err();
     /// assert_eq!(err.command(), &job);
     /// ```
@@ -286,7 +473,7 @@ impl IntoV1Error {
     ///
     /// ```
     /// use serve_command::v2::Command;
-    /// let job = Command::JobsSnapshot { request_id: "r1".into() };
+    /// let job = Command::jobs_snapshot("r1");
     /// let err = serve_command::v1::Command::try_from(job.clone()).unwrap_err();
     /// assert_eq!(err.into_command(), job);
     /// ```
@@ -329,9 +516,9 @@ impl TryFrom<Command> for crate::v1::Command {
     ///
     /// ```
     /// use serve_command::{v1, v2};
-    /// let steer = v2::Command::Steer { kind: v2::SteerKind::Prompt, content: "go".into(), submission_id: None };
+    /// let steer = v2::Command::steer(v2::SteerKind::Prompt, "go");
     /// assert_eq!(v1::Command::try_from(steer), Ok(v1::Command::Steer { kind: v1::SteerKind::Prompt, text: "go".into() }));
-    /// let tagged = v2::Command::Steer { kind: v2::SteerKind::Prompt, content: "go".into(), submission_id: Some("s".into()) };
+    /// let tagged = v2::Command::steer(v2::SteerKind::Prompt, "go").tagged("s");
     /// let err = v1::Command::try_from(tagged.clone()).unwrap_err();
     /// assert_eq!(err.reason(), v2::NotInV1::SteerTag);
     /// assert_eq!(err.into_command(), tagged);

@@ -53,10 +53,7 @@ pub enum ContentPart {
 ///
 /// // A prompt with an image, in one expression.
 /// let image = Image::from_base64("image/png", "iVBORw0KGgo=")?;
-/// let prompt = Command::Prompt {
-///     content: [ContentPart::from("what is this?"), image.into()].into_iter().collect(),
-///     submission_id: None,
-/// };
+/// let prompt = Command::prompt([ContentPart::from("what is this?"), image.into()].into_iter().collect::<Content>());
 /// assert_eq!(
 ///     prompt.to_line(),
 ///     "{\"command\":\"prompt\",\"content\":[{\"type\":\"text\",\"text\":\"what is this?\"},\

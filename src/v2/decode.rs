@@ -55,7 +55,7 @@ impl std::str::FromStr for Command {
     ///
     /// ```
     /// use serve_command::v2::{Command, LineError, ParseError};
-    /// assert_eq!(r#"{"command":"jobs_snapshot","request_id":"r1"}"#.parse(), Ok(Command::JobsSnapshot { request_id: "r1".into() }));
+    /// assert_eq!(r#"{"command":"jobs_snapshot","request_id":"r1"}"#.parse(), Ok(Command::jobs_snapshot("r1")));
     /// assert_eq!(
     ///     r#"{"command":"nap"}"#.parse::<Command>(),
     ///     Err(LineError::Command(ParseError::UnknownCommand("nap".into()))),

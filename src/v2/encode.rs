@@ -4,11 +4,11 @@
 
 use crate::v2::command::Command;
 use crate::v2::{Content, ContentPart};
-use crate::wire::escape::{self, write_str, Len, Overflow, ShortBuf, Sink, StackBuf};
+use crate::wire::escape::{self, write_str, Fmt, Len, Overflow, ShortBuf, Sink, StackBuf};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use std::convert::Infallible;
-use std::io;
+use std::{fmt, io};
 
 /// A sink that also takes image bytes, written as canonical padded base64.
 pub(crate) trait Out: Sink {
@@ -70,8 +70,32 @@ impl<W: io::Write> Out for StackBuf<W> {
     }
 }
 
+impl Out for Fmt<'_, '_> {
+    fn base64(&mut self, bytes: &[u8]) -> fmt::Result {
+        // Through a stack buffer, whole groups of 3 bytes at a time (only
+        // the last chunk is padded): no allocation.
+        let mut buf = [0u8; 1024];
+        for chunk in bytes.chunks(buf.len() / 4 * 3) {
+            let n = STANDARD
+                .encode_slice(chunk, &mut buf)
+                .map_err(|_| fmt::Error)?;
+            // Base64 is ASCII: this never fails.
+            self.put(std::str::from_utf8(&buf[..n]).map_err(|_| fmt::Error)?)?;
+        }
+        Ok(())
+    }
+}
+
 /// Writes `cmd` as its wire line, LF included.
+#[inline(always)]
 pub(crate) fn write_command<K: Out>(cmd: &Command, k: &mut K) -> Result<(), K::Error> {
+    write_object::<K, true>(cmd, k)
+}
+
+/// The line's JSON object, and its LF when `LF`: the one encoder, for the
+/// line and for `Display` (which leaves the LF out). A constant, so that
+/// the last piece is still one copy of a known length.
+fn write_object<K: Out, const LF: bool>(cmd: &Command, k: &mut K) -> Result<(), K::Error> {
     let mut first = true;
     cmd.entries(
         #[inline(always)]
@@ -88,7 +112,7 @@ pub(crate) fn write_command<K: Out>(cmd: &Command, k: &mut K) -> Result<(), K::E
             }
         },
     )?;
-    k.put("}\n")
+    k.put(if LF { "}\n" } else { "}" })
 }
 
 /// `content`'s value: a string for exactly one text part, else the array.
@@ -209,7 +233,7 @@ impl Command {
     ///
     /// ```
     /// use serve_command::v2::Command;
-    /// let cmd = Command::Prompt { content: "fix it".into(), submission_id: None };
+    /// let cmd = Command::prompt("fix it");
     /// assert_eq!(cmd.to_line(), "{\"command\":\"prompt\",\"content\":\"fix it\"}\n");
     /// ```
     #[must_use]
@@ -242,7 +266,7 @@ impl Command {
     /// ```
     /// use serve_command::v2::Command;
     /// let mut out = Vec::new();
-    /// Command::Prompt { content: "hi".into(), submission_id: None }.write_line(&mut out)?;
+    /// Command::prompt("hi").write_line(&mut out)?;
     /// assert_eq!(out, b"{\"command\":\"prompt\",\"content\":\"hi\"}\n");
     /// let mut small = [0u8; 4];
     /// let err = Command::Cancel.write_line(&mut small[..]).unwrap_err();
@@ -251,5 +275,22 @@ impl Command {
     /// ```
     pub fn write_line<W: io::Write>(&self, out: W) -> io::Result<()> {
         escape::write_line(out, |k| write_command(self, k), |k| write_command(self, k))
+    }
+}
+
+impl fmt::Display for Command {
+    /// The wire line without its LF: [`Command::to_line`] but its last
+    /// byte, written by the same encoder (image data base64-encoded a
+    /// chunk at a time, without allocating). Width, fill and precision are
+    /// ignored: the line is written as it is.
+    ///
+    /// ```
+    /// use serve_command::v2::{Command, SteerKind};
+    /// let cmd = Command::steer(SteerKind::Prompt, "café\tau lait").tagged("s1");
+    /// assert_eq!(cmd.to_string(), r#"{"command":"steer","kind":"prompt","content":"café\tau lait","submission_id":"s1"}"#);
+    /// assert_eq!(format!("{cmd}\n"), cmd.to_line());
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_object::<_, false>(self, &mut Fmt(f))
     }
 }

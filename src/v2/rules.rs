@@ -681,7 +681,7 @@ impl Command {
     /// assert_eq!(empty.serve_refusal(), None);
     /// let goal = Command::from_slice(br#"{"command":"goal","action":"set","text":"\t"}"#)?;
     /// assert_eq!(goal.serve_refusal(), Some("goal text must not be blank"));
-    /// assert_eq!(Command::GoalSet { text: "\u{3000}".into(), auto: true }.serve_refusal(), None);
+    /// assert_eq!(Command::goal_set("\u{3000}", true).serve_refusal(), None);
     /// # Ok::<(), serve_command::v2::LineError>(())
     /// ```
     #[must_use]
@@ -706,11 +706,7 @@ impl Command {
     /// ```
     /// use serve_command::v2::{Command, ContentPart, Image, SteerKind};
     /// let png = Image::from_data_url("data:image/png;base64,iVBORw0KGgo=")?;
-    /// let steer = Command::Steer {
-    ///     kind: SteerKind::Command,
-    ///     content: vec![ContentPart::Text("ls".into()), ContentPart::Image(png)].into(),
-    ///     submission_id: None,
-    /// };
+    /// let steer = Command::steer(SteerKind::Command, vec![ContentPart::Text("ls".into()), ContentPart::Image(png)]);
     /// assert_eq!(
     ///     steer.serve_refusal_event_line().as_deref(),
     ///     Some("{\"event\":\"command_error\",\"error\":\"command steering does not accept images\"}\n"),

@@ -118,7 +118,7 @@ impl Command {
     /// ```
     /// use serve_command::v2::{Command, Content, ParseError};
     /// let v = serde_json::json!({"command": "prompt", "text": "hi"});
-    /// assert_eq!(Command::from_json(&v), Ok(Command::Prompt { content: Content::from("hi"), submission_id: None }));
+    /// assert_eq!(Command::from_json(&v), Ok(Command::prompt(Content::from("hi"))));
     /// let v = serde_json::json!({"command": "prompt", "content": 7, "text": "hi"});
     /// assert_eq!(
     ///     Command::from_json(&v).unwrap_err().to_string(),
@@ -136,7 +136,7 @@ impl Command {
     ///
     /// ```
     /// use serve_command::v2::Command;
-    /// let cmd = Command::JobsSnapshot { request_id: "r1".into() };
+    /// let cmd = Command::jobs_snapshot("r1");
     /// assert_eq!(cmd.to_json(), serde_json::json!({"command": "jobs_snapshot", "request_id": "r1"}));
     /// assert_eq!(Command::from_json(&cmd.to_json()), Ok(cmd));
     /// ```

@@ -4,7 +4,7 @@
 //! writer). The shape of each revision's line lives with its command type.
 
 use std::convert::Infallible;
-use std::io;
+use std::{fmt, io};
 
 /// Where encoded bytes go. Pieces are always whole UTF-8 sequences.
 pub(crate) trait Sink {
@@ -204,6 +204,24 @@ impl Sink for String {
             self.push(char::from(b));
         }
         Ok(())
+    }
+}
+
+/// A formatter as a sink, for `Display` of a command: its line written
+/// through the same encoder as every other line, piece by piece.
+pub(crate) struct Fmt<'a, 'b>(pub(crate) &'a mut fmt::Formatter<'b>);
+
+impl Sink for Fmt<'_, '_> {
+    type Error = fmt::Error;
+    #[inline]
+    fn put(&mut self, s: &str) -> fmt::Result {
+        self.0.write_str(s)
+    }
+    #[inline]
+    fn put_escape(&mut self, byte: u8) -> fmt::Result {
+        // Every escape sequence is ASCII: this never fails.
+        let escape = std::str::from_utf8(escape_bytes(byte)).map_err(|_| fmt::Error)?;
+        self.0.write_str(escape)
     }
 }
 
