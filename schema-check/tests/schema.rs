@@ -1438,6 +1438,11 @@ fn a_line_the_schema_accepts_is_a_command() {
             let Ok(value) = serde_json::from_str::<Value>(&v.line) else {
                 continue;
             };
+            // A number the reference reads by its quirks (a 32-bit
+            // exponent, 800 integer digits): serde_json reads it otherwise.
+            if v.why.ends_with("(serde_json reads it otherwise)") {
+                continue;
+            }
             if all.is_valid(&value) {
                 assert!(
                     matches!(v.expected, Outcome::Ok(_)),
