@@ -5,8 +5,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use serve_command::v2::{Command, ParseError};
 use serve_command::generic::{CommandReader, LineError, ReadError};
+use serve_command::v2::{Command, ParseError};
 use serve_command_fuzz::model_v2::model_v2;
 
 fuzz_target!(|data: &[u8]| {
@@ -20,7 +20,11 @@ fuzz_target!(|data: &[u8]| {
         let mut written = Vec::new();
         cmd.write_line(&mut written).expect("a Vec takes it");
         assert_eq!(written, line.as_bytes(), "write_line");
-        assert_eq!(serde_json::to_string(cmd).expect("serializes") + "\n", line, "Serialize");
+        assert_eq!(
+            serde_json::to_string(cmd).expect("serializes") + "\n",
+            line,
+            "Serialize"
+        );
         let again = Command::from_slice(line.as_bytes()).expect("an encoded line decodes");
         assert_eq!(&again, cmd);
         assert_eq!(again.to_line(), line);
@@ -49,6 +53,8 @@ fuzz_target!(|data: &[u8]| {
     }
 
     match serde_json::from_slice::<Value>(data) {
+        // serde_json reads the number itself, not as the reference does.
+        Ok(_) if serve_command_fuzz::quirk_number(data) => {}
         Ok(value) => {
             let parsed = Command::from_json(&value);
             match (&decoded, &parsed) {

@@ -39,7 +39,11 @@ fuzz_target!(|cmd: Command| {
     );
 
     let json = cmd.to_json();
-    assert_eq!(Command::from_json(&json).as_ref(), Ok(&cmd), "to_json, parse");
+    assert_eq!(
+        Command::from_json(&json).as_ref(),
+        Ok(&cmd),
+        "to_json, parse"
+    );
     assert_eq!(model_parse(&json), Ok(to_model(&cmd)), "to_json, the model");
 
     let serialized = serde_json::to_string(&cmd).expect("a command serializes");

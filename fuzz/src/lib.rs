@@ -289,3 +289,42 @@ pub fn buffered(debug: &str) -> usize {
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
     digits.parse().expect("a count")
 }
+
+/// Whether `data` may hold a number the reference reads by its quirks
+/// (src/wire/scan.rs, `number_value`): an exponent of ten digits or more,
+/// which its slow path wraps to 32 bits, or a run of 800 digits, past
+/// which it drops integer digits. serde_json reads such a number exactly,
+/// so the serde paths may judge it otherwise than `from_slice`, by design
+/// (docs/PROTOCOL.md). Errs on the side of saying yes: a run inside a
+/// string counts too.
+pub fn quirk_number(data: &[u8]) -> bool {
+    let mut run = 0;
+    let mut exponent: Option<usize> = None;
+    for &b in data {
+        match b {
+            b'0'..=b'9' => {
+                run += 1;
+                if let Some(n) = &mut exponent {
+                    *n += 1;
+                    if *n >= 10 {
+                        return true;
+                    }
+                }
+            }
+            b'.' => run += 1,
+            b'e' | b'E' => {
+                run += 1;
+                exponent = Some(0);
+            }
+            b'+' | b'-' if exponent == Some(0) => {}
+            _ => {
+                run = 0;
+                exponent = None;
+            }
+        }
+        if run >= 800 {
+            return true;
+        }
+    }
+    false
+}
