@@ -24,7 +24,8 @@ use std::fmt;
 /// release must not break a user. So a command with fields is built with
 /// its constructor ([`Command::prompt`], [`Command::steer`],
 /// [`Command::jobs_snapshot`], [`Command::job_stop`],
-/// [`Command::goal_set`], [`Command::approval`]; a tag with
+/// [`Command::goal_set`], [`Command::approval`], [`Command::predict`],
+/// [`Command::cancel_prediction`]; a tag with
 /// [`Command::tagged`]), a `match` has a wildcard arm, and a pattern of a
 /// variant with fields ends in `..`.
 ///
@@ -55,9 +56,11 @@ use std::fmt;
 ///     Command::goal_set("ship it", true),
 ///     Command::GoalClear,
 ///     Command::approval("a1", false),
+///     Command::predict("p1", 7),
+///     Command::cancel_prediction("p1"),
 /// ];
 /// let names: Vec<&str> = commands.iter().map(Command::name).collect();
-/// assert_eq!(names, ["prompt", "steer", "compact", "cancel", "jobs_snapshot", "job_stop", "goal", "goal", "approval"]);
+/// assert_eq!(names, ["prompt", "steer", "compact", "cancel", "jobs_snapshot", "job_stop", "goal", "goal", "approval", "predict", "cancel_prediction"]);
 /// for cmd in commands {
 ///     assert_eq!(Command::from_slice(cmd.to_line().as_bytes()), Ok(cmd));
 /// }
@@ -155,37 +158,6 @@ pub enum Command {
         /// The `request_id` of the `predict` to cancel.
         request_id: String,
     },
-}
-
-impl Command {
-    /// `{"command":"predict","request_id":R,"source_sequence":N}`.
-    ///
-    /// ```
-    /// use serve_command::v2::Command;
-    /// let cmd = Command::predict("p-1", 42);
-    /// assert_eq!(cmd.to_line(), "{\"command\":\"predict\",\"request_id\":\"p-1\",\"source_sequence\":42}\n");
-    /// ```
-    #[must_use]
-    pub fn predict(request_id: impl Into<String>, source_sequence: i32) -> Command {
-        Command::Predict {
-            request_id: request_id.into(),
-            source_sequence,
-        }
-    }
-
-    /// `{"command":"cancel_prediction","request_id":R}`.
-    ///
-    /// ```
-    /// use serve_command::v2::Command;
-    /// let cmd = Command::cancel_prediction("p-1");
-    /// assert_eq!(cmd.to_line(), "{\"command\":\"cancel_prediction\",\"request_id\":\"p-1\"}\n");
-    /// ```
-    #[must_use]
-    pub fn cancel_prediction(request_id: impl Into<String>) -> Command {
-        Command::CancelPrediction {
-            request_id: request_id.into(),
-        }
-    }
 }
 
 /// The constructors, one per variant with fields, named after it: the only
@@ -324,6 +296,35 @@ impl Command {
             *tag = Some(submission_id.into());
         }
         self
+    }
+
+    /// `{"command":"predict","request_id":R,"source_sequence":N}`.
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// let cmd = Command::predict("p-1", 42);
+    /// assert_eq!(cmd.to_line(), "{\"command\":\"predict\",\"request_id\":\"p-1\",\"source_sequence\":42}\n");
+    /// ```
+    #[must_use]
+    pub fn predict(request_id: impl Into<String>, source_sequence: i32) -> Command {
+        Command::Predict {
+            request_id: request_id.into(),
+            source_sequence,
+        }
+    }
+
+    /// `{"command":"cancel_prediction","request_id":R}`.
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// let cmd = Command::cancel_prediction("p-1");
+    /// assert_eq!(cmd.to_line(), "{\"command\":\"cancel_prediction\",\"request_id\":\"p-1\"}\n");
+    /// ```
+    #[must_use]
+    pub fn cancel_prediction(request_id: impl Into<String>) -> Command {
+        Command::CancelPrediction {
+            request_id: request_id.into(),
+        }
     }
 }
 
