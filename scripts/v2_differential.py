@@ -16,7 +16,9 @@ data URLs, steers with and without tags and kinds, job commands valid and
 near-miss, prediction commands (ids around 128 UTF-16 units in 1- to
 4-byte characters; `source_sequence` at the range's ends, whole numbers
 spelled with fractions and exponents, decimals that round to a whole
-double and ones that do not, overflow, underflow, non-numbers), the
+double and ones that do not, overflow, underflow, exponents of 2^32
+and 800-digit numbers, which the reference reads by its quirks,
+non-numbers), the
 unchanged commands, noise keys with nested values, `\\u` and
 `\\/` escapes, duplicate keys, random whitespace, and a few lines broken so
 they are not JSON.
@@ -363,10 +365,19 @@ class Gen:
             # A whole number in or near range, with a fraction of zeros or not.
             n = self.r.randint(0, 2**31 + 5)
             return Raw(f"{n}." + self.pick(["0", "00", "000000000000", "5", "0000001", "9999999999", "1"]))
-        if roll < 0.9:
+        if roll < 0.87:
             mantissa = self.r.randint(1, 10**9)
             exp = self.r.randint(-12, 12)
             return Raw(f"{mantissa}e{exp}" if self.chance(0.5) else f"{mantissa}E{exp:+d}")
+        if roll < 0.9:
+            # The reference's quirks: an exponent it wraps to 32 bits, and
+            # integer digits past the 800 it keeps.
+            m = str(self.r.randint(1, 99999))
+            if self.chance(0.5):
+                e = self.pick([2**32, 2**32 + 1, 2**33, 2**31, 2**32 * self.r.randint(1, 1000) + self.r.randint(-3, 3)])
+                return Raw(f"{m}e{self.pick(['', '+', '-'])}{e}")
+            n = self.r.randint(780, 1100)
+            return Raw(f"{m}{'0' * n}e-{n + self.r.randint(-4, 4)}")
         return self.any_value(1)
 
     def prediction(self):
