@@ -88,10 +88,10 @@ impl std::str::FromStr for SteerKind {
 /// `Serialize` (with `serde_json`); they write the same bytes.
 /// [`Command::to_json`] gives the same object as a `serde_json::Value`.
 ///
-/// `#[non_exhaustive]`: the reference has grown commands before (`goal`,
-/// `approval`), and a new one in a minor release must not break an engine's
-/// `match`. Give it a wildcard arm that answers the way an unknown command
-/// deserves.
+/// `#[non_exhaustive]` as v2's is, so that an engine's `match` has the same
+/// wildcard arm in either revision. The revision itself is frozen: no
+/// command or field is added to it (which is why its variants, unlike
+/// v2's, are built with struct literals; see [the module](crate::v1)).
 ///
 /// ```
 /// use serve_command::v1::{Command, SteerKind};
