@@ -724,7 +724,7 @@ mod tests {
     fn check_all(s: &str) {
         let want = expected(s);
         assert_eq!(escaped_with(Base, s), want, "base, {} bytes", s.len());
-        #[cfg(all(target_arch = "x86_64", not(serve_command_portable)))]
+        #[cfg(all(target_arch = "x86_64", not(serve_command_portable), feature = "avx2"))]
         if let Some(v3) = pulp::x86::V3::try_new() {
             assert_eq!(escaped_with(v3, s), want, "avx2, {} bytes", s.len());
         }

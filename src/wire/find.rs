@@ -657,7 +657,7 @@ pub(crate) trait WithLanes {
 /// long string.
 #[inline(always)]
 pub(crate) fn dispatch<Op: WithLanes>(op: Op) -> Op::Output {
-    #[cfg(all(target_arch = "x86_64", not(serve_command_portable)))]
+    #[cfg(all(target_arch = "x86_64", not(serve_command_portable), feature = "avx2"))]
     if let Some(v3) = pulp::x86::V3::try_new() {
         return v3.vectorize(avx2::Run(v3, op));
     }
@@ -665,7 +665,7 @@ pub(crate) fn dispatch<Op: WithLanes>(op: Op) -> Op::Output {
 }
 
 /// [`Lanes`] of AVX2: 32 bytes a compare.
-#[cfg(all(target_arch = "x86_64", not(serve_command_portable)))]
+#[cfg(all(target_arch = "x86_64", not(serve_command_portable), feature = "avx2"))]
 mod avx2 {
     use super::{Lanes, WithLanes, STRETCH};
     use core::arch::x86_64::__m256i;
@@ -777,7 +777,7 @@ mod tests {
             end: &|b, i| plain_blocks_end(Base, b, i),
             skip: &|b, i, seen| Base.skip_plain(b, i, seen),
         });
-        #[cfg(all(target_arch = "x86_64", not(serve_command_portable)))]
+        #[cfg(all(target_arch = "x86_64", not(serve_command_portable), feature = "avx2"))]
         if let Some(v3) = pulp::x86::V3::try_new() {
             check(&Unit {
                 bits: &|b| v3.special_bits(b),
