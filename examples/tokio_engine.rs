@@ -8,8 +8,16 @@ use serve_command::v2::{Command, CommandCodec};
 use tokio::io::AsyncWriteExt;
 use tokio_util::codec::FramedRead;
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> std::io::Result<()> {
+fn main() -> std::io::Result<()> {
+    // One thread serves one pipe (as `#[tokio::main(flavor =
+    // "current_thread")]` would, with tokio's `macros` feature).
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()?;
+    runtime.block_on(serve())
+}
+
+async fn serve() -> std::io::Result<()> {
     let mut stdout = tokio::io::stdout();
     let mut commands = FramedRead::new(tokio::io::stdin(), CommandCodec::new());
     // `item?` fails only when reading stdin fails; a bad line is an item,

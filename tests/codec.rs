@@ -14,6 +14,16 @@ use support::stream::{got, session_items, Got, SESSION};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::codec::{Decoder, Encoder, FramedRead, FramedWrite};
 
+/// Runs a test on a runtime of one thread with its I/O and process
+/// drivers: what `#[tokio::test]` does, without tokio's `macros` feature
+/// (and the five proc-macro crates it would add to every example's build).
+fn run<F: std::future::Future<Output = ()>>(test: F) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
+    runtime.expect("a tokio runtime").block_on(test);
+}
+
 /// The next item of a stream (what `StreamExt::next` does).
 async fn next<S: Stream + Unpin>(s: &mut S) -> Option<S::Item> {
     poll_fn(|cx| Pin::new(&mut *s).poll_next(cx)).await
@@ -167,108 +177,114 @@ async fn framed_items<R: tokio::io::AsyncRead + Unpin>(
     (items, framed.decoder().line_number())
 }
 
-#[tokio::test]
-async fn framed_read_over_a_duplex_in_every_read_size() {
-    let expected = (session_items(), 11);
-    // The duplex's capacity caps each read, so each size is a chunking.
-    for size in 1..=SESSION.len() {
-        let (mut tx, rx) = tokio::io::duplex(size);
-        let write = async move {
-            tx.write_all(SESSION).await.unwrap();
-            // Dropping `tx` is the end of input.
-        };
-        let ((), items) = tokio::join!(write, framed_items(rx, 80));
-        assert_eq!(items, expected, "reads of {size} bytes");
-    }
+#[test]
+fn framed_read_over_a_duplex_in_every_read_size() {
+    run(async {
+        let expected = (session_items(), 11);
+        // The duplex's capacity caps each read, so each size is a chunking.
+        for size in 1..=SESSION.len() {
+            let (mut tx, rx) = tokio::io::duplex(size);
+            let write = async move {
+                tx.write_all(SESSION).await.unwrap();
+                // Dropping `tx` is the end of input.
+            };
+            let ((), items) = futures_util::future::join(write, framed_items(rx, 80)).await;
+            assert_eq!(items, expected, "reads of {size} bytes");
+        }
+    });
 }
 
-#[tokio::test]
-async fn framed_write_then_framed_read_over_a_duplex() {
-    let commands = vec![
-        Command::Prompt {
-            text: "fix it".into(),
-            submission_id: None,
-        },
-        Command::GoalClear,
-        Command::Steer {
-            kind: SteerKind::Command,
-            text: "line\nbreak".into(),
-        },
-    ];
-    let (tx, mut rx) = tokio::io::duplex(16);
-    let write = async {
-        let mut sink = FramedWrite::new(tx, CommandCodec::new());
-        for cmd in &commands {
-            send(&mut sink, cmd).await.unwrap();
-        }
-        send(&mut sink, Command::Cancel).await.unwrap();
-        close(&mut sink).await.unwrap();
-    };
-    let read = async {
-        let mut bytes = Vec::new();
-        rx.read_to_end(&mut bytes).await.unwrap();
-        bytes
-    };
-    let ((), bytes) = tokio::join!(write, read);
-    let expected: String = commands
-        .iter()
-        .chain([&Command::Cancel])
-        .map(Command::to_line)
-        .collect();
-    assert_eq!(String::from_utf8(bytes.clone()).unwrap(), expected);
-    let (items, lines) = framed_items(&bytes[..], 100).await;
-    let decoded: Vec<_> = commands.into_iter().chain([Command::Cancel]).collect();
-    let decoded: Vec<_> = decoded
-        .into_iter()
-        .zip(1..)
-        .map(|(cmd, line)| (line, Got::Cmd(cmd)))
-        .collect();
-    assert_eq!((items, lines), (decoded, 4));
+#[test]
+fn framed_write_then_framed_read_over_a_duplex() {
+    run(async {
+        let commands = vec![
+            Command::Prompt {
+                text: "fix it".into(),
+                submission_id: None,
+            },
+            Command::GoalClear,
+            Command::Steer {
+                kind: SteerKind::Command,
+                text: "line\nbreak".into(),
+            },
+        ];
+        let (tx, mut rx) = tokio::io::duplex(16);
+        let write = async {
+            let mut sink = FramedWrite::new(tx, CommandCodec::new());
+            for cmd in &commands {
+                send(&mut sink, cmd).await.unwrap();
+            }
+            send(&mut sink, Command::Cancel).await.unwrap();
+            close(&mut sink).await.unwrap();
+        };
+        let read = async {
+            let mut bytes = Vec::new();
+            rx.read_to_end(&mut bytes).await.unwrap();
+            bytes
+        };
+        let ((), bytes) = futures_util::future::join(write, read).await;
+        let expected: String = commands
+            .iter()
+            .chain([&Command::Cancel])
+            .map(Command::to_line)
+            .collect();
+        assert_eq!(String::from_utf8(bytes.clone()).unwrap(), expected);
+        let (items, lines) = framed_items(&bytes[..], 100).await;
+        let decoded: Vec<_> = commands.into_iter().chain([Command::Cancel]).collect();
+        let decoded: Vec<_> = decoded
+            .into_iter()
+            .zip(1..)
+            .map(|(cmd, line)| (line, Got::Cmd(cmd)))
+            .collect();
+        assert_eq!((items, lines), (decoded, 4));
+    });
 }
 
 /// Through a real child process: commands and raw lines go into `cat`'s
 /// stdin over an OS pipe and come back on its stdout.
 #[cfg(unix)]
-#[tokio::test]
-async fn through_a_child_process() {
-    let mut child = tokio::process::Command::new("cat")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("cat runs");
-    let stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let write = async move {
-        let mut sink = FramedWrite::new(stdin, CommandCodec::new());
-        send(&mut sink, Command::Compact).await.unwrap();
-        // A controller's mistakes, written raw between two commands.
-        let raw: &mut tokio::process::ChildStdin = sink.get_mut();
-        raw.write_all(b"\n{\"command\":\"approval\",\"id\":\"a1\"}\n{oops\n")
-            .await
-            .unwrap();
-        raw.write_all(&[b'y'; 100_000]).await.unwrap();
-        raw.write_all(b"\r\n").await.unwrap();
-        send(&mut sink, Command::Cancel).await.unwrap();
-        close(&mut sink).await.unwrap();
-        // Dropping the sink closes the pipe: `cat` sees the end.
-    };
-    let ((), items) = tokio::join!(write, framed_items(stdout, 1000));
-    use Got::*;
-    assert_eq!(
-        items,
-        (
-            vec![
-                (1, Cmd(Command::Compact)),
-                (3, Refused(3, ParseError::ExpectedAllow)),
-                (4, NotJson(4, "expected a string key at byte 1".into())),
-                (5, TooLong(5, 1000)),
-                (6, Cmd(Command::Cancel)),
-            ],
-            6
-        )
-    );
-    assert!(child.wait().await.unwrap().success());
+#[test]
+fn through_a_child_process() {
+    run(async {
+        let mut child = tokio::process::Command::new("cat")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("cat runs");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let write = async move {
+            let mut sink = FramedWrite::new(stdin, CommandCodec::new());
+            send(&mut sink, Command::Compact).await.unwrap();
+            // A controller's mistakes, written raw between two commands.
+            let raw: &mut tokio::process::ChildStdin = sink.get_mut();
+            raw.write_all(b"\n{\"command\":\"approval\",\"id\":\"a1\"}\n{oops\n")
+                .await
+                .unwrap();
+            raw.write_all(&[b'y'; 100_000]).await.unwrap();
+            raw.write_all(b"\r\n").await.unwrap();
+            send(&mut sink, Command::Cancel).await.unwrap();
+            close(&mut sink).await.unwrap();
+            // Dropping the sink closes the pipe: `cat` sees the end.
+        };
+        let ((), items) = futures_util::future::join(write, framed_items(stdout, 1000)).await;
+        use Got::*;
+        assert_eq!(
+            items,
+            (
+                vec![
+                    (1, Cmd(Command::Compact)),
+                    (3, Refused(3, ParseError::ExpectedAllow)),
+                    (4, NotJson(4, "expected a string key at byte 1".into())),
+                    (5, TooLong(5, 1000)),
+                    (6, Cmd(Command::Cancel)),
+                ],
+                6
+            )
+        );
+        assert!(child.wait().await.unwrap().success());
+    });
 }
 
 #[test]
@@ -295,30 +311,32 @@ fn a_huge_line_does_not_grow_the_buffer() {
     assert_eq!(codec.line_number(), 2);
 }
 
-#[tokio::test]
-async fn framed_read_of_a_huge_line_keeps_its_buffer_small() {
-    const MIB: usize = 1024 * 1024;
-    let (mut tx, rx) = tokio::io::duplex(64 * 1024);
-    let write = async move {
-        let piece = vec![b'a'; 64 * 1024];
-        for _ in 0..256 {
-            tx.write_all(&piece).await.unwrap();
-        }
-        tx.write_all(b"\n{\"command\":\"cancel\"}\n").await.unwrap();
-    };
-    let read = async {
-        let mut framed = FramedRead::new(rx, CommandCodec::with_max_line_len(MIB));
-        let mut items = Vec::new();
-        let mut biggest = 0;
-        while let Some(item) = next(&mut framed).await {
-            items.push(got(item.unwrap()));
-            biggest = biggest.max(framed.read_buffer().capacity());
-        }
-        (items, biggest.max(framed.read_buffer().capacity()))
-    };
-    let ((), (items, biggest)) = tokio::join!(write, read);
-    assert_eq!(items, [Got::TooLong(1, MIB), Got::Cmd(Command::Cancel)]);
-    // FramedRead starts with 8 KiB and grows only if the decoder leaves
-    // bytes behind, which it never does.
-    assert!(biggest <= 64 * 1024, "read buffer grew to {biggest}");
+#[test]
+fn framed_read_of_a_huge_line_keeps_its_buffer_small() {
+    run(async {
+        const MIB: usize = 1024 * 1024;
+        let (mut tx, rx) = tokio::io::duplex(64 * 1024);
+        let write = async move {
+            let piece = vec![b'a'; 64 * 1024];
+            for _ in 0..256 {
+                tx.write_all(&piece).await.unwrap();
+            }
+            tx.write_all(b"\n{\"command\":\"cancel\"}\n").await.unwrap();
+        };
+        let read = async {
+            let mut framed = FramedRead::new(rx, CommandCodec::with_max_line_len(MIB));
+            let mut items = Vec::new();
+            let mut biggest = 0;
+            while let Some(item) = next(&mut framed).await {
+                items.push(got(item.unwrap()));
+                biggest = biggest.max(framed.read_buffer().capacity());
+            }
+            (items, biggest.max(framed.read_buffer().capacity()))
+        };
+        let ((), (items, biggest)) = futures_util::future::join(write, read).await;
+        assert_eq!(items, [Got::TooLong(1, MIB), Got::Cmd(Command::Cancel)]);
+        // FramedRead starts with 8 KiB and grows only if the decoder leaves
+        // bytes behind, which it never does.
+        assert!(biggest <= 64 * 1024, "read buffer grew to {biggest}");
+    });
 }

@@ -1,7 +1,21 @@
 //! The seed revision's wire strings: why a JSON line is not a command.
 
 use crate::error::UnknownMessage;
+use std::fmt;
 use std::str::FromStr;
+
+// The messages both revisions write, here once: `v2::ParseError`'s
+// `Display` writes its shared variants with these too.
+pub(crate) const EXPECTED_TEXT: &str = "expected a string \"text\" field";
+pub(crate) const EXPECTED_SUBMISSION_ID: &str = "expected a string \"submission_id\" field";
+pub(crate) const EXPECTED_KIND: &str = "expected a string \"kind\" field";
+pub(crate) const UNKNOWN_STEER_KIND: &str = "unknown steer kind: ";
+pub(crate) const EXPECTED_GOAL: &str =
+    "expected {\"action\": \"set\", \"text\": ...} or {\"action\": \"clear\"}";
+pub(crate) const EXPECTED_ID: &str = "expected a string \"id\" field";
+pub(crate) const EXPECTED_ALLOW: &str = "expected a boolean \"allow\" field";
+pub(crate) const UNKNOWN_COMMAND: &str = "unknown command: ";
+pub(crate) const EXPECTED_COMMAND: &str = "expected a {\"command\": ...} object";
 
 /// A JSON line that is not a command this protocol can read.
 ///
@@ -17,41 +31,50 @@ use std::str::FromStr;
 /// assert_eq!(err.to_string(), "unknown steer kind: notice");
 /// assert_eq!("unknown steer kind: notice".parse(), Ok(err));
 /// ```
-#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ParseError {
     /// `prompt` or `steer` without a string `text`.
-    #[error("expected a string \"text\" field")]
     ExpectedText,
     /// `prompt` whose `submission_id` is present but not a string (`null`
     /// included: absent means untagged, `null` means nothing).
-    #[error("expected a string \"submission_id\" field")]
     ExpectedSubmissionId,
     /// `steer` whose `kind` is present but not a string (`null` included).
-    #[error("expected a string \"kind\" field")]
     ExpectedKind,
     /// `steer` whose `kind` is a string other than `"prompt"` or `"command"`
     /// (case-sensitive). Holds the kind verbatim.
-    #[error("unknown steer kind: {0}")]
     UnknownSteerKind(String),
     /// `goal` that is neither `{"action":"set","text":<string>}` nor
     /// `{"action":"clear"}`.
-    #[error("expected {{\"action\": \"set\", \"text\": ...}} or {{\"action\": \"clear\"}}")]
     ExpectedGoal,
     /// `approval` without a string `id`.
-    #[error("expected a string \"id\" field")]
     ExpectedId,
     /// `approval` with a string `id` but no boolean `allow`.
-    #[error("expected a boolean \"allow\" field")]
     ExpectedAllow,
     /// A string `command` that names no command. Holds the name verbatim,
     /// even when it is empty or contains a newline.
-    #[error("unknown command: {0}")]
     UnknownCommand(String),
     /// The JSON is not an object, or has no string `command` field.
-    #[error("expected a {{\"command\": ...}} object")]
     ExpectedCommand,
 }
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseError::ExpectedText => f.write_str(EXPECTED_TEXT),
+            ParseError::ExpectedSubmissionId => f.write_str(EXPECTED_SUBMISSION_ID),
+            ParseError::ExpectedKind => f.write_str(EXPECTED_KIND),
+            ParseError::UnknownSteerKind(kind) => write!(f, "{UNKNOWN_STEER_KIND}{kind}"),
+            ParseError::ExpectedGoal => f.write_str(EXPECTED_GOAL),
+            ParseError::ExpectedId => f.write_str(EXPECTED_ID),
+            ParseError::ExpectedAllow => f.write_str(EXPECTED_ALLOW),
+            ParseError::UnknownCommand(name) => write!(f, "{UNKNOWN_COMMAND}{name}"),
+            ParseError::ExpectedCommand => f.write_str(EXPECTED_COMMAND),
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
 
 impl From<ParseError> for crate::error::LineError<ParseError> {
     fn from(e: ParseError) -> Self {
@@ -79,10 +102,10 @@ impl FromStr for ParseError {
     /// assert!("command stream: unterminated string at byte 3".parse::<ParseError>().is_err());
     /// ```
     fn from_str(message: &str) -> Result<ParseError, UnknownMessage> {
-        if let Some(name) = message.strip_prefix("unknown command: ") {
+        if let Some(name) = message.strip_prefix(UNKNOWN_COMMAND) {
             return Ok(ParseError::UnknownCommand(name.to_owned()));
         }
-        if let Some(kind) = message.strip_prefix("unknown steer kind: ") {
+        if let Some(kind) = message.strip_prefix(UNKNOWN_STEER_KIND) {
             return Ok(ParseError::UnknownSteerKind(kind.to_owned()));
         }
         [

@@ -23,7 +23,7 @@
 mod command;
 mod decode;
 mod encode;
-mod error;
+pub(crate) mod error;
 pub(crate) mod rules;
 mod serde;
 #[cfg(feature = "proptest")]

@@ -3,6 +3,7 @@
 use crate::error::UnknownMessage;
 use crate::v2::ImageError;
 use crate::v2::LineError;
+use std::fmt;
 use std::str::FromStr;
 
 /// A JSON line that is not a command the later revision can read.
@@ -23,38 +24,29 @@ use std::str::FromStr;
 /// assert_eq!(err.to_string(), "invalid content: JsonDecodeError((/0/type, unknown content part type))");
 /// assert_eq!(err.to_string().parse(), Ok(err));
 /// ```
-#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ParseError {
     /// `prompt` or `steer` with neither `content` nor a string `text`.
-    #[error("expected a string \"text\" field")]
     ExpectedText,
     /// `prompt` or `steer` whose `submission_id` is present but not a
     /// string (`null` included).
-    #[error("expected a string \"submission_id\" field")]
     ExpectedSubmissionId,
     /// `steer` whose `kind` is present but not a string (`null` included).
-    #[error("expected a string \"kind\" field")]
     ExpectedKind,
     /// `steer` whose `kind` is a string other than `"prompt"` or
     /// `"command"`. Holds the kind verbatim.
-    #[error("unknown steer kind: {0}")]
     UnknownSteerKind(String),
     /// `goal` that is neither `{"action":"set","text":<string>}` nor
     /// `{"action":"clear"}`.
-    #[error("expected {{\"action\": \"set\", \"text\": ...}} or {{\"action\": \"clear\"}}")]
     ExpectedGoal,
     /// `approval` without a string `id`.
-    #[error("expected a string \"id\" field")]
     ExpectedId,
     /// `approval` with a string `id` but no boolean `allow`.
-    #[error("expected a boolean \"allow\" field")]
     ExpectedAllow,
     /// A string `command` that names no command. Holds the name verbatim.
-    #[error("unknown command: {0}")]
     UnknownCommand(String),
     /// The JSON is not an object, or has no string `command` field.
-    #[error("expected a {{\"command\": ...}} object")]
     ExpectedCommand,
     /// A `content` that is not content, and where: the reference's
     /// `JsonDecodeError((path, message))`. `path` is `""` for the value
@@ -62,7 +54,6 @@ pub enum ParseError {
     /// `message` is `expected content string or array`, `expected content
     /// part object`, `unknown content part type`, `String::from_json:
     /// expected string`, or `invalid image: <the image error>`.
-    #[error("invalid content: JsonDecodeError(({path}, {message}))")]
     InvalidContent {
         /// Where, as a JSON pointer into the `content` value.
         path: String,
@@ -70,23 +61,51 @@ pub enum ParseError {
         message: String,
     },
     /// A legacy `text` line whose `images` is not an array of strings.
-    #[error("expected an array of image URLs")]
     ExpectedImageUrls,
     /// A legacy `images` URL that is not an image; displays as the image
     /// error, verbatim.
-    #[error(transparent)]
-    Image(#[from] ImageError),
+    Image(ImageError),
     /// `jobs_snapshot` without a non-empty string `request_id`, or
     /// `job_stop` without that and a valid `generation` and `job_id`
     /// (1 to 200 of `[A-Za-z0-9._-]`, neither `.` nor `..`).
-    #[error("invalid background job command")]
     InvalidJobCommand,
     /// `predict` without a `request_id` of 1 to 128 UTF-16 code units and a
     /// `source_sequence` that is a whole number from 1 to 2147483647 (as a
     /// double: `1.0` and `1e0` are 1), or `cancel_prediction` without such
     /// a `request_id`.
-    #[error("invalid prediction command")]
     InvalidPredictionCommand,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::v1::error as shared;
+        match self {
+            ParseError::ExpectedText => f.write_str(shared::EXPECTED_TEXT),
+            ParseError::ExpectedSubmissionId => f.write_str(shared::EXPECTED_SUBMISSION_ID),
+            ParseError::ExpectedKind => f.write_str(shared::EXPECTED_KIND),
+            ParseError::UnknownSteerKind(kind) => write!(f, "{}{kind}", shared::UNKNOWN_STEER_KIND),
+            ParseError::ExpectedGoal => f.write_str(shared::EXPECTED_GOAL),
+            ParseError::ExpectedId => f.write_str(shared::EXPECTED_ID),
+            ParseError::ExpectedAllow => f.write_str(shared::EXPECTED_ALLOW),
+            ParseError::UnknownCommand(name) => write!(f, "{}{name}", shared::UNKNOWN_COMMAND),
+            ParseError::ExpectedCommand => f.write_str(shared::EXPECTED_COMMAND),
+            ParseError::InvalidContent { path, message } => {
+                write!(f, "invalid content: JsonDecodeError(({path}, {message}))")
+            }
+            ParseError::ExpectedImageUrls => f.write_str("expected an array of image URLs"),
+            ParseError::Image(e) => fmt::Display::fmt(e, f),
+            ParseError::InvalidJobCommand => f.write_str("invalid background job command"),
+            ParseError::InvalidPredictionCommand => f.write_str("invalid prediction command"),
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+impl From<ImageError> for ParseError {
+    fn from(e: ImageError) -> Self {
+        ParseError::Image(e)
+    }
 }
 
 /// The seed's messages are this revision's too, unchanged: the arms the two
