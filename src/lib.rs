@@ -86,9 +86,41 @@
 //! }
 //! ```
 //!
-//! With the `tokio` feature, `v2::CommandCodec` frames the same lines for
-//! `tokio_util`'s `FramedRead` and `FramedWrite`; the README has the engine
-//! over tokio, the features, and the CLI.
+//! The same engine over tokio reads with [`v2::CommandCodec`] (the `tokio`
+//! feature): a `tokio_util` decoder and encoder for `FramedRead` and
+//! `FramedWrite`, with the reader's framing, line limit and line numbers,
+//! where a bad line is an item and never ends the stream.
+//!
+//! # Features
+//!
+//! None is on by default: the library alone compiles 12 crates (CI holds
+//! it to 20).
+//!
+//! | feature | what it brings |
+//! | --- | --- |
+//! | `tokio` | [`v2::CommandCodec`] and [`v1::CommandCodec`], for `tokio_util::codec`. Brings in `tokio-util` (with `codec`) and `bytes` |
+//! | `arbitrary` | `impl Arbitrary` for [`v2::Command`] and [`v1::Command`], for cargo-fuzz targets |
+//! | `proptest` | [`v2::strategy`] and [`v1::strategy`]: proptest strategies for commands, and for near-miss lines paired with their outcome, for an engine's own tests |
+//! | `avx2` | the long-string scans (a long prompt's escaping and decoding) on AVX2 where the CPU has it, picked at run time, through `pulp`; without it they use SSE2, which already meets every speed goal |
+//! | `cli` | the `serve-command` binary (below); turns on `proptest` |
+//!
+//! # The CLI
+//!
+//! `cargo install serve-command --features cli` installs `serve-command`,
+//! the codec from a shell, for either revision: `encode` writes a
+//! command's line, `decode` reads lines as an engine must (each line's
+//! command, or the `command_error` it owes), `conform` runs another
+//! implementation through the conformance vectors, `corpus` writes near-miss
+//! lines with their outcomes for another fuzzer, `dict` a fuzzing
+//! dictionary, and `shell` writes and parses the `<user_shell_command>`
+//! envelope. `serve-command --help` says more; `serve-command --version`
+//! names the upstream sources each rule set follows.
+//!
+//! # The wire
+//!
+//! The rules of each revision, the compatibility between them, and what
+//! an implementation in another language needs are in `docs/PROTOCOL.md`,
+//! shipped in the package (and on docs.rs under the crate's source).
 #![forbid(unsafe_code)]
 // docs.rs (Cargo.toml: `--cfg docsrs`, nightly): "Available on crate feature
 // ... only" on every feature-gated item, derived from its `#[cfg]`.
@@ -138,36 +170,15 @@ pub mod generic {
     pub use crate::wire::read::{CommandReader, DEFAULT_MAX_LINE_LEN};
 }
 
-// The names the crate root had before each revision became a module of its
-// own, kept as uninhabited stubs: a path that names no revision fails to
-// compile (nothing can be built from an empty enum) with a deprecation note
-// saying which paths to use instead.
-macro_rules! name_a_revision {
-    ($($name:ident)*) => {$(
-        #[doc(hidden)]
-        #[deprecated = concat!(
-            "name a revision: `serve_command::v2::", stringify!($name),
-            "` (today's protocol) or `serve_command::v1::", stringify!($name), "` (the seed's)"
-        )]
-        pub enum $name {}
-    )*};
-}
-name_a_revision!(Command SteerKind ParseError LineError ReadError CommandReader CommandCodec);
-
-/// A path that names no revision does not compile:
+/// The crate root names no command type: every path names its revision.
 ///
-/// ```compile_fail,E0599
-/// #![allow(deprecated)]
-/// let reader = serve_command::CommandReader::new(&b""[..]);
+/// ```compile_fail,E0432
+/// use serve_command::Command; // `serve_command::v2::Command`, or `v1::`
 /// ```
 ///
-/// ```compile_fail,E0599
-/// #![allow(deprecated)]
-/// let cmd = serve_command::Command::Cancel;
-/// ```
+/// The generic reader does not compile without its revision named:
 ///
 /// ```compile_fail,E0283
-/// // The generic reader wants its revision named too.
 /// let reader = serve_command::generic::CommandReader::new(&b""[..]);
 /// for item in reader {
 ///     let _ = item;
