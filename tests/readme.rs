@@ -77,7 +77,10 @@ fn every_readme_link_works_on_crates_io() {
     let mut shipped = 0;
     for target in link_targets() {
         if let Some(anchor) = target.strip_prefix('#') {
-            assert!(anchors.iter().any(|a| a == anchor), "no heading for {target}");
+            assert!(
+                anchors.iter().any(|a| a == anchor),
+                "no heading for {target}"
+            );
         } else if let Some(path) = target.strip_prefix(SHIPPED) {
             let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
             assert!(file.is_file(), "{target}: {path} is not in the package");
@@ -86,7 +89,10 @@ fn every_readme_link_works_on_crates_io() {
             assert!(target.starts_with("https://"), "a relative link: {target}");
         }
     }
-    assert!(shipped >= 3, "the README's links to BENCHMARKS.md, docs/PROTOCOL.md, CONTRIBUTING.md");
+    assert!(
+        shipped >= 3,
+        "the README's links to BENCHMARKS.md, docs/PROTOCOL.md, CONTRIBUTING.md"
+    );
 }
 
 /// The crate's features, from its manifest.
@@ -117,7 +123,10 @@ fn both_feature_tables_list_every_feature() {
     let mut features = features();
     features.sort_unstable();
     assert_eq!(features, ["arbitrary", "avx2", "cli", "proptest", "tokio"]);
-    for (place, text) in [("README.md", README), ("src/lib.rs", include_str!("../src/lib.rs"))] {
+    for (place, text) in [
+        ("README.md", README),
+        ("src/lib.rs", include_str!("../src/lib.rs")),
+    ] {
         let mut rows = feature_rows(text);
         rows.sort_unstable();
         assert_eq!(rows, features, "the features table of {place}");

@@ -348,3 +348,45 @@ fn readers_of_both_revisions_share_the_framing() {
         ]
     );
 }
+
+/// Where `Deserialize` (through serde_json) and `from_slice` part, as
+/// docs/PROTOCOL.md says: a read field's number must fit a double for
+/// serde_json, and a skipped field's value nests as deep as serde_json
+/// lets it, past the reference's 1024 levels. A skipped `1e400` is fine
+/// in both.
+#[test]
+fn deserialize_and_from_slice_part_only_where_serde_json_reads_otherwise() {
+    let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    let cases: &[(String, Result<&str, &str>, Result<&str, &str>)] = &[
+        (
+            r#"{"command":"cancel","x":1e400}"#.into(),
+            Ok(r#"{"command":"cancel"}"#),
+            Ok(r#"{"command":"cancel"}"#),
+        ),
+        (
+            format!(r#"{{"command":"cancel","x":{}}}"#, deep(200)),
+            Ok(r#"{"command":"cancel"}"#),
+            Ok(r#"{"command":"cancel"}"#),
+        ),
+        (
+            format!(r#"{{"command":"cancel","x":{}}}"#, deep(1024)),
+            Err("nested deeper than 1024 levels at byte 1047"),
+            Ok(r#"{"command":"cancel"}"#),
+        ),
+        (
+            r#"{"command":"predict","request_id":"r","source_sequence":1e400}"#.into(),
+            Err("invalid prediction command"),
+            Err("number out of range at line 1 column 61"),
+        ),
+    ];
+    let owned = |r: &Result<&str, &str>| r.map(str::to_owned).map_err(str::to_owned);
+    for (line, slice, serde) in cases {
+        let head: String = line.chars().take(40).collect();
+        let got = Command::from_slice(line.as_bytes());
+        let got = got.map(|c| c.to_string()).map_err(|e| e.to_string());
+        assert_eq!(got, owned(slice), "from_slice, {head}");
+        let got = serde_json::from_str::<Command>(line);
+        let got = got.map(|c| c.to_string()).map_err(|e| e.to_string());
+        assert_eq!(got, owned(serde), "serde, {head}");
+    }
+}
