@@ -439,7 +439,7 @@ fn decode_summary_prints_totals_then_counts() {
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
         concat!(
-            "9 lines: 3 commands, 3 refused (1 not JSON, 1 too long), 3 blank\n",
+            "9 lines: 3 commands, 3 refused (1 not JSON, 1 too long, 1 not a command), 3 blank\n",
             "         2  cancel\n",
             "         1  error: command stream: line longer than 50 bytes\n",
             "         1  error: command stream: unexpected end of line\n",
@@ -448,11 +448,11 @@ fn decode_summary_prints_totals_then_counts() {
         )
     );
     let table: &[(&str, &str)] = &[
-        ("", "0 lines: 0 commands, 0 refused (0 not JSON, 0 too long), 0 blank\n"),
-        ("\n", "1 lines: 0 commands, 0 refused (0 not JSON, 0 too long), 1 blank\n"),
+        ("", "0 lines: 0 commands, 0 refused (0 not JSON, 0 too long, 0 not a command), 0 blank\n"),
+        ("\n", "1 lines: 0 commands, 0 refused (0 not JSON, 0 too long, 0 not a command), 1 blank\n"),
         (
             "{\"command\":\"compact\"}",
-            "1 lines: 1 commands, 0 refused (0 not JSON, 0 too long), 0 blank\n         1  compact\n",
+            "1 lines: 1 commands, 0 refused (0 not JSON, 0 too long, 0 not a command), 0 blank\n         1  compact\n",
         ),
     ];
     for &(input, summary) in table {
@@ -1601,7 +1601,7 @@ fn decode_summary_counts_v2_commands_by_name() {
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
         concat!(
-            "14 lines: 7 commands, 6 refused (1 not JSON, 0 too long), 1 blank\n",
+            "14 lines: 7 commands, 6 refused (1 not JSON, 0 too long, 5 not a command), 1 blank\n",
             "         1  error: command stream: expected a JSON value\n",
             "         1  error: expected a string \"submission_id\" field\n",
             "         1  error: invalid background job command\n",
@@ -2176,7 +2176,7 @@ fn decode_serve_policy_refuses_as_the_engine_does() {
 fn decode_summary_counts_serve_refusals_apart() {
     // (revision, format, status, summary)
     let v1 = concat!(
-        "8 lines: 3 commands, 4 refused (1 not JSON, 0 too long, 1 by the serve policy), 1 blank\n",
+        "8 lines: 3 commands, 4 refused (1 not JSON, 0 too long, 2 not a command, 1 by the serve policy), 1 blank\n",
         "         1  error: command stream: expected a JSON value\n",
         "         2  error: expected a string \"text\" field\n",
         "         2  goal set\n",
@@ -2184,7 +2184,7 @@ fn decode_summary_counts_serve_refusals_apart() {
         "         1  steer\n",
     );
     let v2 = concat!(
-        "8 lines: 3 commands, 4 refused (1 not JSON, 0 too long, 3 by the serve policy), 1 blank\n",
+        "8 lines: 3 commands, 4 refused (1 not JSON, 0 too long, 0 not a command, 3 by the serve policy), 1 blank\n",
         "         1  error: command stream: expected a JSON value\n",
         "         2  goal set\n",
         "         2  refused: command steering does not accept images\n",
@@ -2215,7 +2215,7 @@ fn decode_summary_counts_serve_refusals_apart() {
     let out = run(&["decode", "--summary"], SERVE_LINES.as_bytes());
     assert_eq!(
         String::from_utf8(out.stderr).unwrap().lines().next(),
-        Some("8 lines: 6 commands, 1 refused (1 not JSON, 0 too long), 1 blank")
+        Some("8 lines: 6 commands, 1 refused (1 not JSON, 0 too long, 0 not a command), 1 blank")
     );
 }
 
@@ -2270,5 +2270,88 @@ fn conform_serve_policy_runs_the_engine_vectors() {
         .concat();
         assert_eq!(stdout_of(&args, b"", 0), stdout, "{args:?}");
         std::fs::remove_dir_all(file.parent().unwrap()).unwrap();
+    }
+}
+
+/// `decode` reads several files as `cat`, `rg` and `jq` take them, each a
+/// stream of its own (a last line without LF ends with its file), stdin
+/// among them as `-`; with several, a line number names its file, and
+/// the summary totals them all. A file that cannot be opened stops it
+/// (exit 2), after what the files before it gave.
+#[test]
+fn decode_reads_several_files_each_its_own_stream() {
+    let dir = scratch("decode-files");
+    let a = dir.join("a.jsonl");
+    let b = dir.join("b.jsonl");
+    // No LF at the end of a: its line is not joined to b's first.
+    std::fs::write(&a, "{\"command\":\"cancel\"}\n{\"command\":\"nap\"}").unwrap();
+    std::fs::write(&b, "\n{\"command\":\"compact\"}\n").unwrap();
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let out = run(
+        &["decode", "--line-numbers", "--summary", a, "-", b],
+        b"{\"command\":\"goal\",\"action\":\"clear\"}\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!(
+            "{a}:1\t{{\"command\":\"cancel\"}}\n\
+             {a}:2\t{{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}}\n\
+             stdin:1\t{{\"command\":\"goal\",\"action\":\"clear\"}}\n\
+             {b}:2\t{{\"command\":\"compact\"}}\n"
+        )
+    );
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap().lines().next(),
+        Some("5 lines: 3 commands, 1 refused (0 not JSON, 0 too long, 1 not a command), 1 blank")
+    );
+    // One file: numbered as stdin is, without its name.
+    assert_eq!(
+        stdout_of(&["decode", "--line-numbers", b], b"", 0),
+        "2\t{\"command\":\"compact\"}\n"
+    );
+    let missing = dir.join("missing.jsonl");
+    let missing = missing.to_str().unwrap();
+    let out = run(&["decode", b, missing, a], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "{\"command\":\"compact\"}\n"
+    );
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!("serve-command: {missing}: No such file or directory\n")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `shell --help` shows its request and answer lists line by line, as its
+/// doc comment writes them (clap reflows a doc comment unless told not to).
+#[test]
+fn shell_help_keeps_its_lists_line_by_line() {
+    let help = stdout_of(&["shell", "--help"], b"", 0);
+    for line in [
+        "\nRequests:\n  {\"encode\": COMMAND, \"exit_code\": N or null, \"text\": T, \"output_limit_reached\": B}\n  {\"encode\": COMMAND, \"error\": MESSAGE}\n  {\"parse\": CONTENT}\n",
+        "\nAnswers:\n  [\"ENCODED\", ENVELOPE]\n  [\"PARSED\", COMMAND, EXIT, [LINE, ...], OUTPUT_LIMIT_REACHED]\n  [\"NONE\"]            (not an envelope)\n  [\"BADREQ\", WHY]     (the request is not one of these)\n",
+    ] {
+        assert!(help.contains(line), "no {line:?} in:\n{help}");
+    }
+}
+
+/// The envelope is the same in both revisions: `shell` refuses a
+/// `--revision` rather than ignore it.
+#[test]
+fn shell_refuses_a_revision() {
+    for args in [
+        &["--revision", "v1", "shell"][..],
+        &["shell", "--revision", "v2"],
+    ] {
+        let out = run(args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), "");
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            "serve-command: shell takes no --revision: the envelope is the same in both revisions\n"
+        );
     }
 }

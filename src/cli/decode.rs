@@ -46,22 +46,26 @@ use std::rc::Rc;
 #[derive(Args)]
 #[command(after_help = "Examples:
   serve-command decode session.jsonl
+  serve-command decode --summary monday.jsonl tuesday.jsonl
   printf '{\"command\":\"cancel\"}\\n{\"command\":\"nap\"}\\n' | serve-command decode --summary
   serve-command decode --format verdict < lines.txt
   serve-command encode prompt \"look\" --image shot.png | serve-command decode
   serve-command decode --revision v1 seed-session.jsonl")]
 pub struct Decode {
-    /// The controller's output to read (`-` or none: stdin).
-    file: Option<PathBuf>,
+    /// The controller's output to read, each file a stream of its own, in
+    /// order (`-` or none: stdin). With several, `--line-numbers` names the
+    /// file too (`FILE:N`), and `--summary` totals them all.
+    files: Vec<PathBuf>,
     /// Refuse lines longer than this (LF excluded): bytes, or with KiB, MiB
     /// or GiB (`65536`, `64KiB`); a refused line is skipped without being
     /// buffered.
     #[arg(long, value_name = "SIZE", default_value_t = Size(DEFAULT_MAX_LINE_LEN), value_parser = size::parse)]
     max_line_len: Size,
     /// At the end, print to stderr the totals (`N lines: A commands, B
-    /// refused (C not JSON, D too long), E blank`; with --serve-policy, `(C
-    /// not JSON, D too long, F by the serve policy)`), then a count per
-    /// command, per error and per refusal.
+    /// refused (C not JSON, D too long, E not a command), F blank`; with
+    /// --serve-policy, `(C not JSON, D too long, E not a command, G by the
+    /// serve policy)`: the parts add up to B), then a count per command,
+    /// per error and per refusal.
     #[arg(long)]
     summary: bool,
     /// Refuse the commands the engine refuses, as it does.
@@ -95,42 +99,56 @@ pub fn run(args: Decode, revision: Revision) -> output::Result<ExitCode> {
 
 /// The one decoding loop, for either revision.
 fn run_as<C: Summarized>(args: &Decode) -> output::Result<ExitCode> {
-    let (name, input): (String, Box<dyn Read>) = match &args.file {
-        Some(path) if path.as_os_str() != "-" => {
-            let name = path.display().to_string();
-            let file = File::open(path).map_err(|e| io_error(&name, &e))?;
-            (name, Box::new(file))
-        }
-        _ => ("stdin".to_owned(), Box::new(io::stdin().lock())),
-    };
     let out = Rc::new(RefCell::new(BufWriter::with_capacity(
         64 * 1024,
         io::stdout().lock(),
     )));
     let mut tally = Tally::default();
-    let mut lines = Lines::<_, C>::new(input, Rc::clone(&out), args.max_line_len.0);
-    for line in &mut lines {
-        let (number, line) = match line {
-            Ok(line) => line,
-            Err(e) => {
-                if let Some(e) = lines.flush_error() {
-                    return Err(stdout_error(e));
-                }
-                // What was decoded before the error is still worth having.
-                out.borrow_mut().flush().map_err(stdout_error)?;
-                return Err(io_error(&name, &e));
-            }
-        };
-        let line = if args.serve_policy {
-            line.under_serve_policy()
+    let stdin = [PathBuf::from("-")];
+    let files = if args.files.is_empty() {
+        &stdin[..]
+    } else {
+        &args.files[..]
+    };
+    for path in files {
+        let (name, input): (String, Box<dyn Read>) = if path.as_os_str() == "-" {
+            ("stdin".to_owned(), Box::new(io::stdin().lock()))
         } else {
-            line
+            let name = path.display().to_string();
+            // What the files before it gave is still worth having.
+            let file = File::open(path).map_err(|e| {
+                let _ = out.borrow_mut().flush();
+                io_error(&name, &e)
+            })?;
+            (name, Box::new(file))
         };
-        write_line(&mut *out.borrow_mut(), args, number, &line).map_err(stdout_error)?;
-        tally.add(&line, args.summary);
+        // Named only when there are several: one file's lines are numbered
+        // as stdin's are.
+        let prefix = (files.len() > 1).then(|| format!("{name}:"));
+        let mut lines = Lines::<_, C>::new(input, Rc::clone(&out), args.max_line_len.0);
+        for line in &mut lines {
+            let (number, line) = match line {
+                Ok(line) => line,
+                Err(e) => {
+                    if let Some(e) = lines.flush_error() {
+                        return Err(stdout_error(e));
+                    }
+                    // What was decoded before the error is still worth having.
+                    out.borrow_mut().flush().map_err(stdout_error)?;
+                    return Err(io_error(&name, &e));
+                }
+            };
+            let line = if args.serve_policy {
+                line.under_serve_policy()
+            } else {
+                line
+            };
+            let number = Number(prefix.as_deref(), number);
+            write_line(&mut *out.borrow_mut(), args, number, &line).map_err(stdout_error)?;
+            tally.add(&line, args.summary);
+        }
     }
     out.borrow_mut().flush().map_err(stdout_error)?;
-    drop(lines);
     drop(out);
     if args.summary {
         output::to_stderr(&tally.report(args.serve_policy))?;
@@ -265,17 +283,21 @@ impl<W: Write> BufRead for Input<W> {
     }
 }
 
+/// A line's number in its file, after the file's name when there are
+/// several (`session.jsonl:3`).
+struct Number<'a>(Option<&'a str>, u64);
+
 fn write_line<C: Summarized>(
     out: &mut impl Write,
     args: &Decode,
-    number: u64,
+    Number(file, number): Number<'_>,
     line: &Line<C>,
 ) -> io::Result<()> {
     if args.format == Format::Events && matches!(line, Line::Blank) {
         return Ok(());
     }
     if args.line_numbers {
-        write!(out, "{number}\t")?;
+        write!(out, "{}{number}\t", file.unwrap_or(""))?;
     }
     match (args.format, line) {
         (Format::Events, Line::Blank) => Ok(()),
@@ -323,6 +345,8 @@ struct Tally {
     refused: u64,
     not_json: u64,
     too_long: u64,
+    /// JSON, but not a command of the revision.
+    not_command: u64,
     /// Commands the engine declines (with --serve-policy), counted in
     /// `refused` too.
     by_policy: u64,
@@ -354,7 +378,7 @@ impl Tally {
                         ..
                     } => self.not_json += 1,
                     ReadError::TooLong { .. } => self.too_long += 1,
-                    _ => {}
+                    _ => self.not_command += 1,
                 }
                 if !per_kind {
                     return;
@@ -381,8 +405,14 @@ impl Tally {
             String::new()
         };
         let mut report = format!(
-            "{} lines: {} commands, {} refused ({} not JSON, {} too long{by_policy}), {} blank\n",
-            self.lines, self.commands, self.refused, self.not_json, self.too_long, self.blank
+            "{} lines: {} commands, {} refused ({} not JSON, {} too long, {} not a command{by_policy}), {} blank\n",
+            self.lines,
+            self.commands,
+            self.refused,
+            self.not_json,
+            self.too_long,
+            self.not_command,
+            self.blank
         );
         for (what, n) in &self.kinds {
             report += &format!("{n:>10}  {what}\n");

@@ -78,8 +78,8 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return output::exit(usage(&e)),
     };
-    // `conform` alone needs to know whether it was said: a vectors file
-    // names its own revision.
+    // `conform` and `shell` need to know whether it was said: a vectors
+    // file names its own revision, and the envelope has none.
     let revision = cli.revision.unwrap_or(Revision::V2);
     output::exit(match cli.command {
         Cmd::Decode(args) => decode::run(args, revision),
@@ -87,6 +87,11 @@ fn main() -> ExitCode {
         Cmd::Conform(args) => conform::run(args, cli.revision),
         Cmd::Corpus(args) => corpus::run(args, revision).map(|()| ExitCode::SUCCESS),
         Cmd::Dict(args) => dict::run(args, revision).map(|()| ExitCode::SUCCESS),
+        // The envelope is the same text in both revisions: a revision
+        // asked for would mean nothing, so it is refused, not ignored.
+        Cmd::Shell(_) if cli.revision.is_some() => Err(output::Failure::Error(
+            "shell takes no --revision: the envelope is the same in both revisions".to_owned(),
+        )),
         Cmd::Shell(args) => shell::run(args).map(|()| ExitCode::SUCCESS),
     })
 }

@@ -13,7 +13,9 @@ use std::path::PathBuf;
 ///
 /// One JSON answer per request, in the protocol of upstream's envelope
 /// checker, with the same answers byte for byte: for testing another
-/// language's implementation against this one.
+/// language's implementation against this one. The envelope is the same
+/// text in both revisions (a command steer's `text` in v1, its `content`
+/// in v2), so `shell` takes no `--revision`.
 ///
 /// Requests:
 ///   {"encode": COMMAND, "exit_code": N or null, "text": T, "output_limit_reached": B}
@@ -26,22 +28,26 @@ use std::path::PathBuf;
 ///   ["NONE"]            (not an envelope)
 ///   ["BADREQ", WHY]     (the request is not one of these)
 ///
-/// Requests are read as upstream's checker reads them: an `exit_code` that is not a number is no
-/// code, a number is truncated toward zero and saturated to 32 bits; an
-/// `output_limit_reached` other than `true` is false; a request with
-/// `encode` and a string `error` is an error's; a number past f64 is
-/// infinite (and saturates); a lone surrogate escape is U+FFFD (as the
-/// oracle writes it). A line that is not JSON is `BADREQ` with serde_json's
-/// reason (the oracle's words differ), but for an empty line or JSON cut
-/// short: `Unexpected end of file`.
+/// Requests are read as upstream's checker reads them: an `exit_code` that
+/// is not a number is no code, a number is truncated toward zero and
+/// saturated to 32 bits; an `output_limit_reached` other than `true` is
+/// false; a request with `encode` and a string `error` is an error's; a
+/// number past f64 is infinite (and saturates); a lone surrogate escape is
+/// U+FFFD (as the oracle writes it). A line that is not JSON is `BADREQ`
+/// with serde_json's reason (the oracle's words differ), but for an empty
+/// line or JSON cut short: `Unexpected end of file`.
 ///
 /// Each answer is written before the next request is read, when no more
 /// input is waiting. Exit status: 0, or 2 on an I/O error.
 #[derive(Args)]
-#[command(after_help = "Examples:
+// Verbatim: clap would run the request and answer lists into one paragraph.
+#[command(
+    verbatim_doc_comment,
+    after_help = "Examples:
   echo '{\"encode\":\"ls\",\"exit_code\":0,\"text\":\"a\",\"output_limit_reached\":false}' | serve-command shell
   echo '{\"parse\":\"just a prompt\"}' | serve-command shell
-  serve-command shell requests.jsonl > answers.jsonl")]
+  serve-command shell requests.jsonl > answers.jsonl"
+)]
 pub struct Shell {
     /// The requests to read (`-` or none: stdin).
     file: Option<PathBuf>,
