@@ -78,7 +78,21 @@ impl error::Error for SyntaxError {}
 /// assert_eq!(err.to_string(), "unexpected end of line at byte 10");
 /// assert!(err.is_stream_error());
 /// ```
+///
+/// Another kind may be added, as [`ReadError`] may grow: a `match` needs a
+/// `_` arm.
+///
+/// ```compile_fail,E0004
+/// use serve_command::v2::LineError;
+/// fn kind(e: &LineError) -> &str {
+///     match e {
+///         LineError::Syntax(_) => "not JSON",
+///         LineError::Command(_) => "not a command",
+///     }
+/// }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum LineError<E> {
     /// The line is not JSON. The reference engine answers this with
     /// `command stream: <detail>` and stops reading.

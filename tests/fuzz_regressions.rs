@@ -30,6 +30,7 @@ fn got(r: Result<Command, LineError>) -> Got {
         Ok(c) => Got::Ok(c.to_line().trim_end_matches('\n').to_owned()),
         Err(LineError::Command(e)) => Got::Err(e.to_string()),
         Err(LineError::Syntax(e)) => Got::NotJson(e.reason().to_owned(), e.offset()),
+        Err(e) => panic!("a kind of error this does not know: {e:?}"),
     }
 }
 

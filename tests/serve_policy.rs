@@ -339,6 +339,7 @@ fn v1_verdict(line: &[u8]) -> (Outcome, Option<String>) {
         }
         Err(LineError::Command(e)) => (Outcome::Error(e.to_string()), None),
         Err(LineError::Syntax(_)) => (Outcome::NotJson, None),
+        Err(e) => panic!("a kind of error this does not know: {e:?}"),
     }
 }
 
@@ -353,6 +354,7 @@ fn v2_verdict(line: &[u8]) -> (Outcome, Option<String>) {
         }
         Err(v2::LineError::Command(e)) => (Outcome::Error(e.to_string()), None),
         Err(v2::LineError::Syntax(_)) => (Outcome::NotJson, None),
+        Err(e) => panic!("a kind of error this does not know: {e:?}"),
     }
 }
 

@@ -462,3 +462,58 @@ fn image_data_decoded_as_scanned_or_after_unescaping() {
         Err(format!("invalid UTF-8 at byte {}", at + 8))
     );
 }
+
+/// `Image`'s serde form is an image part's fields without its `type`,
+/// checked as `Image::from_base64` checks them, errors worded as the wire
+/// words them (serde_json adds the position).
+#[test]
+fn an_image_alone_through_serde() {
+    let image = Image::from_base64("image/png", "iVBORw0KGgo=").unwrap();
+    let json = serde_json::to_string(&image).unwrap();
+    assert_eq!(json, r#"{"media_type":"image/png","data":"iVBORw0KGgo="}"#);
+    assert_eq!(serde_json::from_str::<Image>(&json).unwrap(), image);
+    let table: &[(&str, Result<&str, &str>)] = &[
+        // An image part reads as its image: `type` is another key.
+        (
+            r#"{"type":"image","media_type":"image/png","data":"iVBORw0KGgo=","x":[1]}"#,
+            Ok("image/png"),
+        ),
+        (
+            r#"{"media_type":"image/png","data":"iVBORw0KGgo"}"#,
+            Err("image data must be canonical padded base64 at line 1 column 47"),
+        ),
+        (
+            r#"{"media_type":"image/gif","data":"iVBORw0KGgo="}"#,
+            Err("image declares image/gif but bytes identify image/png at line 1 column 48"),
+        ),
+        (
+            r#"{"media_type":"image/png","data":"Qk0="}"#,
+            Err("expected PNG, JPEG, GIF, or WebP image bytes at line 1 column 40"),
+        ),
+        (
+            r#"{"data":"iVBORw0KGgo="}"#,
+            Err("missing field `media_type` at line 1 column 23"),
+        ),
+        (
+            r#"{"media_type":"image/png","data":7}"#,
+            Err("invalid type: integer `7`, expected a string at line 1 column 34"),
+        ),
+        (
+            r#""data:image/png;base64,iVBORw0KGgo=""#,
+            Err(
+                r#"invalid type: string "data:image/png;base64,iVBORw0KGgo=", expected an image object, {"media_type": ..., "data": ...} at line 1 column 36"#,
+            ),
+        ),
+    ];
+    for &(json, expected) in table {
+        let got = serde_json::from_str::<Image>(json);
+        let got = got
+            .map(|image| image.media_type())
+            .map_err(|e| e.to_string());
+        assert_eq!(
+            got.as_ref().map_err(String::as_str).copied(),
+            expected,
+            "{json}"
+        );
+    }
+}

@@ -17,6 +17,7 @@ fn outcome(r: Result<Command, LineError<ParseError>>) -> Outcome {
         Ok(cmd) => Outcome::Ok(canonical(&cmd)),
         Err(LineError::Command(e)) => Outcome::Error(e.to_string()),
         Err(LineError::Syntax(_)) => Outcome::NotJson,
+        Err(e) => panic!("a kind of error the vectors do not know: {e:?}"),
     }
 }
 
@@ -91,6 +92,7 @@ fn reader_matches_every_v2_vector() {
                 match error {
                     LineError::Command(e) => Outcome::Error(e.to_string()),
                     LineError::Syntax(_) => Outcome::NotJson,
+                    e => panic!("{why}: a kind of error the vectors do not know: {e:?}"),
                 }
             }
             Err(e) => panic!("{why}: {e}"),

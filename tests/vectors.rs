@@ -13,6 +13,7 @@ fn outcome(r: Result<Command, LineError>) -> Outcome {
         Ok(cmd) => Outcome::Ok(cmd.to_line().trim_end_matches('\n').to_owned()),
         Err(LineError::Command(e)) => Outcome::Error(e.to_string()),
         Err(LineError::Syntax(_)) => Outcome::NotJson,
+        Err(e) => panic!("a kind of error the vectors do not know: {e:?}"),
     }
 }
 

@@ -35,6 +35,7 @@ pub fn as_model(r: &Result<Command, LineError>) -> Option<Result<ModelCommand, S
         Ok(c) => Some(Ok(to_model(c))),
         Err(LineError::Command(e)) => Some(Err(e.to_string())),
         Err(LineError::Syntax(_)) => None,
+        Err(e) => panic!("a kind of error the model does not know: {e:?}"),
     }
 }
 

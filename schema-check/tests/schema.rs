@@ -1339,6 +1339,7 @@ fn decode_v2(line: &str) -> (Outcome, Option<&'static str>) {
         ),
         Err(v2::LineError::Command(e)) => (Outcome::Error(e.to_string()), None),
         Err(v2::LineError::Syntax(_)) => (Outcome::NotJson, None),
+        Err(e) => panic!("a kind of error the schema does not know: {e:?}"),
     }
 }
 
@@ -1350,6 +1351,7 @@ fn decode_v1(line: &str) -> (Outcome, Option<&'static str>) {
         ),
         Err(LineError::Command(e)) => (Outcome::Error(e.to_string()), None),
         Err(LineError::Syntax(_)) => (Outcome::NotJson, None),
+        Err(e) => panic!("a kind of error the schema does not know: {e:?}"),
     }
 }
 

@@ -103,6 +103,50 @@ impl<'de> Deserialize<'de> for ContentPart {
     }
 }
 
+impl Serialize for Image {
+    /// `{"media_type":M,"data":<base64>}`: an image part's fields, without
+    /// its `type`.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("media_type", self.media_type())?;
+        map.serialize_entry("data", &Base64(self))?;
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Image {
+    /// `{"media_type":M,"data":<base64>}` (other keys ignored, so an image
+    /// part reads as its image), checked as [`Image::from_base64`] checks
+    /// it: an image it refuses fails with a custom error whose message is
+    /// the [`ImageError`](crate::v2::ImageError)'s, as the wire words it.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ImageVisitor;
+        impl<'de> Visitor<'de> for ImageVisitor {
+            type Value = Image;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an image object, {\"media_type\": ..., \"data\": ...}")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Image, A::Error> {
+                let (mut media_type, mut data) = (None, None);
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    match &*key {
+                        "media_type" => media_type = Some(map.next_value::<Cow<'de, str>>()?),
+                        "data" => data = Some(map.next_value::<Cow<'de, str>>()?),
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                let media_type =
+                    media_type.ok_or_else(|| de::Error::missing_field("media_type"))?;
+                let data = data.ok_or_else(|| de::Error::missing_field("data"))?;
+                Image::from_base64(&media_type, &data).map_err(de::Error::custom)
+            }
+        }
+        deserializer.deserialize_map(ImageVisitor)
+    }
+}
+
 /// An image's bytes as base64, streamed into the serializer.
 struct Base64<'a>(&'a Image);
 

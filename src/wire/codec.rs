@@ -77,11 +77,27 @@ impl<C: Revision> CommandCodec<C> {
 
     /// How many physical lines have been decoded, blank ones included, as
     /// [`CommandReader::line_number`](crate::generic::CommandReader::line_number).
+    ///
+    /// A count read and dropped is a mistake the compiler points out:
+    ///
+    /// ```compile_fail
+    /// #![deny(unused_must_use)]
+    /// let codec = serve_command::v2::CommandCodec::new();
+    /// codec.line_number();
+    /// ```
+    #[must_use]
     pub fn line_number(&self) -> u64 {
         self.framer.line_number()
     }
 
     /// The limit on line length, in bytes without the LF.
+    ///
+    /// ```compile_fail
+    /// #![deny(unused_must_use)]
+    /// let codec = serve_command::v2::CommandCodec::new();
+    /// codec.max_line_len();
+    /// ```
+    #[must_use]
     pub fn max_line_len(&self) -> usize {
         self.framer.max_line_len()
     }
