@@ -5,7 +5,7 @@ use crate::error::LineError;
 use std::io;
 
 /// A revision of the wire, named by its command type: [`v2::Command`]
-/// (today's) or [`v1::Command`] (the seed's).
+/// (today's) or [`v1::Command`] (the first revision's).
 ///
 /// [`CommandReader`] and `CommandCodec` take it as a type parameter, so the
 /// framing, the line limit and the line numbers are the same for every

@@ -779,7 +779,10 @@ fn every_subcommand_has_help_with_an_example() {
             1,
             "{args:?}:\n{help}"
         );
-        for unsaid in ["Upstream openseek", "The seed's revision (`command.mbt`)"] {
+        for unsaid in [
+            "Upstream openseek",
+            "The protocol's first revision (`command.mbt`)",
+        ] {
             assert!(
                 !help.contains(unsaid),
                 "{args:?} repeats {unsaid:?}:\n{help}"
@@ -1786,23 +1789,23 @@ fn encode_refuses_what_the_revision_cannot_carry() {
         ),
         (
             &["encode", "--revision", "v1", "prompt", "x", "--image", &png],
-            "--image needs --revision v2: the seed's revision (v1) has no images".into(),
+            "--image needs --revision v2: v1, the protocol's first revision, has no images".into(),
         ),
         (
             &["encode", "--revision", "v1", "steer", "x", "--image", &png],
-            "--image needs --revision v2: the seed's revision (v1) has no images".into(),
+            "--image needs --revision v2: v1, the protocol's first revision, has no images".into(),
         ),
         (
             &["--revision", "v1", "encode", "steer", "x", "--submission-id", "s1"],
-            "steer --submission-id needs --revision v2: the seed's revision (v1) has no tagged steers".into(),
+            "steer --submission-id needs --revision v2: v1, the protocol's first revision, has no tagged steers".into(),
         ),
         (
             &["encode", "jobs-snapshot", "r", "--revision", "v1"],
-            "jobs-snapshot needs --revision v2: the seed's revision (v1) has no job commands".into(),
+            "jobs-snapshot needs --revision v2: v1, the protocol's first revision, has no job commands".into(),
         ),
         (
             &["encode", "--revision", "v1", "job-stop", "r", "g", "j"],
-            "job-stop needs --revision v2: the seed's revision (v1) has no job commands".into(),
+            "job-stop needs --revision v2: v1, the protocol's first revision, has no job commands".into(),
         ),
         // Lines the v2 decoder refuses, with its message: an engine would
         // answer them with `command_error`.

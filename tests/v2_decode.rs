@@ -1,5 +1,5 @@
 //! The v2 rules, one table each: precedence, content errors and their
-//! paths, job commands, and the crossing to and from the seed revision.
+//! paths, job commands, and the crossing to and from v1.
 //! Every verdict was asked of `oracle-latest`.
 
 use serve_command::v2::SteerKind;
@@ -291,11 +291,11 @@ fn crossing_revisions() {
     }
     assert_eq!(
         NotInV1::Parts(2).to_string(),
-        "the seed revision cannot carry content of 2 parts"
+        "v1 cannot carry content of 2 parts"
     );
     assert_eq!(
         NotInV1::JobCommand("job_stop").to_string(),
-        "the seed revision cannot carry the job_stop command"
+        "v1 cannot carry the job_stop command"
     );
 }
 

@@ -37,7 +37,7 @@ const MAX_OUTPUT: usize = 64 << 20;
 /// note on stderr. PROGRAM's stderr passes through.
 ///
 /// PROGRAM must judge lines as the revision does; without --vectors, the
-/// revision's built-in vectors are run (`--revision v1`: the seed's). A
+/// revision's built-in vectors are run (`--revision v1`: the first revision's). A
 /// vectors file whose vectors name their `revision` (as `corpus` writes
 /// them) is run as that revision, and a --revision that says otherwise is
 /// an error.

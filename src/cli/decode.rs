@@ -29,7 +29,7 @@ use std::rc::Rc;
 /// it is not JSON). A line longer than --max-line-len is not judged and
 /// prints `TOOLONG`.
 ///
-/// Lines are read as the revision reads them (`--revision v1`: the seed's,
+/// Lines are read as the revision reads them (`--revision v1`: the first revision's,
 /// which knows no `content`, images, tagged steers or job commands) and
 /// answered with its canonical lines and error strings.
 ///

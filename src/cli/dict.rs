@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 /// Print a libFuzzer/AFL dictionary of the protocol's tokens.
 ///
-/// The revision's tokens: for v2, the seed's and its own (`content`, part
+/// The revision's tokens: for v2, v1's and its own (`content`, part
 /// types, media types, image headers in base64, job and prediction
 /// commands).
 #[derive(Args)]

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 /// In v2, `prompt` and `steer` write `content` (a string, or with `--image`
 /// the text then each image as parts), a steer may carry `--submission-id`,
 /// and `jobs-snapshot`, `job-stop`, `predict` and `cancel-prediction`
-/// exist; `--revision v1` writes the seed's `text` and refuses the rest.
+/// exist; `--revision v1` writes v1's `text` and refuses the rest.
 ///
 /// A line the revision's decoder would refuse (an empty request id, a bad
 /// job id, a source sequence of 0) is not written: its message is printed instead, with exit 2.
@@ -187,11 +187,11 @@ fn checked<C: serve_command::generic::Revision>(command: &C) -> output::Result<V
     }
 }
 
-/// The seed revision's command; what it cannot carry is a usage error.
+/// v1's command; what it cannot carry is a usage error.
 fn v1(message: Message) -> output::Result<Command> {
     let needs_v2 = |what: &str, lacks: &str| {
         Failure::Error(format!(
-            "{what} needs --revision v2: the seed's revision (v1) has no {lacks}"
+            "{what} needs --revision v2: v1, the protocol's first revision, has no {lacks}"
         ))
     };
     Ok(match message {

@@ -9,7 +9,7 @@ use serve_command::v2;
 /// agree on one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Revision {
-    /// The seed's revision (`command.mbt`), the crate root.
+    /// The protocol's first revision (`command.mbt`).
     V1,
     /// Upstream openseek's revision today (`serve_command::v2`).
     V2,

@@ -1,4 +1,4 @@
-//! Writing the seed revision's wire line: compact JSON in the reference's key
+//! Writing v1's wire line: compact JSON in the reference's key
 //! order (from [`Command::entries`]), one `\n` at the end.
 
 use crate::v1::command::Command;

@@ -1,4 +1,4 @@
-//! The seed revision's wire strings: why a JSON line is not a command.
+//! v1's wire strings: why a JSON line is not a command.
 
 use crate::error::UnknownMessage;
 use std::fmt;

@@ -1,7 +1,6 @@
-//! The seed's revision of the wire: messages carry `text`.
+//! The protocol's first revision: messages carry `text`.
 //!
-//! The protocol's first revision, as its reference implementation
-//! (`command.mbt`, "the seed") defines it: `prompt`, `steer`, `compact`,
+//! As its reference implementation (`command.mbt`) defines it: `prompt`, `steer`, `compact`,
 //! `cancel`, `goal` and `approval`, each message a string `text`. Engines
 //! and controllers built before content parts speak it; [`v2`](crate::v2)
 //! is what upstream speaks today. Everything an engine or a controller of

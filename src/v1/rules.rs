@@ -1,4 +1,4 @@
-//! The seed revision's decoding rules, written once.
+//! v1's decoding rules, written once.
 //!
 //! Every decoding path (`Command::parse` over a `serde_json::Value`,
 //! `Command::from_slice` over raw bytes, `Deserialize`) first reduces its
@@ -200,7 +200,7 @@ pub(crate) fn steer_kind<S: WireStr>(slot: &Slot<S>) -> Result<SteerKind, ParseE
     }
 }
 
-/// The seed's `goal` and `approval` arms, written once as functions that
+/// v1's `goal` and `approval` arms, written once as functions that
 /// each revision's rules instantiate for its own `Command` (the variants
 /// are named alike), with the inlining that suits its `decide`.
 ///

@@ -1,5 +1,5 @@
 //! The later revision's command type, the shape of its wire line, and the
-//! crossings to and from the seed's revision.
+//! crossings to and from v1.
 
 use crate::v1::SteerKind;
 use crate::v2::Content;
@@ -11,7 +11,7 @@ use std::fmt;
 ///
 /// Decode with [`Command::from_slice`], [`Command::from_json`], `str::parse` or
 /// `Deserialize`; encode with [`Command::to_line`], [`Command::write_line`]
-/// or `Serialize`. They agree as the seed revision's do.
+/// or `Serialize`. They agree as v1's do.
 ///
 /// Like the reference's type, it can hold job and prediction fields the
 /// decoder refuses (an empty `request_id`, a `job_id` of `..`, a
@@ -355,7 +355,7 @@ impl Command {
 }
 
 impl From<crate::v1::Command> for Command {
-    /// Every seed command has a form here: its `text` becomes one text part.
+    /// Every v1 command has a form here: its `text` becomes one text part.
     /// Its canonical line, decoded by this revision, is this command.
     fn from(cmd: crate::v1::Command) -> Command {
         use crate::v1::Command as V1;
@@ -382,13 +382,13 @@ impl From<crate::v1::Command> for Command {
     }
 }
 
-/// What a later-revision command carries that the seed revision cannot:
+/// What a later-revision command carries that v1 cannot:
 /// why `TryFrom<v2::Command> for v1::Command` failed, the
 /// [`IntoV1Error::reason`].
 ///
 /// ```
 /// use serve_command::v2::NotInV1;
-/// assert_eq!(NotInV1::Parts(2).to_string(), "the seed revision cannot carry content of 2 parts");
+/// assert_eq!(NotInV1::Parts(2).to_string(), "v1 cannot carry content of 2 parts");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -407,7 +407,7 @@ pub enum NotInV1 {
 
 impl fmt::Display for NotInV1 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the seed revision cannot carry ")?;
+        f.write_str("v1 cannot carry ")?;
         match self {
             NotInV1::Image => f.write_str("an image"),
             NotInV1::Parts(0) => f.write_str("content of no part"),
@@ -423,8 +423,8 @@ impl fmt::Display for NotInV1 {
 impl std::error::Error for NotInV1 {}
 
 /// The error of `TryFrom<v2::Command> for v1::Command`: the command, handed
-/// back whole (as `String::from_utf8` hands back its bytes), and why the
-/// seed revision cannot carry it.
+/// back whole (as `String::from_utf8` hands back its bytes), and why v1
+/// cannot carry it.
 ///
 /// `Display` is the reason's; `source()` is `None` (the reason is displayed,
 /// not chained).
@@ -434,7 +434,7 @@ impl std::error::Error for NotInV1 {}
 /// let job = Command::jobs_snapshot("r1");
 /// let err: IntoV1Error = serve_command::v1::Command::try_from(job.clone()).unwrap_err();
 /// assert_eq!(err.reason(), NotInV1::JobCommand("jobs_snapshot"));
-/// assert_eq!(err.to_string(), "the seed revision cannot carry the jobs_snapshot command");
+/// assert_eq!(err.to_string(), "v1 cannot carry the jobs_snapshot command");
 /// assert_eq!(err.into_command(), job);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -444,7 +444,7 @@ pub struct IntoV1Error {
 }
 
 impl IntoV1Error {
-    /// Why the seed revision cannot carry the command.
+    /// Why v1 cannot carry the command.
     ///
     /// ```
     /// use serve_command::v2::{Command, NotInV1};
@@ -492,7 +492,7 @@ impl fmt::Display for IntoV1Error {
 
 impl std::error::Error for IntoV1Error {}
 
-/// Why content is not the one text the seed revision can carry.
+/// Why content is not the one text v1 can carry.
 fn not_single_text(content: &Content) -> NotInV1 {
     if content.is_text_only() {
         NotInV1::Parts(content.parts().len())
@@ -504,14 +504,14 @@ fn not_single_text(content: &Content) -> NotInV1 {
 impl TryFrom<Command> for crate::v1::Command {
     type Error = IntoV1Error;
 
-    /// The seed revision's form of a command that carries nothing it cannot:
+    /// v1's form of a command that carries nothing it cannot:
     /// content of exactly one text part, no steer tag, no job or prediction
     /// command.
     ///
     /// # Errors
     ///
     /// [`IntoV1Error`], holding the command unchanged, when it carries
-    /// something the seed revision cannot ([`NotInV1`]): an image, content
+    /// something v1 cannot ([`NotInV1`]): an image, content
     /// of other than one part, a steer's `submission_id`, or a job or
     /// prediction command.
     ///

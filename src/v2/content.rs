@@ -141,7 +141,7 @@ impl Content {
     }
 
     /// The text when the content is exactly one text part: what the wire
-    /// writes as a JSON string, and what the seed revision can carry.
+    /// writes as a JSON string, and what v1 can carry.
     #[must_use]
     pub fn as_single_text(&self) -> Option<&str> {
         match &self.0 {

@@ -9,7 +9,7 @@ use std::str::FromStr;
 /// A JSON line that is not a command the later revision can read.
 ///
 /// `Display` is exactly the string the reference's `Command::parse` returns
-/// (`latest/upstream/command.mbt`): the seed's nine messages, and the new
+/// (`latest/upstream/command.mbt`): v1's nine messages, and the new
 /// ones for content, legacy image URLs, background job commands and
 /// prediction commands.
 ///
@@ -108,8 +108,8 @@ impl From<ImageError> for ParseError {
     }
 }
 
-/// The seed's messages are this revision's too, unchanged: the arms the two
-/// share are written once (in the seed's rules), and their errors cross here.
+/// v1's messages are this revision's too, unchanged: the arms the two
+/// share are written once (in v1's rules), and their errors cross here.
 impl From<crate::v1::ParseError> for ParseError {
     fn from(e: crate::v1::ParseError) -> Self {
         use crate::v1::ParseError as V1;

@@ -663,7 +663,7 @@ impl Command {
     ///   array or text-only parts are not refused, nor a `prompt` steer or
     ///   a `prompt` with images);
     /// - a `goal` `set` whose text is blank: `goal text must not be blank`,
-    ///   the seed revision's rule ([`crate::v1::Command::serve_refusal`]):
+    ///   v1's rule ([`crate::v1::Command::serve_refusal`]):
     ///   empty, or only tab, LF, CR and space.
     ///
     /// Not parse errors: the line is a well-formed command, which

@@ -1,7 +1,7 @@
 //! [`proptest`](mod@proptest) strategies for the later revision: commands,
 //! and near-miss command lines paired with the outcome this crate gives
 //! them (feature `proptest`), as [`v1::strategy`](crate::v1::strategy)
-//! does for the seed's.
+//! does for v1's.
 //!
 //! ```
 //! use proptest::prelude::*;
@@ -162,7 +162,7 @@ fn prediction_id() -> impl Strategy<Value = String> {
 /// it: `Ok(command)` or `Err(message)`, the `command_error` wire string.
 ///
 /// Lines are JSON (never a lone surrogate escape, never a LF). Besides the
-/// seed strategy's bends (fields dropped, retyped, duplicated, renamed,
+/// v1 strategy's bends (fields dropped, retyped, duplicated, renamed,
 /// reordered, escaped, spaced), they hold content arrays with parts that
 /// are not objects, of unknown or missing type, with missing or non-string
 /// fields; images valid and broken (unpadded, over-padded, trailing bits,

@@ -20,7 +20,7 @@ pub const DEFAULT_MAX_LINE_LEN: usize = 64 * 1024 * 1024;
 /// reads its stdin, but with a limit on line length.
 ///
 /// An engine names its revision: [`v2::CommandReader`] (today's protocol)
-/// or [`v1::CommandReader`] (the seed's), aliases of this type with `C`
+/// or [`v1::CommandReader`] (the first revision's), aliases of this type with `C`
 /// filled in. `C` is the revision's command type; code that handles either
 /// revision stays generic over [`Revision`].
 ///
