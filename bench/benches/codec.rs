@@ -725,6 +725,37 @@ fn decode(c: &mut Criterion) {
     }
 }
 
+/// One prompt whose text is one escape-dense phrase repeated to 1 MiB:
+/// two-, three- and four-byte characters, escaped quotes, a newline and a
+/// tab every 22 bytes of text. Decoded against its floor only.
+fn dense_mib() -> Input {
+    let text = "é日本😀 \"quoted\"\n\ttab ".repeat(MIB / 26);
+    Input {
+        name: "dense_1mib",
+        lines: vec![v2::Command::prompt(text).to_line()],
+    }
+}
+
+/// `from_slice` and the `IgnoredAny` floor on the one phrase repeated
+/// ([`dense_mib`]): the cost of unescaping, where the floor only validates.
+fn decode_dense(c: &mut Criterion) {
+    let input = dense_mib();
+    let line = input.lines[0].as_bytes();
+    assert!(v2::Command::from_slice(line).is_ok());
+    let mut g = c.benchmark_group(format!("decode/{}", input.name));
+    g.throughput(Throughput::Bytes(input.bytes()));
+    one_mib_sampling(&mut g, &input);
+    g.bench_function("from_slice", |b| {
+        b.iter(|| black_box(v2::Command::from_slice(black_box(line)).unwrap()))
+    });
+    g.bench_function("ignored_any_floor", |b| {
+        b.iter(|| {
+            black_box(serde_json::from_slice::<serde::de::IgnoredAny>(black_box(line)).unwrap())
+        })
+    });
+    g.finish();
+}
+
 /// 32 MiB of small lines through a `BufRead` (8 KiB buffer, as
 /// `BufReader::new` gives): `CommandReader`, the `read_until` loop a user
 /// would write with serde_json and the flat derive, and the floor: the
@@ -1363,7 +1394,7 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = decode, encode, stream, v2
+    targets = decode, decode_dense, encode, stream, v2
 }
 criterion_group! {
     name = paired;
