@@ -72,7 +72,7 @@ impl error::Error for SyntaxError {}
 /// ```
 /// use serve_command::v2::{Command, LineError, ParseError};
 /// let err = Command::from_slice(br#"{"command":"nap"}"#).unwrap_err();
-/// assert_eq!(err, LineError::Command(ParseError::UnknownCommand("nap".into())));
+/// assert_eq!(err, LineError::Parse(ParseError::UnknownCommand("nap".into())));
 /// assert!(!err.is_stream_error());
 /// let err = Command::from_slice(b"{\"command\"").unwrap_err();
 /// assert_eq!(err.to_string(), "unexpected end of line at byte 10");
@@ -87,7 +87,7 @@ impl error::Error for SyntaxError {}
 /// fn kind(e: &LineError) -> &str {
 ///     match e {
 ///         LineError::Syntax(_) => "not JSON",
-///         LineError::Command(_) => "not a command",
+///         LineError::Parse(_) => "not a command",
 ///     }
 /// }
 /// ```
@@ -97,9 +97,10 @@ pub enum LineError<E> {
     /// The line is not JSON. The reference engine answers this with
     /// `command stream: <detail>` and stops reading.
     Syntax(SyntaxError),
-    /// The line is JSON, but not a command this revision can read. Displays
-    /// the wire string unchanged.
-    Command(E),
+    /// The line is JSON, but not a message of the kind read: a command
+    /// this revision can read (its `ParseError`, whose `Display` is the wire
+    /// string unchanged), or an event (`v2::EventError`, a reason for a log).
+    Parse(E),
 }
 
 impl<E> LineError<E> {
@@ -121,7 +122,7 @@ impl<E: fmt::Display> LineError<E> {
     pub fn event_line(&self) -> String {
         match self {
             LineError::Syntax(e) => escape::event_line(&format!("command stream: {e}")),
-            LineError::Command(e) => escape::event_line(&e.to_string()),
+            LineError::Parse(e) => escape::event_line(&e.to_string()),
         }
     }
 }
@@ -136,7 +137,7 @@ impl<E: fmt::Display> fmt::Display for LineError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LineError::Syntax(e) => e.fmt(f),
-            LineError::Command(e) => e.fmt(f),
+            LineError::Parse(e) => e.fmt(f),
         }
     }
 }
@@ -146,7 +147,7 @@ impl<E: error::Error> error::Error for LineError<E> {
     fn source(&self) -> Option<&(dyn error::Error + 'static)> {
         match self {
             LineError::Syntax(e) => e.source(),
-            LineError::Command(e) => e.source(),
+            LineError::Parse(e) => e.source(),
         }
     }
 }

@@ -38,7 +38,7 @@ pub trait Revision: Sized + sealed::Sealed {
     /// # Errors
     ///
     /// The revision's `from_slice` errors: [`LineError::Syntax`] for a line
-    /// that is not JSON, [`LineError::Command`] for one that is not a
+    /// that is not JSON, [`LineError::Parse`] for one that is not a
     /// command of this revision.
     ///
     /// ```
@@ -92,7 +92,7 @@ macro_rules! face {
         /// ```
         #[doc = concat!("use serve_command::", $rev, "::{Command, LineError, ParseError};")]
         /// let err = Command::from_slice(br#"{"command":"nap"}"#).unwrap_err();
-        /// assert_eq!(err, LineError::Command(ParseError::UnknownCommand("nap".into())));
+        /// assert_eq!(err, LineError::Parse(ParseError::UnknownCommand("nap".into())));
         /// assert_eq!(err.event_line(), "{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}\n");
         /// ```
         pub type LineError = crate::error::LineError<ParseError>;

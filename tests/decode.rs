@@ -245,7 +245,7 @@ fn errors_carry_the_text_verbatim() {
     ];
     for (line, error, message) in table {
         let got = Command::from_slice(line.as_bytes()).unwrap_err();
-        assert_eq!(got, LineError::Command(error.clone()), "{line}");
+        assert_eq!(got, LineError::Parse(error.clone()), "{line}");
         assert_eq!(got.to_string(), message);
         assert_eq!(error.to_string(), message);
     }

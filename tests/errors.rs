@@ -9,7 +9,7 @@ use std::{fmt, io};
 fn refused(line: &str, expected: ParseError, message: &str) {
     assert_eq!(
         Command::from_slice(line.as_bytes()),
-        Err(LineError::Command(expected.clone())),
+        Err(LineError::Parse(expected.clone())),
         "{line}"
     );
     let value: serde_json::Value = serde_json::from_str(line).unwrap();
@@ -320,7 +320,7 @@ fn a_line_error_is_transparent_to_its_source() {
     // `LineError` displays its inner error, so its source is the inner
     // error's source, never the inner error itself (which would print the
     // same message twice down the chain).
-    let tunnel = serve_command::generic::LineError::Command(Tunnel(Transport));
+    let tunnel = serve_command::generic::LineError::Parse(Tunnel(Transport));
     assert_eq!(
         tunnel.source().map(ToString::to_string).as_deref(),
         Some("connection reset")
@@ -329,7 +329,7 @@ fn a_line_error_is_transparent_to_its_source() {
     // The crate's own errors have no source: none for either variant.
     let nap = Command::from_slice(br#"{"command":"nap"}"#).unwrap_err();
     let syntax = Command::from_slice(b"{").unwrap_err();
-    assert!(matches!(nap, LineError::Command(_)), "{nap:?}");
+    assert!(matches!(nap, LineError::Parse(_)), "{nap:?}");
     assert!(matches!(syntax, LineError::Syntax(_)), "{syntax:?}");
     assert!(nap.source().is_none(), "{:?}", nap.source());
     assert!(syntax.source().is_none(), "{:?}", syntax.source());
@@ -379,7 +379,7 @@ fn every_wire_string_parses_back_into_its_error() {
         assert_eq!(error.to_string().parse::<ParseError>(), Ok(error.clone()));
         // As a controller meets it: inside an engine's event line.
         let event: serde_json::Value =
-            serde_json::from_str(&LineError::Command(error.clone()).event_line()).unwrap();
+            serde_json::from_str(&LineError::Parse(error.clone()).event_line()).unwrap();
         let message = event["error"].as_str().unwrap();
         assert_eq!(message.parse::<ParseError>(), Ok(error));
     }
@@ -431,7 +431,7 @@ fn stream_errors_are_the_ones_the_engine_stops_at() {
     assert!(ReadError::Io(io::Error::other("x")).is_stream_error());
     let syntax = Command::from_slice(b"[").unwrap_err();
     assert!(syntax.is_stream_error());
-    assert!(!LineError::Command(ParseError::ExpectedId).is_stream_error());
+    assert!(!LineError::Parse(ParseError::ExpectedId).is_stream_error());
 }
 
 #[test]

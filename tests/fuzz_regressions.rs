@@ -28,7 +28,7 @@ enum Got {
 fn got(r: Result<Command, LineError>) -> Got {
     match r {
         Ok(c) => Got::Ok(c.to_line().trim_end_matches('\n').to_owned()),
-        Err(LineError::Command(e)) => Got::Err(e.to_string()),
+        Err(LineError::Parse(e)) => Got::Err(e.to_string()),
         Err(LineError::Syntax(e)) => Got::NotJson(e.reason().to_owned(), e.offset()),
         Err(e) => panic!("a kind of error this does not know: {e:?}"),
     }

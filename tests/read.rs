@@ -361,7 +361,7 @@ fn display_and_event_lines() {
         (
             ReadError::Line {
                 line: 3,
-                error: LineError::Command(ParseError::ExpectedText),
+                error: LineError::Parse(ParseError::ExpectedText),
             },
             "line 3: expected a string \"text\" field",
             "{\"event\":\"command_error\",\"error\":\"expected a string \\\"text\\\" field\"}\n",
@@ -369,7 +369,7 @@ fn display_and_event_lines() {
         (
             ReadError::Line {
                 line: 4,
-                error: LineError::Command(ParseError::UnknownCommand("a\"b\n\u{1}".into())),
+                error: LineError::Parse(ParseError::UnknownCommand("a\"b\n\u{1}".into())),
             },
             "line 4: unknown command: a\"b\n\u{1}",
             "{\"event\":\"command_error\",\"error\":\"unknown command: a\\\"b\\n\\u0001\"}\n",

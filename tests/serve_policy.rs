@@ -337,7 +337,7 @@ fn v1_verdict(line: &[u8]) -> (Outcome, Option<String>) {
             assert_eq!(cmd.serve_refusal_event_line(), refusal.map(event));
             (Outcome::Ok(canonical), refusal.map(str::to_owned))
         }
-        Err(LineError::Command(e)) => (Outcome::Error(e.to_string()), None),
+        Err(LineError::Parse(e)) => (Outcome::Error(e.to_string()), None),
         Err(LineError::Syntax(_)) => (Outcome::NotJson, None),
         Err(e) => panic!("a kind of error this does not know: {e:?}"),
     }
@@ -352,7 +352,7 @@ fn v2_verdict(line: &[u8]) -> (Outcome, Option<String>) {
             assert_eq!(cmd.serve_refusal_event_line(), refusal.map(event));
             (Outcome::Ok(canonical), refusal.map(str::to_owned))
         }
-        Err(v2::LineError::Command(e)) => (Outcome::Error(e.to_string()), None),
+        Err(v2::LineError::Parse(e)) => (Outcome::Error(e.to_string()), None),
         Err(v2::LineError::Syntax(_)) => (Outcome::NotJson, None),
         Err(e) => panic!("a kind of error this does not know: {e:?}"),
     }

@@ -199,7 +199,7 @@ fn many_images_in_one_line() {
     );
     assert_eq!(
         Command::from_slice(bad.as_bytes()),
-        Err(LineError::Command(ParseError::InvalidContent {
+        Err(LineError::Parse(ParseError::InvalidContent {
             path: "/10000".into(),
             message: "invalid image: image declares image/png but bytes identify image/gif".into(),
         }))

@@ -15,7 +15,7 @@ use format::Outcome;
 fn outcome(r: Result<Command, LineError<ParseError>>) -> Outcome {
     match r {
         Ok(cmd) => Outcome::Ok(canonical(&cmd)),
-        Err(LineError::Command(e)) => Outcome::Error(e.to_string()),
+        Err(LineError::Parse(e)) => Outcome::Error(e.to_string()),
         Err(LineError::Syntax(_)) => Outcome::NotJson,
         Err(e) => panic!("a kind of error the vectors do not know: {e:?}"),
     }
@@ -90,7 +90,7 @@ fn reader_matches_every_v2_vector() {
             Err(ReadError::Line { line, error }) => {
                 assert_eq!(line, n as u64 + 1, "{why}: line number");
                 match error {
-                    LineError::Command(e) => Outcome::Error(e.to_string()),
+                    LineError::Parse(e) => Outcome::Error(e.to_string()),
                     LineError::Syntax(_) => Outcome::NotJson,
                     e => panic!("{why}: a kind of error the vectors do not know: {e:?}"),
                 }
@@ -152,7 +152,7 @@ fn canonical_lines_are_fixed_points_and_errors_parse_back() {
                 assert_eq!(canonical(&cmd), canonical_line, "{why}");
             }
             Outcome::Error(message) => {
-                let Err(LineError::Command(e)) = Command::from_slice(line.as_bytes()) else {
+                let Err(LineError::Parse(e)) = Command::from_slice(line.as_bytes()) else {
                     panic!("{why}: not a command error");
                 };
                 assert_eq!(message.parse::<ParseError>(), Ok(e), "{why}: FromStr");

@@ -11,7 +11,7 @@ use serve_command::v1::{Command, LineError};
 fn outcome(r: Result<Command, LineError>) -> Outcome {
     match r {
         Ok(cmd) => Outcome::Ok(cmd.to_line().trim_end_matches('\n').to_owned()),
-        Err(LineError::Command(e)) => Outcome::Error(e.to_string()),
+        Err(LineError::Parse(e)) => Outcome::Error(e.to_string()),
         Err(LineError::Syntax(_)) => Outcome::NotJson,
         Err(e) => panic!("a kind of error the vectors do not know: {e:?}"),
     }

@@ -36,13 +36,13 @@ fuzz_target!(|data: &[u8]| {
             let parsed = Command::from_json(&value);
             match (&decoded, &parsed) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b),
-                (Err(LineError::Command(a)), Err(b)) => assert_eq!(a, b),
+                (Err(LineError::Parse(a)), Err(b)) => assert_eq!(a, b),
                 _ => panic!("from_slice says {decoded:?}, parse says {parsed:?}"),
             }
             assert_eq!(as_model(&decoded), Some(model_parse(&value)), "the model");
             match (serde_json::from_slice::<Command>(data), &decoded) {
                 (Ok(a), Ok(b)) => assert_eq!(&a, b),
-                (Err(e), Err(LineError::Command(wire))) => {
+                (Err(e), Err(LineError::Parse(wire))) => {
                     // serde_json appends " at line L column C".
                     let msg = e.to_string();
                     let (msg, _) = msg.rsplit_once(" at line ").unwrap_or((&msg, ""));

@@ -59,7 +59,7 @@ fuzz_target!(|data: &[u8]| {
             let parsed = Command::from_json(&value);
             match (&decoded, &parsed) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b),
-                (Err(LineError::Command(a)), Err(b)) => assert_eq!(a, b),
+                (Err(LineError::Parse(a)), Err(b)) => assert_eq!(a, b),
                 _ => panic!("from_slice says {decoded:?}, parse says {parsed:?}"),
             }
             let verdict = match &decoded {
@@ -69,7 +69,7 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(verdict, model_v2(&value), "the model");
             match (serde_json::from_slice::<Command>(data), &decoded) {
                 (Ok(a), Ok(b)) => assert_eq!(&a, b),
-                (Err(e), Err(LineError::Command(wire))) => {
+                (Err(e), Err(LineError::Parse(wire))) => {
                     let msg = e.to_string();
                     let (msg, _) = msg.rsplit_once(" at line ").unwrap_or((&msg, ""));
                     assert_eq!(msg, wire.to_string(), "Deserialize");

@@ -33,7 +33,7 @@ pub use to_model::to_model;
 pub fn as_model(r: &Result<Command, LineError>) -> Option<Result<ModelCommand, String>> {
     match r {
         Ok(c) => Some(Ok(to_model(c))),
-        Err(LineError::Command(e)) => Some(Err(e.to_string())),
+        Err(LineError::Parse(e)) => Some(Err(e.to_string())),
         Err(LineError::Syntax(_)) => None,
         Err(e) => panic!("a kind of error the model does not know: {e:?}"),
     }

@@ -1337,7 +1337,7 @@ fn decode_v2(line: &str) -> (Outcome, Option<&'static str>) {
             Outcome::Ok(cmd.to_line().trim_end_matches('\n').to_owned()),
             Some(shape_of_v2(&cmd)),
         ),
-        Err(v2::LineError::Command(e)) => (Outcome::Error(e.to_string()), None),
+        Err(v2::LineError::Parse(e)) => (Outcome::Error(e.to_string()), None),
         Err(v2::LineError::Syntax(_)) => (Outcome::NotJson, None),
         Err(e) => panic!("a kind of error the schema does not know: {e:?}"),
     }
@@ -1349,7 +1349,7 @@ fn decode_v1(line: &str) -> (Outcome, Option<&'static str>) {
             Outcome::Ok(cmd.to_line().trim_end_matches('\n').to_owned()),
             Some(shape_of(&cmd)),
         ),
-        Err(LineError::Command(e)) => (Outcome::Error(e.to_string()), None),
+        Err(LineError::Parse(e)) => (Outcome::Error(e.to_string()), None),
         Err(LineError::Syntax(_)) => (Outcome::NotJson, None),
         Err(e) => panic!("a kind of error the schema does not know: {e:?}"),
     }

@@ -317,7 +317,7 @@ fn write_line<C: Summarized>(
         (
             Format::Verdict,
             Line::Decoded(Err(ReadError::Line {
-                error: LineError::Command(e),
+                error: LineError::Parse(e),
                 ..
             })),
         ) => {
@@ -426,7 +426,7 @@ impl Tally {
 fn error_kind<E: std::fmt::Display>(error: &ReadError<E>) -> String {
     match error {
         ReadError::Line {
-            error: LineError::Command(e),
+            error: LineError::Parse(e),
             ..
         } => format!("error: {e}"),
         ReadError::Line {

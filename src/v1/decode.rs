@@ -19,14 +19,14 @@ impl Command {
     /// Decodes one raw line, with or without its trailing `"\n"`.
     ///
     /// The line must be JSON as the reference's parser sees it (else
-    /// [`LineError::Syntax`]) and a command (else [`LineError::Command`]).
+    /// [`LineError::Syntax`]) and a command (else [`LineError::Parse`]).
     /// Never builds a `serde_json::Value`; allocates only the strings the
     /// command owns.
     ///
     /// # Errors
     ///
     /// [`LineError::Syntax`] when the line is not JSON (what is wrong and
-    /// at which byte), [`LineError::Command`] with the wire's
+    /// at which byte), [`LineError::Parse`] with the wire's
     /// [`ParseError`](crate::v1::ParseError) when it is JSON but not a
     /// command.
     ///
@@ -36,7 +36,7 @@ impl Command {
     /// assert_eq!(cmd, Command::GoalClear);
     /// assert_eq!(
     ///     Command::from_slice(br#"{"command":"approval","id":"a1"}"#),
-    ///     Err(LineError::Command(ParseError::ExpectedAllow)),
+    ///     Err(LineError::Parse(ParseError::ExpectedAllow)),
     /// );
     /// assert_eq!(Command::from_slice(b"{\"command\"").unwrap_err().to_string(), "unexpected end of line at byte 10");
     /// # Ok::<(), LineError>(())
@@ -55,14 +55,14 @@ impl std::str::FromStr for Command {
     /// # Errors
     ///
     /// As [`Command::from_slice`]: [`LineError::Syntax`] for a line that is
-    /// not JSON, [`LineError::Command`] for one that is not a command.
+    /// not JSON, [`LineError::Parse`] for one that is not a command.
     ///
     /// ```
     /// use serve_command::v1::{Command, LineError, ParseError};
     /// assert_eq!(r#"{"command":"cancel"}"#.parse(), Ok(Command::Cancel));
     /// assert_eq!(
     ///     r#"{"command":"nap"}"#.parse::<Command>(),
-    ///     Err(LineError::Command(ParseError::UnknownCommand("nap".into()))),
+    ///     Err(LineError::Parse(ParseError::UnknownCommand("nap".into()))),
     /// );
     /// ```
     fn from_str(line: &str) -> Result<Command, LineError> {

@@ -78,7 +78,7 @@ impl std::error::Error for ParseError {}
 
 impl From<ParseError> for crate::error::LineError<ParseError> {
     fn from(e: ParseError) -> Self {
-        crate::error::LineError::Command(e)
+        crate::error::LineError::Parse(e)
     }
 }
 

@@ -24,7 +24,7 @@ impl Command {
     /// # Errors
     ///
     /// [`LineError::Syntax`] when the line is not JSON (what is wrong and
-    /// at which byte), [`LineError::Command`] with the wire's
+    /// at which byte), [`LineError::Parse`] with the wire's
     /// [`ParseError`](crate::v2::ParseError) when it is JSON but not a
     /// command (an image that is not one included).
     ///
@@ -51,14 +51,14 @@ impl std::str::FromStr for Command {
     /// # Errors
     ///
     /// As [`Command::from_slice`]: [`LineError::Syntax`] for a line that is
-    /// not JSON, [`LineError::Command`] for one that is not a command.
+    /// not JSON, [`LineError::Parse`] for one that is not a command.
     ///
     /// ```
     /// use serve_command::v2::{Command, LineError, ParseError};
     /// assert_eq!(r#"{"command":"jobs_snapshot","request_id":"r1"}"#.parse(), Ok(Command::jobs_snapshot("r1")));
     /// assert_eq!(
     ///     r#"{"command":"nap"}"#.parse::<Command>(),
-    ///     Err(LineError::Command(ParseError::UnknownCommand("nap".into()))),
+    ///     Err(LineError::Parse(ParseError::UnknownCommand("nap".into()))),
     /// );
     /// ```
     fn from_str(line: &str) -> Result<Command, LineError> {

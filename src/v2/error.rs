@@ -129,7 +129,7 @@ impl From<crate::v1::ParseError> for ParseError {
 
 impl From<ParseError> for LineError {
     fn from(e: ParseError) -> Self {
-        LineError::Command(e)
+        LineError::Parse(e)
     }
 }
 

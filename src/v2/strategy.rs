@@ -204,7 +204,7 @@ pub fn line() -> impl Strategy<Value = (String, Result<Command, String>)> {
 fn outcome(line: &str) -> Result<Command, String> {
     match Command::from_slice(line.as_bytes()) {
         Ok(cmd) => Ok(cmd),
-        Err(e @ LineError::Command(_)) => Err(e.to_string()),
+        Err(e @ LineError::Parse(_)) => Err(e.to_string()),
         // Never reached (lines are JSON), but if it were, this is the
         // message the engine would send.
         Err(LineError::Syntax(e)) => Err(format!("command stream: {e}")),

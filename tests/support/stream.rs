@@ -22,7 +22,7 @@ pub fn got(item: Result<Command, ReadError>) -> Got {
         Ok(cmd) => Got::Cmd(cmd),
         Err(ReadError::Line {
             line,
-            error: LineError::Command(e),
+            error: LineError::Parse(e),
         }) => Got::Refused(line, e),
         Err(ReadError::Line {
             line,
