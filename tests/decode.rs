@@ -289,7 +289,7 @@ fn errors_are_send_sync_and_read_well() {
         "Syntax(SyntaxError(\"unexpected end of line\" at byte 1))"
     );
     let e = Command::from_slice(b"{\"command\":\"approval\",\"id\":\"x\"}").unwrap_err();
-    assert_eq!(format!("{e:?}"), "Command(ExpectedAllow)");
+    assert_eq!(format!("{e:?}"), "Parse(ExpectedAllow)");
 }
 
 /// A line whose prompt text is the raw JSON string body `raw`.
