@@ -116,7 +116,7 @@ fn write_object<K: Out, const LF: bool>(cmd: &Command, k: &mut K) -> Result<(), 
 }
 
 /// `content`'s value: a string for exactly one text part, else the array.
-fn write_content<K: Out>(k: &mut K, content: &Content) -> Result<(), K::Error> {
+pub(crate) fn write_content<K: Out>(k: &mut K, content: &Content) -> Result<(), K::Error> {
     if let Some(text) = content.as_single_text() {
         return write_str(k, text);
     }

@@ -11,3 +11,4 @@ pub(crate) mod find;
 pub(crate) mod framing;
 pub(crate) mod read;
 pub(crate) mod scan;
+pub(crate) mod tree;

@@ -20,6 +20,7 @@
 //! byte, whatever else is wrong with it.
 
 use crate::error::SyntaxError;
+use crate::wire::tree::{Json, Num};
 use crate::wire::fields::{ArrayField, Field, FieldSet, Item, Slot, WireStr};
 use crate::wire::find::{
     backslash_bits, has_backslash, next_backslash, next_stop, special_or, string_masks, Special,
@@ -52,6 +53,33 @@ pub(crate) fn scan<'a, F: FieldSet<RawStr<'a>>>(
         error: ("", 0),
     };
     p.line(fields).map_err(|Stop| p.error())
+}
+
+/// The whole JSON value of `line` as a tree ([`crate::wire::tree`]), or
+/// the syntax error the commands' decoder reports for the same line.
+pub(crate) fn parse_tree(line: &[u8]) -> std::result::Result<Json<'_>, SyntaxError> {
+    let mut p = Parser {
+        b: line,
+        i: 0,
+        error: ("", 0),
+    };
+    let tree = p.tree().map_err(|Stop| p.error())?;
+    p.skip_ws();
+    match p.peek() {
+        None => Ok(tree),
+        Some(_) => {
+            let at = p.i;
+            p.fail("trailing characters after the JSON value", at);
+            Err(p.error())
+        }
+    }
+}
+
+/// A container [`Parser::tree`] is inside, with what it holds so far.
+enum Open<'a> {
+    Arr(Vec<Json<'a>>),
+    /// The members so far, and the key whose value comes next.
+    Obj(Vec<(std::borrow::Cow<'a, str>, Json<'a>)>, std::borrow::Cow<'a, str>),
 }
 
 /// A string's raw contents as they stand in the line, between the quotes.
@@ -91,6 +119,18 @@ impl<'a> Raw<'a> {
             // Never the default: the scan saw only ASCII. No path panics.
             Raw::Ascii(b) => std::str::from_utf8(b).unwrap_or_default(),
             Raw::Utf8(s) => s,
+        }
+    }
+}
+
+impl<'a> RawStr<'a> {
+    /// The string, borrowed from the line unless it holds an escape.
+    #[inline]
+    fn into_cow(self) -> std::borrow::Cow<'a, str> {
+        if self.escaped {
+            std::borrow::Cow::Owned(self.into_string())
+        } else {
+            std::borrow::Cow::Borrowed(self.raw.text())
         }
     }
 }
@@ -1124,6 +1164,112 @@ impl<'a> Parser<'a> {
                     }
                     (_, true) => return Err(self.err("expected ',' or ']'")),
                     (_, false) => return Err(self.err("expected ',' or '}'")),
+                }
+            }
+        }
+    }
+
+    /// One whole value, built: containers on an explicit stack (never
+    /// deeper than [`MAX_DEPTH`], the top-level value's own counted), so
+    /// no nesting grows the call stack. Errors as [`Parser::skip_value`]
+    /// finds and places them.
+    fn tree(&mut self) -> Result<Json<'a>> {
+        let mut open: Vec<Open<'a>> = Vec::new();
+        loop {
+            self.skip_ws();
+            let mut value = match self.peek() {
+                Some(c @ (b'{' | b'[')) => {
+                    if open.len() >= MAX_DEPTH {
+                        return Err(self.fail("nested deeper than 1024 levels", self.i));
+                    }
+                    self.i += 1;
+                    self.skip_ws();
+                    if c == b'[' {
+                        if self.peek() == Some(b']') {
+                            self.i += 1;
+                            Json::Arr(Vec::new())
+                        } else {
+                            open.push(Open::Arr(Vec::new()));
+                            continue;
+                        }
+                    } else if self.peek() == Some(b'}') {
+                        self.i += 1;
+                        Json::Obj(Vec::new())
+                    } else {
+                        let key = self.key()?.into_cow();
+                        open.push(Open::Obj(Vec::new(), key));
+                        continue;
+                    }
+                }
+                Some(b'"') => {
+                    self.i += 1;
+                    Json::Str(self.string()?.into_cow())
+                }
+                Some(b't') => {
+                    self.literal(b"true")?;
+                    Json::Bool(true)
+                }
+                Some(b'f') => {
+                    self.literal(b"false")?;
+                    Json::Bool(false)
+                }
+                Some(b'n') => {
+                    self.literal(b"null")?;
+                    Json::Null
+                }
+                Some(b'-' | b'0'..=b'9') => {
+                    let start = self.i;
+                    self.number()?;
+                    let raw = self.b.get(start..self.i).unwrap_or_default();
+                    Json::Num(Num {
+                        // A number is ASCII: this never falls back.
+                        text: std::borrow::Cow::Borrowed(std::str::from_utf8(raw).unwrap_or("0")),
+                        value: number_value(raw),
+                    })
+                }
+                _ => return Err(self.err("expected a JSON value")),
+            };
+            // The value goes into the container it closes, and so on up.
+            loop {
+                self.skip_ws();
+                match open.last_mut() {
+                    None => return Ok(value),
+                    Some(Open::Arr(items)) => {
+                        items.push(value);
+                        match self.peek() {
+                            Some(b',') => {
+                                self.i += 1;
+                                break;
+                            }
+                            Some(b']') => {
+                                self.i += 1;
+                                value = Json::Arr(std::mem::take(items));
+                                open.pop();
+                            }
+                            _ => return Err(self.err("expected ',' or ']'")),
+                        }
+                    }
+                    Some(Open::Obj(members, key)) => {
+                        let key = std::mem::take(key);
+                        members.push((key, value));
+                        match self.peek() {
+                            Some(b',') => {
+                                self.i += 1;
+                                self.skip_ws();
+                                let next = self.key()?.into_cow();
+                                if let Some(Open::Obj(_, key)) = open.last_mut() {
+                                    *key = next;
+                                }
+                                break;
+                            }
+                            Some(b'}') => {
+                                self.i += 1;
+                                value = Json::Obj(std::mem::take(members));
+                                open.pop();
+                            }
+                            _ => return Err(self.err("expected ',' or '}'")),
+                        }
+                    }
                 }
             }
         }

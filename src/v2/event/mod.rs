@@ -1,0 +1,464 @@
+//! The engine's events: what `openseek serve` writes on its stdout, one
+//! JSON object a line, and every client reads back (upstream's
+//! `protocol/event.mbt`, `parse.mbt` and `to_json.mbt` @ 642262b0).
+//!
+//! The table below is the one place each event is defined: its variant,
+//! wire name, fields in the order `to_json` writes them, and how `parse`
+//! reads each (required, or defaulted). The enum, the constructors, the
+//! decoder and the encoder are all generated from it.
+
+mod error;
+mod jobs;
+mod json_text;
+mod rules;
+mod write;
+
+pub use self::error::EventError;
+pub use self::jobs::{JobEventKind, JobRecord, JobState, JobStopOutcome, PredictionOutcome, Usage};
+pub use self::json_text::JsonText;
+
+use self::rules::{required, text};
+use self::write::{key, WriteValue};
+use crate::error::LineError;
+use crate::v2::encode::Out;
+use crate::v2::Content;
+use crate::wire::escape::{self, Fmt, Len, Overflow, ShortBuf, StackBuf};
+use crate::wire::tree::{self, Json};
+use std::{fmt, io};
+
+/// How `parse` reads a field, and whether `to_json` writes it when absent.
+macro_rules! read_field {
+    ($obj:ident, $event:expr, $field:ident, $ty:ty) => {
+        required::<$ty>($obj, $event, stringify!($field))?
+    };
+    // Absent or not a string: `None`, written `null`.
+    ($obj:ident, $event:expr, $field:ident, $ty:ty, null) => {
+        text($obj, stringify!($field))
+    };
+    // Absent or not a string: `None`, and the key left out.
+    ($obj:ident, $event:expr, $field:ident, $ty:ty, omit) => {
+        text($obj, stringify!($field))
+    };
+    // Absent or not a string: the default.
+    ($obj:ident, $event:expr, $field:ident, $ty:ty, default = $d:literal) => {
+        text($obj, stringify!($field)).unwrap_or_else(|| $d.to_owned())
+    };
+}
+
+macro_rules! write_field {
+    ($k:ident, $field:ident, omit) => {
+        if let Some(value) = $field {
+            key($k, stringify!($field))?;
+            value.write($k)?;
+        }
+    };
+    ($k:ident, $field:ident $(, $mode:ident $(= $d:literal)?)?) => {
+        key($k, stringify!($field))?;
+        $field.write($k)?;
+    };
+}
+
+macro_rules! events {
+    (
+        units { $( $(#[$um:meta])* $Unit:ident = $uname:ident, )* }
+        structs { $(
+            $(#[$m:meta])*
+            $Variant:ident = $name:ident {
+                $( $(#[$fm:meta])* $field:ident : $ty:ty $([$mode:ident $(= $d:literal)?])? ),* $(,)?
+            }
+        ),* $(,)? }
+    ) => {
+        /// One event of the engine's stdout, as upstream defines it.
+        ///
+        /// Decoded as upstream's `parse` decides ([`Event::from_slice`],
+        /// `FromStr`, [`Event::from_json`]), written as its `to_json` and
+        /// today's stringify write ([`Event::to_line`],
+        /// [`Event::write_line`], `Display`). Each variant has a
+        /// constructor named as its wire name (`Event::agent_step(3)`);
+        /// the enum and its struct variants are `#[non_exhaustive]`, so a
+        /// new upstream event or field breaks no one.
+        ///
+        /// ```
+        /// use serve_command::v2::Event;
+        /// let event = Event::from_slice(br#"{"event":"assistant_delta","content":"Hel"}"#)?;
+        /// assert_eq!(event, Event::assistant_delta("Hel"));
+        /// assert_eq!(event.to_line(), "{\"event\":\"assistant_delta\",\"content\":\"Hel\"}\n");
+        /// # Ok::<(), serve_command::v2::EventLineError>(())
+        /// ```
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum Event {
+            $( $(#[$um])* $Unit, )*
+            $(
+                $(#[$m])*
+                #[non_exhaustive]
+                $Variant { $(
+                    #[doc = concat!("`\"", stringify!($field), "\"` on the wire.")]
+                    $(#[$fm])*
+                    $field: $ty,
+                )* },
+            )*
+        }
+
+        impl Event {
+            /// The wire name, `"event"`'s value.
+            #[must_use]
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $( Event::$Unit => stringify!($uname), )*
+                    $( Event::$Variant { .. } => stringify!($name), )*
+                }
+            }
+
+            $(
+                #[doc = concat!("`", stringify!($uname), "`.")]
+                #[must_use]
+                pub fn $uname() -> Event {
+                    Event::$Unit
+                }
+            )*
+
+            $(
+                #[doc = concat!("`", stringify!($name), "`, its fields in the wire's order.")]
+                #[must_use]
+                #[allow(clippy::too_many_arguments)]
+                pub fn $name($( $field: impl Into<$ty> ),*) -> Event {
+                    Event::$Variant { $( $field: $field.into(), )* }
+                }
+            )*
+        }
+
+        /// Upstream's `parse` of an object: the event its `event` names,
+        /// each field read as that event reads it.
+        fn decode_object(obj: &Json<'_>, name: &str) -> Result<Event, EventError> {
+            Ok(match name {
+                $( stringify!($uname) => Event::$Unit, )*
+                $(
+                    stringify!($name) => Event::$Variant {
+                        $( $field: read_field!(obj, stringify!($name), $field, $ty $(, $mode $(= $d)?)?), )*
+                    },
+                )*
+                _ => return Err(EventError::UnknownEvent(name.to_owned())),
+            })
+        }
+
+        /// The event's line: `{"event":NAME` and its fields, `}` and the
+        /// LF when `LF`.
+        fn write_event<K: Out, const LF: bool>(event: &Event, k: &mut K) -> Result<(), K::Error> {
+            k.put("{\"event\":\"")?;
+            k.put(event.name())?;
+            k.put("\"")?;
+            match event {
+                $( Event::$Unit => {} )*
+                $(
+                    Event::$Variant { $( $field, )* } => {
+                        $( write_field!(k, $field $(, $mode $(= $d)?)?); )*
+                    }
+                )*
+            }
+            k.put(if LF { "}\n" } else { "}" })
+        }
+    };
+}
+
+events! {
+    units {
+        /// The turn used every step it had.
+        MaxStepsExhausted = max_steps_exhausted,
+        /// The goal is no longer blocked.
+        GoalUnblocked = goal_unblocked,
+    }
+    structs {
+        /// A background job started, changed, finished or failed.
+        JobChanged = job_changed { kind: JobEventKind, job: JobRecord },
+        /// The answer to a `predict` command.
+        PredictionResult = prediction_result {
+            request_id: String,
+            /// Any `Int` (0 and below too, unlike the command's).
+            source_sequence: i32,
+            outcome: PredictionOutcome,
+        },
+        /// The answer to a `jobs_snapshot` command.
+        JobsSnapshot = jobs_snapshot { request_id: String, jobs: Vec<JobRecord> },
+        /// The answer to a `job_stop` command.
+        JobStopResult = job_stop_result {
+            request_id: String,
+            generation: String,
+            job_id: String,
+            outcome: JobStopOutcome,
+        },
+        /// The agent could not be set up.
+        AgentSetupFailed = agent_setup_failed { error: String },
+        /// A step of the turn began.
+        AgentStep = agent_step { step: i32 },
+        /// The provider request failed; attempt `attempt` of `max_attempts` is next.
+        StreamRetry = stream_retry { attempt: i32, max_attempts: i32, reason: String },
+        /// The turn was aborted.
+        AgentAborted = agent_aborted { reason: String },
+        /// The turn finished with an answer.
+        AgentFinished = agent_finished { answer: String },
+        /// The turn failed.
+        TurnFailed = turn_failed { error: String },
+        /// A fragment of the assistant's message, as it streams.
+        AssistantDelta = assistant_delta { content: String },
+        /// A fragment of the provider's reasoning.
+        ReasoningDelta = reasoning_delta { content: String },
+        /// The assistant's whole message.
+        AssistantMessage = assistant_message { content: String },
+        /// The provider's whole reasoning.
+        ReasoningMessage = reasoning_message { content: String },
+        /// Token counts.
+        Usage = usage { usage: Usage },
+        /// A tool call's result; `brief` is written `null` when absent.
+        ToolResult = tool_result {
+            tool_call_id: String,
+            tool_name: String,
+            is_error: bool,
+            content: String,
+            brief: Option<String> [null],
+        },
+        /// A tool call whose arguments did not decode.
+        ToolCallDecodeError = tool_call_decode_error { tool_call_id: String, tool_name: String, error: String },
+        /// A tool asks for permission: the one event a controller must
+        /// answer (an `approval` command with this `id`).
+        ApprovalRequested = approval_requested {
+            id: String,
+            tool_name: String,
+            detail: String,
+            /// What would run, verbatim; written `null` when absent.
+            body: Option<String> [null],
+        },
+        /// How a requested approval settled.
+        ApprovalResolved = approval_resolved { id: String, outcome: String },
+        /// A steer was applied: `kind` is `"prompt"` when absent.
+        SteerApplied = steer_applied {
+            kind: String [default = "prompt"],
+            content: Content,
+            submission_id: Option<String> [omit],
+        },
+        /// A steer was dropped.
+        SteerDropped = steer_dropped { content: Content, submission_id: Option<String> [omit] },
+        /// A notice from the background.
+        BackgroundNotice = background_notice { content: String },
+        /// The goal changed (`null`: cleared).
+        GoalUpdated = goal_updated { goal: Option<String> [null] },
+        /// The goal is blocked.
+        GoalBlocked = goal_blocked { reason: String },
+        /// The goal's check.
+        GoalCheck = goal_check { content: String },
+        /// A reminder of the goal.
+        GoalReminder = goal_reminder { content: String },
+        /// The goal goes on, with `remaining` turns.
+        GoalContinue = goal_continue { remaining: i32 },
+        /// The goal used its `turns`.
+        GoalBudgetExhausted = goal_budget_exhausted { turns: i32 },
+        /// A reminder of the plan.
+        PlanReminder = plan_reminder { content: String },
+        /// A compaction began.
+        CompactionStarted = compaction_started { from_sequence: i32, to_sequence: i32 },
+        /// A compaction finished.
+        CompactionFinished = compaction_finished { from_sequence: i32, to_sequence: i32, summary: String },
+        /// A compaction failed (or was cancelled).
+        CompactionFailed = compaction_failed { error: String },
+        /// A nested sub-run began.
+        SubrunStarted = subrun_started { id: String, kind: String, label: String },
+        /// A nested sub-run finished; `unaccounted` is left out when absent.
+        SubrunFinished = subrun_finished {
+            id: String,
+            status: String,
+            steps: i32,
+            prompt_tokens: i32,
+            completion_tokens: i32,
+            unaccounted: Option<String> [omit],
+        },
+        /// A workflow began.
+        WorkflowStarted = workflow_started {
+            id: String,
+            journal: String,
+            events: String,
+            first_child: i32,
+            child_count: i32,
+        },
+        /// A workflow finished.
+        WorkflowFinished = workflow_finished { id: String },
+        /// An automatic compaction began.
+        AutoCompactionStarted = auto_compaction_started { from_sequence: i32, to_sequence: i32 },
+        /// An automatic compaction finished.
+        AutoCompactionFinished = auto_compaction_finished { from_sequence: i32, to_sequence: i32, summary: String },
+        /// An automatic compaction failed.
+        AutoCompactionFailed = auto_compaction_failed { error: String },
+        /// The context yielded.
+        ContextYield = context_yield { to_sequence: i32, answer: String },
+        /// The session began; `workspace_root` is written `null` when absent.
+        SessionStarted = session_started {
+            session: String,
+            session_root: String,
+            workspace_root: Option<String> [null],
+        },
+        /// The session failed.
+        SessionError = session_error { error: String },
+        /// A workspace was created.
+        WorkspaceCreated = workspace_created { dir: String },
+        /// A command line the engine could not use, and why
+        /// ([`Event::command_error_cause`] reads the why).
+        CommandError = command_error { error: String },
+        /// The MCP configuration was ignored.
+        McpConfigIgnored = mcp_config_ignored { reason: String },
+        /// The MCP configuration could not be read.
+        McpConfigUnreadable = mcp_config_unreadable { path: String, error: String },
+        /// The MCP configuration is invalid.
+        McpConfigInvalid = mcp_config_invalid { path: String, error: String },
+        /// MCP tools were registered.
+        McpToolsRegistered = mcp_tools_registered { servers: i32, tools: i32, names: Vec<String> },
+        /// Two MCP servers offer a tool of one name.
+        McpToolDuplicate = mcp_tool_duplicate { server: String, tool: String },
+        /// An MCP tool was renamed.
+        McpToolRenamed = mcp_tool_renamed { from: String, to: String },
+        /// An MCP server's tools were capped at `kept`.
+        McpToolsCapped = mcp_tools_capped { server: String, kept: i32 },
+        /// An MCP server was skipped, over the cap.
+        McpServerSkippedOverCap = mcp_server_skipped_over_cap { server: String },
+        /// An MCP server could not be reached; `error` is `"unknown error"`
+        /// when absent.
+        McpConnectFailed = mcp_connect_failed { server: String, error: String [default = "unknown error"] },
+        /// Listing an MCP server's tools failed.
+        McpListToolsFailed = mcp_list_tools_failed { server: String, error: String },
+        /// Listing an MCP server's tools timed out.
+        McpListToolsTimeout = mcp_list_tools_timeout { server: String },
+        /// An MCP server offers no tools.
+        McpNoTools = mcp_no_tools { server: String },
+    }
+}
+
+/// Why a raw line is not an event: not JSON, or not an event.
+pub type EventLineError = LineError<EventError>;
+
+/// Why an [`EventReader`] refused a line, or stopped.
+pub type EventReadError = crate::error::ReadError<EventError>;
+
+impl Event {
+    /// Decodes one line (without its LF) as upstream's `parse` decides.
+    ///
+    /// # Errors
+    ///
+    /// [`LineError::Syntax`] for a line that is not JSON (with the byte),
+    /// [`LineError::Parse`] with the [`EventError`] for JSON that is not an
+    /// event a client reads.
+    pub fn from_slice(line: &[u8]) -> Result<Event, EventLineError> {
+        let tree = tree::parse(line).map_err(LineError::Syntax)?;
+        decode(&tree).map_err(LineError::Parse)
+    }
+
+    /// Decodes a JSON value as upstream's `parse` decides.
+    ///
+    /// # Errors
+    ///
+    /// The [`EventError`] for a value that is not an event.
+    pub fn from_json(value: &serde_json::Value) -> Result<Event, EventError> {
+        decode(&tree_of(value))
+    }
+
+    /// The line upstream's emitter writes for this event: compact JSON in
+    /// `to_json`'s key order, ending in one `"\n"`. Allocates once.
+    #[must_use]
+    pub fn to_line(&self) -> String {
+        let mut len = Len(0);
+        let Ok(()) = write_event::<_, true>(self, &mut len);
+        let mut line = String::with_capacity(len.0);
+        let Ok(()) = write_event::<_, true>(self, &mut line);
+        line
+    }
+
+    /// Writes the same bytes as [`Event::to_line`] to `out` without
+    /// allocating: in one `write_all` when the line is up to 8 KiB, else
+    /// one per 8 KiB at most, as `Command::write_line` does.
+    ///
+    /// # Errors
+    ///
+    /// The first error `out` returns.
+    pub fn write_line<W: io::Write>(&self, out: W) -> io::Result<()> {
+        escape::write_line(
+            out,
+            |buf: &mut ShortBuf<'_>| -> Result<(), Overflow> { write_event::<_, true>(self, buf) },
+            |sink: &mut StackBuf<_>| write_event::<_, true>(self, sink),
+        )
+    }
+}
+
+impl fmt::Display for Event {
+    /// The line without its LF.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_event::<_, false>(self, &mut Fmt(f))
+    }
+}
+
+impl std::str::FromStr for Event {
+    type Err = EventLineError;
+
+    /// [`Event::from_slice`] of the string.
+    fn from_str(line: &str) -> Result<Event, EventLineError> {
+        Event::from_slice(line.as_bytes())
+    }
+}
+
+/// `parse`: an object with a string `event`, then that event's fields.
+fn decode(tree: &Json<'_>) -> Result<Event, EventError> {
+    if !matches!(tree, Json::Obj(_)) {
+        return Err(EventError::NotAnObject);
+    }
+    let name = tree.get("event").and_then(Json::as_str).ok_or(EventError::NoEventName)?;
+    decode_object(tree, name)
+}
+
+/// A `serde_json::Value` as a tree, borrowing its strings.
+fn tree_of(value: &serde_json::Value) -> Json<'_> {
+    use serde_json::Value;
+    use std::borrow::Cow;
+    match value {
+        Value::Null => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Number(n) => Json::Num(tree::Num {
+            text: Cow::Owned(n.to_string()),
+            value: n.as_f64().unwrap_or(f64::NAN),
+        }),
+        Value::String(s) => Json::Str(Cow::Borrowed(s)),
+        Value::Array(items) => Json::Arr(items.iter().map(tree_of).collect()),
+        Value::Object(map) => Json::Obj(map.iter().map(|(k, v)| (Cow::Borrowed(k.as_str()), tree_of(v))).collect()),
+    }
+}
+
+
+impl crate::revision::sealed::Sealed for Event {}
+
+/// Events go through the same framing, limit and line numbers as
+/// commands: [`EventReader`] is the commands' reader with `Event` filled in.
+impl crate::revision::Revision for Event {
+    type ParseError = EventError;
+
+    #[inline]
+    fn decode_line(line: &[u8]) -> Result<Event, EventLineError> {
+        Event::from_slice(line)
+    }
+
+    #[inline]
+    fn encode_line<W: io::Write>(&self, out: W) -> io::Result<()> {
+        self.write_line(out)
+    }
+}
+
+/// Reads events from a [`BufRead`](io::BufRead), one per line, as a
+/// controller reads an engine's stdout: the framing, line limit and line
+/// numbers of `CommandReader`. Every line that is not an event (not JSON,
+/// not UTF-8, over the limit, or JSON but no event) is an error item, and
+/// reading goes on, as upstream's clients skip what they cannot read; only
+/// a failed read ends the stream.
+///
+/// ```
+/// use serve_command::v2::{Event, EventReader};
+/// let stdout = b"{\"event\":\"agent_step\",\"step\":1}\nnot json\n{\"event\":\"agent_finished\",\"answer\":\"done\"}\n";
+/// let events: Vec<_> = EventReader::new(&stdout[..]).collect();
+/// assert_eq!(events[0].as_ref().ok(), Some(&Event::agent_step(1)));
+/// assert!(events[1].is_err());
+/// assert_eq!(events[2].as_ref().ok(), Some(&Event::agent_finished("done")));
+/// ```
+pub type EventReader<R> = crate::wire::read::CommandReader<R, Event>;
