@@ -20,12 +20,12 @@
 //! byte, whatever else is wrong with it.
 
 use crate::error::SyntaxError;
-use crate::wire::tree::{Json, Num};
 use crate::wire::fields::{ArrayField, Field, FieldSet, Item, Slot, WireStr};
 use crate::wire::find::{
     backslash_bits, has_backslash, next_backslash, next_stop, special_or, string_masks, Special,
     HIGH,
 };
+use crate::wire::tree::{Json, Num};
 
 /// Deepest nesting of arrays and objects the reference's parser accepts,
 /// counting the command object itself as level 1.
@@ -79,7 +79,10 @@ pub(crate) fn parse_tree(line: &[u8]) -> std::result::Result<Json<'_>, SyntaxErr
 enum Open<'a> {
     Arr(Vec<Json<'a>>),
     /// The members so far, and the key whose value comes next.
-    Obj(Vec<(std::borrow::Cow<'a, str>, Json<'a>)>, std::borrow::Cow<'a, str>),
+    Obj(
+        Vec<(std::borrow::Cow<'a, str>, Json<'a>)>,
+        std::borrow::Cow<'a, str>,
+    ),
 }
 
 /// A string's raw contents as they stand in the line, between the quotes.

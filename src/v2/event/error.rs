@@ -8,13 +8,13 @@ use std::fmt;
 /// crate's.
 ///
 /// ```
-/// use serve_command::v2::{Event, EventError, LineError};
+/// use serve_command::v2::{Event, EventError, EventLineError};
 /// let err = Event::from_slice(br#"{"event":"agent_step","step":1.5}"#).unwrap_err();
 /// assert_eq!(
 ///     err.to_string(),
 ///     "agent_step: \"step\" must be an integer from -2147483648 to 2147483647",
 /// );
-/// assert!(matches!(err, LineError::Parse(EventError::WrongType { .. })));
+/// assert!(matches!(err, EventLineError::Parse(EventError::WrongType { .. })));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]

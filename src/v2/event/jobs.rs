@@ -291,7 +291,9 @@ impl FieldValue for Usage {
                 .and_then(number)
                 .and_then(int)
                 .filter(|n| *n >= 0)
-                .ok_or_else(|| Why::Invalid(format!("\"{key}\" must be an integer from 0 to 2147483647")))
+                .ok_or_else(|| {
+                    Why::Invalid(format!("\"{key}\" must be an integer from 0 to 2147483647"))
+                })
         };
         Ok(Usage {
             prompt_tokens: count("prompt_tokens")?,
@@ -320,11 +322,17 @@ impl FieldValue for PredictionOutcome {
                 let text = match text {
                     Json::Null => None,
                     Json::Str(t) if !t.is_empty() => Some(t.to_string()),
-                    _ => return Err(Why::Invalid("text: expected nonempty text or null".to_owned())),
+                    _ => {
+                        return Err(Why::Invalid(
+                            "text: expected nonempty text or null".to_owned(),
+                        ))
+                    }
                 };
                 let tokens = |v: &Json<'_>, key: &str| {
                     int_from_json(v).ok_or_else(|| {
-                        Why::Invalid(format!("{key}: expected an integer from -2147483648 to 2147483647"))
+                        Why::Invalid(format!(
+                            "{key}: expected an integer from -2147483648 to 2147483647"
+                        ))
                     })
                 };
                 let input_tokens = tokens(input, "input_tokens")?;
@@ -390,7 +398,9 @@ impl FieldValue for JobRecord {
     /// messages.
     fn read(value: &Json<'_>) -> Result<JobRecord, Why> {
         let fail = |m: String| Why::Invalid(m);
-        if !matches!(value, Json::Obj(_)) || number(value.get("schema_version").unwrap_or(&Json::Null)) != Some(1.0) {
+        if !matches!(value, Json::Obj(_))
+            || number(value.get("schema_version").unwrap_or(&Json::Null)) != Some(1.0)
+        {
             return Err(fail("expected background job schema version 1".to_owned()));
         }
         let field = |name: &str| {
@@ -420,7 +430,9 @@ impl FieldValue for JobRecord {
         };
         let uint = |name: &str| -> Result<i64, Why> {
             match number(field(name)?) {
-                Some(x) if (0.0..=9_007_199_254_740_991.0).contains(&x) && (x as i64) as f64 == x => {
+                Some(x)
+                    if (0.0..=9_007_199_254_740_991.0).contains(&x) && (x as i64) as f64 == x =>
+                {
                     Ok(x as i64)
                 }
                 _ => Err(fail(format!("invalid nonnegative job integer: {name}"))),
@@ -459,7 +471,9 @@ impl FieldValue for JobRecord {
         let invalid_utf8 = flag("invalid_utf8")?;
         let output_error = optional("output_error")?;
         let persistence_error = optional("persistence_error")?;
-        let (Ok(revision), Ok(output_chars)) = (i32::try_from(revision), i32::try_from(output_chars)) else {
+        let (Ok(revision), Ok(output_chars)) =
+            (i32::try_from(revision), i32::try_from(output_chars))
+        else {
             return Err(fail("invalid background job identity or count".to_owned()));
         };
         if !(valid_job_component(&generation)

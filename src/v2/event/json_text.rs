@@ -57,7 +57,8 @@ impl std::str::FromStr for JsonText {
     /// [`LineError::Syntax`](crate::generic::LineError::Syntax) for text that
     /// is not JSON (never the other kind).
     fn from_str(s: &str) -> Result<JsonText, Self::Err> {
-        let tree = crate::wire::tree::parse(s.as_bytes()).map_err(crate::error::LineError::Syntax)?;
+        let tree =
+            crate::wire::tree::parse(s.as_bytes()).map_err(crate::error::LineError::Syntax)?;
         Ok(JsonText::of(&tree))
     }
 }
@@ -165,7 +166,11 @@ pub(crate) fn double_to_string(x: f64) -> String {
     } else {
         let (first, rest) = digits.split_at(1);
         let e = n - 1;
-        let e = if e < 0 { format!("-{}", -e) } else { format!("+{e}") };
+        let e = if e < 0 {
+            format!("-{}", -e)
+        } else {
+            format!("+{e}")
+        };
         if rest.is_empty() {
             format!("{first}e{e}")
         } else {

@@ -406,7 +406,10 @@ fn decode(tree: &Json<'_>) -> Result<Event, EventError> {
     if !matches!(tree, Json::Obj(_)) {
         return Err(EventError::NotAnObject);
     }
-    let name = tree.get("event").and_then(Json::as_str).ok_or(EventError::NoEventName)?;
+    let name = tree
+        .get("event")
+        .and_then(Json::as_str)
+        .ok_or(EventError::NoEventName)?;
     decode_object(tree, name)
 }
 
@@ -423,10 +426,13 @@ fn tree_of(value: &serde_json::Value) -> Json<'_> {
         }),
         Value::String(s) => Json::Str(Cow::Borrowed(s)),
         Value::Array(items) => Json::Arr(items.iter().map(tree_of).collect()),
-        Value::Object(map) => Json::Obj(map.iter().map(|(k, v)| (Cow::Borrowed(k.as_str()), tree_of(v))).collect()),
+        Value::Object(map) => Json::Obj(
+            map.iter()
+                .map(|(k, v)| (Cow::Borrowed(k.as_str()), tree_of(v)))
+                .collect(),
+        ),
     }
 }
-
 
 impl crate::revision::sealed::Sealed for Event {}
 

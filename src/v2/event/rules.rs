@@ -99,7 +99,9 @@ pub(crate) fn int(x: f64) -> Option<i32> {
 /// truncated toward zero (`1.5` reads as 1, `-0.5` as 0).
 pub(crate) fn int_from_json(value: &Json<'_>) -> Option<i32> {
     let x = number(value)?;
-    (-2_147_483_648.0..=2_147_483_647.0).contains(&x).then_some(x as i32)
+    (-2_147_483_648.0..=2_147_483_647.0)
+        .contains(&x)
+        .then_some(x as i32)
 }
 
 impl FieldValue for Vec<String> {

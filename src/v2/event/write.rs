@@ -2,7 +2,9 @@
 //! today's stringify writes it (compact, keys in `to_json`'s order).
 
 use crate::v2::encode::{write_content, Out};
-use crate::v2::event::jobs::{JobEventKind, JobRecord, JobState, JobStopOutcome, PredictionOutcome, Usage};
+use crate::v2::event::jobs::{
+    JobEventKind, JobRecord, JobState, JobStopOutcome, PredictionOutcome, Usage,
+};
 use crate::v2::Content;
 use crate::wire::escape::{write_int, write_str};
 

@@ -1,0 +1,191 @@
+//! The engine's events: every vector of `tests/vectors/events.jsonl`
+//! (each verdict `oracle-events`'s), through every path that reads a line,
+//! and back out through every path that writes one.
+
+use serde_json::Value;
+use serve_command::v2::{Event, EventError, EventLineError as LineError, EventReader};
+
+const VECTORS: &str = include_str!("vectors/events.jsonl");
+
+/// What the oracle says a line is.
+#[derive(Debug, PartialEq)]
+enum Verdict {
+    /// An event, and the line upstream writes for it (no LF).
+    Ok(String),
+    /// JSON, but not an event a client reads.
+    None,
+    NotJson,
+}
+
+fn vectors() -> Vec<(String, Verdict, String)> {
+    VECTORS
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).expect("a vector is JSON");
+            let line = v["line"].as_str().expect("a string line").to_owned();
+            let verdict = if let Some(ok) = v["ok"].as_str() {
+                Verdict::Ok(ok.to_owned())
+            } else if v["none"] == Value::Bool(true) {
+                Verdict::None
+            } else {
+                assert_eq!(v["not_json"], Value::Bool(true), "{l}");
+                Verdict::NotJson
+            };
+            (
+                line,
+                verdict,
+                v["why"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn verdict(line: &str) -> Verdict {
+    match Event::from_slice(line.as_bytes()) {
+        Ok(event) => {
+            let written = event.to_line();
+            assert_eq!(
+                written.strip_suffix('\n').map(str::to_owned),
+                Some(event.to_string())
+            );
+            let mut bytes = Vec::new();
+            event.write_line(&mut bytes).unwrap();
+            assert_eq!(bytes, written.as_bytes());
+            // What is written reads back as the same event.
+            assert_eq!(
+                Event::from_slice(written.trim_end().as_bytes()),
+                Ok(event.clone()),
+                "{written}"
+            );
+            Verdict::Ok(written.trim_end_matches('\n').to_owned())
+        }
+        Err(LineError::Parse(_)) => Verdict::None,
+        Err(LineError::Syntax(_)) => Verdict::NotJson,
+        Err(e) => panic!("a kind of error this does not know: {e:?}"),
+    }
+}
+
+#[test]
+fn every_vector_decodes_and_writes_as_the_oracle_says() {
+    let vectors = vectors();
+    assert!(vectors.len() >= 400);
+    let mut wrong = Vec::new();
+    for (line, expected, why) in &vectors {
+        let got = verdict(line);
+        if &got != expected {
+            wrong.push(format!(
+                "{why}\n  line: {line}\n  want: {expected:?}\n  got:  {got:?}"
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} wrong:\n{}",
+        wrong.len(),
+        vectors.len(),
+        wrong.join("\n")
+    );
+}
+
+/// The `serde_json::Value` path decides as the line does, wherever
+/// serde_json reads the line (it refuses numbers beyond a double). A job's
+/// `data` is the one place it writes otherwise: serde_json's map sorts its
+/// keys, so only lines without `data` are compared byte for byte.
+#[test]
+fn from_json_decides_as_from_slice() {
+    let mut compared = 0;
+    for (line, expected, why) in vectors() {
+        let Ok(value) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let got = Event::from_json(&value).map(|e| e.to_string());
+        match expected {
+            Verdict::Ok(ok) if !line.contains("\"data\"") => {
+                assert_eq!(got.as_ref(), Ok(&ok), "{why}")
+            }
+            Verdict::Ok(_) => assert!(got.is_ok(), "{why}: {got:?}"),
+            Verdict::None => assert!(got.is_err(), "{why}: {got:?}"),
+            Verdict::NotJson => panic!("{why}: serde_json read a line that is not JSON"),
+        }
+        compared += 1;
+    }
+    assert!(compared > 1500, "{compared}");
+}
+
+#[test]
+fn a_reader_reads_on_past_every_bad_line() {
+    let stream = concat!(
+        "{\"event\":\"agent_step\",\"step\":1}\n",
+        "garbage\n",
+        "\n",
+        "{\"event\":\"fleet_started\"}\n",
+        "{\"event\":\"agent_step\",\"step\":\"2\"}\r\n",
+        "{\"event\":\"agent_finished\",\"answer\":\"ok\"}",
+    );
+    let items: Vec<_> = EventReader::new(stream.as_bytes())
+        .map(|item| item.map_err(|e| e.to_string()))
+        .collect();
+    assert_eq!(
+        items,
+        [
+            Ok(Event::agent_step(1)),
+            Err("line 2: expected a JSON value at byte 0".to_owned()),
+            Err("line 4: unknown event: fleet_started".to_owned()),
+            Err(
+                "line 5: agent_step: \"step\" must be an integer from -2147483648 to 2147483647"
+                    .to_owned()
+            ),
+            Ok(Event::agent_finished("ok")),
+        ]
+    );
+}
+
+/// Each reason a line is not an event, exactly.
+#[test]
+fn why_a_line_is_not_an_event() {
+    let table: &[(&str, EventError)] = &[
+        ("[]", EventError::NotAnObject),
+        ("{}", EventError::NoEventName),
+        (r#"{"event":7}"#, EventError::NoEventName),
+        (r#"{"event":"nap"}"#, EventError::UnknownEvent("nap".into())),
+        (
+            r#"{"event":"agent_finished"}"#,
+            EventError::MissingField {
+                event: "agent_finished",
+                field: "answer",
+            },
+        ),
+        (
+            r#"{"event":"tool_result","tool_call_id":"c","tool_name":"t","is_error":1,"content":""}"#,
+            EventError::WrongType {
+                event: "tool_result",
+                field: "is_error",
+                expected: "true or false",
+            },
+        ),
+        (
+            r#"{"event":"usage","usage":{"prompt_tokens":1,"completion_tokens":-1,"total_tokens":0,"prompt_cache_hit_tokens":0,"prompt_cache_miss_tokens":0}}"#,
+            EventError::InvalidField {
+                event: "usage",
+                field: "usage",
+                reason: "\"completion_tokens\" must be an integer from 0 to 2147483647".into(),
+            },
+        ),
+        (
+            r#"{"event":"steer_dropped","content":[{"type":"video"}]}"#,
+            EventError::InvalidField {
+                event: "steer_dropped",
+                field: "content",
+                reason: "invalid content: JsonDecodeError((/0/type, unknown content part type))"
+                    .into(),
+            },
+        ),
+    ];
+    for (line, error) in table {
+        assert_eq!(
+            Event::from_slice(line.as_bytes()),
+            Err(LineError::Parse(error.clone())),
+            "{line}"
+        );
+    }
+}
