@@ -78,6 +78,13 @@ pub struct Decode {
     /// What to print for each line.
     #[arg(long, value_enum, default_value_t = Format::Events)]
     format: Format,
+    /// Read the engine's events instead, as a controller reads its stdout:
+    /// each event's line as upstream writes it, each line that is not an
+    /// event's reason on stderr (exit 1 if any); with `--format verdict`,
+    /// `OK <line>`, `NONE` (JSON but not an event) or `NOTJSON`, as
+    /// `oracle-events` prints them.
+    #[arg(long, conflicts_with = "serve_policy")]
+    events: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -91,6 +98,14 @@ pub enum Format {
 }
 
 pub fn run(args: Decode, revision: Revision) -> output::Result<ExitCode> {
+    if args.events {
+        return match revision {
+            Revision::V1 => Err(output::Failure::Error(
+                "--events needs --revision v2: the protocol's first revision is the command half only".to_owned(),
+            )),
+            Revision::V2 => run_events(&args),
+        };
+    }
     match revision {
         Revision::V1 => run_as::<Command>(&args),
         Revision::V2 => run_as::<v2::Command>(&args),
@@ -99,11 +114,123 @@ pub fn run(args: Decode, revision: Revision) -> output::Result<ExitCode> {
 
 /// The one decoding loop, for either revision.
 fn run_as<C: Summarized>(args: &Decode) -> output::Result<ExitCode> {
+    let mut tally = Tally::default();
+    each_line::<C>(args, |out, number, line| {
+        let line = if args.serve_policy {
+            line.under_serve_policy()
+        } else {
+            line
+        };
+        write_line(out, args, number, &line)?;
+        tally.add(&line, args.summary);
+        Ok(())
+    })?;
+    if args.summary {
+        output::to_stderr(&tally.report(args.serve_policy))?;
+    }
+    Ok(if tally.refused > 0 && args.format == Format::Events {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `--events`: the engine's output read as a controller reads it, each
+/// line's event written back as upstream writes it; with `--format
+/// verdict`, `oracle-events`'s line protocol (`OK <line>`, `NONE`,
+/// `NOTJSON`, and `TOOLONG` over the limit).
+fn run_events(args: &Decode) -> output::Result<ExitCode> {
+    let (mut events, mut refused, mut blank) = (0u64, 0u64, 0u64);
+    let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
+    let mut reasons: Vec<String> = Vec::new();
+    each_line::<v2::Event>(args, |out, Number(file, number), line| {
+        if args.line_numbers && (args.format == Format::Verdict || !matches!(line, Line::Blank)) {
+            write!(out, "{}{number}\t", file.unwrap_or(""))?;
+        }
+        match line {
+            Line::Blank => {
+                blank += 1;
+                if args.format == Format::Verdict {
+                    out.write_all(b"NOTJSON\n")?;
+                }
+            }
+            Line::Decoded(Ok(event)) | Line::Refused(event, _) => {
+                events += 1;
+                *kinds.entry(event.name().to_owned()).or_default() += 1;
+                if args.format == Format::Verdict {
+                    out.write_all(b"OK ")?;
+                }
+                event.write_line(&mut *out)?;
+            }
+            Line::Decoded(Err(error)) => {
+                refused += 1;
+                let verdict: &[u8] = match &error {
+                    ReadError::TooLong { .. } => b"TOOLONG\n",
+                    ReadError::Line { error: LineError::Syntax(_), .. } => b"NOTJSON\n",
+                    _ => b"NONE\n",
+                };
+                if args.format == Format::Verdict {
+                    out.write_all(verdict)?;
+                } else {
+                    reasons.push(format!("{}{error}\n", file.map_or(String::new(), |f| format!("{f}"))));
+                }
+                if args.summary {
+                    *kinds.entry(format!("not an event: {}", event_error_kind(&error))).or_default() += 1;
+                }
+            }
+        }
+        // The reasons go to stderr as they come, after the lines before them.
+        if !reasons.is_empty() {
+            out.flush()?;
+            let text: String = reasons.drain(..).collect();
+            let mut err = io::stderr().lock();
+            err.write_all(text.as_bytes())?;
+        }
+        Ok(())
+    })?;
+    if args.summary {
+        let mut report = format!(
+            "{} lines: {events} events, {refused} not events, {blank} blank\n",
+            events + refused + blank
+        );
+        for (what, n) in &kinds {
+            report += &format!("{n:>10}  {what}\n");
+        }
+        output::to_stderr(&report)?;
+    }
+    Ok(if refused > 0 && args.format == Format::Events {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// A line that is not an event, grouped for the summary: the reason
+/// without what differs from line to line.
+fn event_error_kind(error: &ReadError<v2::EventError>) -> String {
+    match error {
+        ReadError::Line { error: LineError::Parse(e), .. } => match e {
+            v2::EventError::UnknownEvent(_) => "unknown event".to_owned(),
+            e => e.to_string(),
+        },
+        ReadError::Line { error: LineError::Syntax(_), .. } => "not JSON".to_owned(),
+        ReadError::TooLong { .. } => "too long".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// Every line of every input file (stdin for none, or `-`), in order, to
+/// `each`, with its number; stdout flushed before each read that would
+/// wait. Stops at the first file that cannot be opened or read, after what
+/// came before it.
+fn each_line<C: serve_command::generic::Revision>(
+    args: &Decode,
+    mut each: impl FnMut(&mut BufWriter<io::StdoutLock<'static>>, Number<'_>, Line<C>) -> io::Result<()>,
+) -> output::Result<()> {
     let out = Rc::new(RefCell::new(BufWriter::with_capacity(
         64 * 1024,
         io::stdout().lock(),
     )));
-    let mut tally = Tally::default();
     let stdin = [PathBuf::from("-")];
     let files = if args.files.is_empty() {
         &stdin[..]
@@ -138,26 +265,11 @@ fn run_as<C: Summarized>(args: &Decode) -> output::Result<ExitCode> {
                     return Err(io_error(&name, &e));
                 }
             };
-            let line = if args.serve_policy {
-                line.under_serve_policy()
-            } else {
-                line
-            };
-            let number = Number(prefix.as_deref(), number);
-            write_line(&mut *out.borrow_mut(), args, number, &line).map_err(stdout_error)?;
-            tally.add(&line, args.summary);
+            each(&mut out.borrow_mut(), Number(prefix.as_deref(), number), line).map_err(stdout_error)?;
         }
     }
     out.borrow_mut().flush().map_err(stdout_error)?;
-    drop(out);
-    if args.summary {
-        output::to_stderr(&tally.report(args.serve_policy))?;
-    }
-    Ok(if tally.refused > 0 && args.format == Format::Events {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(())
 }
 
 /// What one physical input line turned into.
