@@ -166,16 +166,24 @@ fn run_events(args: &Decode) -> output::Result<ExitCode> {
                 refused += 1;
                 let verdict: &[u8] = match &error {
                     ReadError::TooLong { .. } => b"TOOLONG\n",
-                    ReadError::Line { error: LineError::Syntax(_), .. } => b"NOTJSON\n",
+                    ReadError::Line {
+                        error: LineError::Syntax(_),
+                        ..
+                    } => b"NOTJSON\n",
                     _ => b"NONE\n",
                 };
                 if args.format == Format::Verdict {
                     out.write_all(verdict)?;
                 } else {
-                    reasons.push(format!("{}{error}\n", file.map_or(String::new(), |f| format!("{f}"))));
+                    reasons.push(format!(
+                        "{}{error}\n",
+                        file.map_or(String::new(), |f| format!("{f}"))
+                    ));
                 }
                 if args.summary {
-                    *kinds.entry(format!("not an event: {}", event_error_kind(&error))).or_default() += 1;
+                    *kinds
+                        .entry(format!("not an event: {}", event_error_kind(&error)))
+                        .or_default() += 1;
                 }
             }
         }
@@ -209,11 +217,17 @@ fn run_events(args: &Decode) -> output::Result<ExitCode> {
 /// without what differs from line to line.
 fn event_error_kind(error: &ReadError<v2::EventError>) -> String {
     match error {
-        ReadError::Line { error: LineError::Parse(e), .. } => match e {
+        ReadError::Line {
+            error: LineError::Parse(e),
+            ..
+        } => match e {
             v2::EventError::UnknownEvent(_) => "unknown event".to_owned(),
             e => e.to_string(),
         },
-        ReadError::Line { error: LineError::Syntax(_), .. } => "not JSON".to_owned(),
+        ReadError::Line {
+            error: LineError::Syntax(_),
+            ..
+        } => "not JSON".to_owned(),
         ReadError::TooLong { .. } => "too long".to_owned(),
         other => other.to_string(),
     }
@@ -265,7 +279,12 @@ fn each_line<C: serve_command::generic::Revision>(
                     return Err(io_error(&name, &e));
                 }
             };
-            each(&mut out.borrow_mut(), Number(prefix.as_deref(), number), line).map_err(stdout_error)?;
+            each(
+                &mut out.borrow_mut(),
+                Number(prefix.as_deref(), number),
+                line,
+            )
+            .map_err(stdout_error)?;
         }
     }
     out.borrow_mut().flush().map_err(stdout_error)?;

@@ -52,8 +52,8 @@ pub use self::command::{Command, IntoV1Error, NotInV1};
 pub use self::content::{Content, ContentPart};
 pub use self::error::ParseError;
 pub use self::event::{
-    Event, EventError, EventLineError, EventReadError, EventReader, JobEventKind, JobRecord,
-    JobState, JobStopOutcome, JsonText, PredictionOutcome, Usage,
+    CommandErrorCause, Event, EventError, EventLineError, EventReadError, EventReader,
+    JobEventKind, JobRecord, JobState, JobStopOutcome, JsonText, PredictionOutcome, Refusal, Usage,
 };
 pub use self::image::{Image, ImageError, MAX_BASE64_LEN, MAX_IMAGE_BYTES};
 pub use crate::v1::SteerKind;

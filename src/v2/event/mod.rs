@@ -7,12 +7,14 @@
 //! reads each (required, or defaulted). The enum, the constructors, the
 //! decoder and the encoder are all generated from it.
 
+mod command_error;
 mod error;
 mod jobs;
 mod json_text;
 mod rules;
 mod write;
 
+pub use self::command_error::{CommandErrorCause, Refusal};
 pub use self::error::EventError;
 pub use self::jobs::{JobEventKind, JobRecord, JobState, JobStopOutcome, PredictionOutcome, Usage};
 pub use self::json_text::JsonText;
