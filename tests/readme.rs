@@ -104,7 +104,7 @@ fn features() -> Vec<&'static str> {
         .skip(2)
         .take_while(|l| !l.starts_with('['))
         .filter_map(|l| l.split_once(" = ").map(|(name, _)| name.trim()))
-        .filter(|name| !name.starts_with('#'))
+        .filter(|name| !name.starts_with('#') && *name != "default")
         .collect()
 }
 
