@@ -175,10 +175,7 @@ fn run_events(args: &Decode) -> output::Result<ExitCode> {
                 if args.format == Format::Verdict {
                     out.write_all(verdict)?;
                 } else {
-                    reasons.push(format!(
-                        "{}{error}\n",
-                        file.map_or(String::new(), |f| format!("{f}"))
-                    ));
+                    reasons.push(format!("{}{error}\n", file.unwrap_or("")));
                 }
                 if args.summary {
                     *kinds

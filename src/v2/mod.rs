@@ -51,6 +51,8 @@ mod value;
 pub use self::command::{Command, IntoV1Error, NotInV1};
 pub use self::content::{Content, ContentPart};
 pub use self::error::ParseError;
+#[cfg(feature = "tokio")]
+pub use self::event::EventCodec;
 pub use self::event::{
     CommandErrorCause, Event, EventError, EventLineError, EventReadError, EventReader,
     JobEventKind, JobRecord, JobState, JobStopOutcome, JsonText, PredictionOutcome, Refusal, Usage,

@@ -509,6 +509,13 @@ impl FieldValue for JobRecord {
     }
 }
 
+impl FieldValue for Box<JobRecord> {
+    const EXPECTED: &'static str = JobRecord::EXPECTED;
+    fn read(value: &Json<'_>) -> Result<Box<JobRecord>, Why> {
+        JobRecord::read(value).map(Box::new)
+    }
+}
+
 impl FieldValue for Vec<JobRecord> {
     const EXPECTED: &'static str = "an array of job records";
     fn read(value: &Json<'_>) -> Result<Vec<JobRecord>, Why> {

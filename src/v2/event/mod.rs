@@ -12,6 +12,7 @@ mod error;
 mod jobs;
 mod json_text;
 mod rules;
+mod serde;
 mod write;
 
 pub use self::command_error::{CommandErrorCause, Refusal};
@@ -57,6 +58,17 @@ macro_rules! write_field {
     ($k:ident, $field:ident $(, $mode:ident $(= $d:literal)?)?) => {
         key($k, stringify!($field))?;
         $field.write($k)?;
+    };
+}
+
+macro_rules! serialize_field {
+    ($map:ident, $field:ident, omit) => {
+        if let Some(value) = $field {
+            $map.serialize_entry(stringify!($field), value)?;
+        }
+    };
+    ($map:ident, $field:ident $(, $mode:ident $(= $d:literal)?)?) => {
+        $map.serialize_entry(stringify!($field), $field)?;
     };
 }
 
@@ -130,6 +142,21 @@ macro_rules! events {
             )*
         }
 
+        impl Event {
+            /// The fields after `"event"`, as [`Event::write_line`] writes them.
+            fn serialize_fields<M: ::serde::ser::SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+                match self {
+                    $( Event::$Unit => {} )*
+                    $(
+                        Event::$Variant { $( $field, )* } => {
+                            $( serialize_field!(map, $field $(, $mode $(= $d)?)?); )*
+                        }
+                    )*
+                }
+                Ok(())
+            }
+        }
+
         /// Upstream's `parse` of an object: the event its `event` names,
         /// each field read as that event reads it.
         fn decode_object(obj: &Json<'_>, name: &str) -> Result<Event, EventError> {
@@ -172,7 +199,11 @@ events! {
     }
     structs {
         /// A background job started, changed, finished or failed.
-        JobChanged = job_changed { kind: JobEventKind, job: JobRecord },
+        JobChanged = job_changed {
+            kind: JobEventKind,
+            /// Boxed: a record is twenty fields, most events a few.
+            job: Box<JobRecord>,
+        },
         /// The answer to a `predict` command.
         PredictionResult = prediction_result {
             request_id: String,
@@ -470,3 +501,24 @@ impl crate::revision::Revision for Event {
 /// assert_eq!(events[2].as_ref().ok(), Some(&Event::agent_finished("done")));
 /// ```
 pub type EventReader<R> = crate::wire::read::CommandReader<R, Event>;
+
+/// A `tokio_util::codec` decoder and encoder for event lines (feature
+/// `tokio`): [`EventReader`]'s framing, limit and line numbers, every bad
+/// line an item (`Ok(Err(EventReadError))`), so a `FramedRead` over an
+/// engine's stdout reads on past it; encoding writes [`Event::to_line`].
+///
+/// ```
+/// use bytes::BytesMut;
+/// use serve_command::v2::{Event, EventCodec};
+/// use tokio_util::codec::{Decoder, Encoder};
+///
+/// let mut codec = EventCodec::new();
+/// let mut buf = BytesMut::new();
+/// codec.encode(Event::agent_step(1), &mut buf)?;
+/// buf.extend_from_slice(b"junk\n");
+/// assert_eq!(codec.decode(&mut buf)?.unwrap()?, Event::agent_step(1));
+/// assert!(codec.decode(&mut buf)?.unwrap().is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[cfg(feature = "tokio")]
+pub type EventCodec = crate::wire::codec::CommandCodec<Event>;

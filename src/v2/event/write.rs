@@ -67,6 +67,13 @@ impl WriteValue for Content {
     }
 }
 
+impl<T: WriteValue> WriteValue for Box<T> {
+    #[inline]
+    fn write<K: Out>(&self, k: &mut K) -> Result<(), K::Error> {
+        (**self).write(k)
+    }
+}
+
 impl WriteValue for Vec<String> {
     fn write<K: Out>(&self, k: &mut K) -> Result<(), K::Error> {
         list(k, self)
