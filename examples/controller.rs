@@ -1,11 +1,14 @@
-//! A controller's side of a session in today's protocol (`v2`): writes
-//! commands to stdout, one line each, as a TUI or a script would write them
-//! to an engine's stdin.
+//! A controller's side of a session in today's protocol (`v2`): it starts
+//! an engine, writes commands to its stdin, one line each, and reads its
+//! events back, typed, from its stdout, as a TUI or a script would. With no
+//! engine named, it writes the commands to its own stdout, for a pipe.
 //!
+//!     cargo run --example controller -- cargo run -q --example engine
 //!     cargo run --example controller | cargo run --example engine
 
-use serve_command::v2::{Command, ContentPart, Image, SteerKind};
-use std::io::{self, Write};
+use serve_command::v2::{Command, ContentPart, Event, EventReader, Image, SteerKind};
+use std::io::{self, BufReader, Write};
+use std::process::{Command as Process, Stdio};
 
 /// A 1x1 PNG, 67 bytes. A controller would read the user's file:
 /// `std::fs::read("shot.png")?`.
@@ -33,11 +36,47 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Command::GoalClear,
         Command::Cancel,
     ];
-    let mut stdout = io::stdout().lock();
-    for command in &session {
-        // One write per line: a line never interleaves with another writer's.
-        command.write_line(&mut stdout)?;
+    let mut engine_argv = std::env::args().skip(1);
+    let Some(program) = engine_argv.next() else {
+        let mut stdout = io::stdout().lock();
+        for command in &session {
+            // One write per line: a line never interleaves with another writer's.
+            command.write_line(&mut stdout)?;
+        }
+        stdout.flush()?;
+        return Ok(());
+    };
+    let mut engine = Process::new(program)
+        .args(engine_argv)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let (Some(mut stdin), Some(stdout)) = (engine.stdin.take(), engine.stdout.take()) else {
+        return Err("the engine's pipes".into());
+    };
+    // Commands from one thread, events read on this one: neither side can
+    // fill a pipe and wait on the other. Dropping stdin is the end of input.
+    let writer = std::thread::spawn(move || -> io::Result<()> {
+        for command in &session {
+            command.write_line(&mut stdin)?;
+        }
+        Ok(())
+    });
+    // A line that is not an event is an error item, and reading goes on.
+    for item in EventReader::new(BufReader::new(stdout)) {
+        match item {
+            Ok(event) => match event.command_error_cause() {
+                Some(cause) if cause.engine_stopped() => println!("engine stopped reading: {cause}"),
+                Some(cause) => println!("engine refused a line: {cause}"),
+                None => match &event {
+                    Event::AssistantMessage { content, .. } => println!("assistant: {content}"),
+                    event => println!("{}", event.name()),
+                },
+            },
+            Err(error) => eprintln!("controller: skipped {error}"),
+        }
     }
-    stdout.flush()?;
+    writer.join().map_err(|_| "the writer panicked")??;
+    engine.wait()?;
     Ok(())
 }
