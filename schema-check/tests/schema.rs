@@ -18,12 +18,14 @@
 //! unchanged, each decoded to the shape it illustrates (`shape_of_v2`), and
 //! every `Arbitrary` v2 command must fit its shape.
 
+mod common;
+
+use common::*;
 use serde_json::Value;
 use serve_command::v1::{Command, LineError, ParseError, SteerKind};
 use serve_command::v2;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 // ---------------------------------------------------------------------------
 // The revisions and their shapes: the one place the schema is written down.
@@ -309,34 +311,6 @@ fn v1() -> Revision {
     }
 }
 
-/// Schema keywords as a JSON object, for a `Ty::StringWith`.
-fn keywords(pairs: Vec<(&str, J)>) -> J {
-    J::Obj(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
-}
-
-/// The largest base64 text of an image within 5 MiB decoded: the reference
-/// refuses a longer one before decoding it.
-const MAX_IMAGE_BASE64: u64 = (5 * 1024 * 1024_u64).div_ceil(3) * 4;
-
-/// Canonical padded base64: whole quartets, then an optional padded one
-/// whose unused bits are zero (`A`, `Q`, `g`, `w` before `==`; every fourth
-/// letter before `=`), which is what decoding and re-encoding gives back.
-const CANONICAL_BASE64: &str =
-    "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$";
-
-/// Why a pattern anchored with `$` comes with a rule against a newline.
-const NEWLINE_GUARD: &str = "No `\\n`: for validators whose `$` also matches before a final newline (Python's `re`). Under ECMA-262 regular expressions, which JSON Schema specifies, the pattern alone is exact.";
-
-/// Each media type, and the start of the base64 of the bytes the reference
-/// sniffs for it (PNG's 8-byte signature, JPEG's `FF D8 FF`, `GIF87a` or
-/// `GIF89a`, `RIFF` + 4 bytes + `WEBP`).
-const IMAGE_SIGNATURES: [(&str, &str); 4] = [
-    ("image/png", "^iVBORw0KGg[o-r]"),
-    ("image/jpeg", "^/9j/"),
-    ("image/gif", "^R0lGOD[dl]h"),
-    ("image/webp", "^UklGR[g-v][A-Za-z0-9+/]{5}XRUJQ"),
-];
-
 /// The later revision (`serve_command::v2`, issue 11), from the upstream
 /// `command.mbt`, `content.mbt`, `image.mbt` and `jobs.mbt`. Until the crate
 /// has that module its examples are the reference's own canonical lines
@@ -398,7 +372,7 @@ fn v2() -> Revision {
                     (
                         "anyOf",
                         J::Arr(
-                            (0..=64u64)
+                            (0..=64i64)
                                 .map(|k| {
                                     obj([
                                         ("maxLength", J::Num(128 - k)),
@@ -687,133 +661,6 @@ fn revisions() -> Vec<Revision> {
 // ---------------------------------------------------------------------------
 // The generator.
 
-/// JSON with its keys in the order written, for a readable file.
-#[derive(Clone, Debug, PartialEq)]
-enum J {
-    Bool(bool),
-    Num(u64),
-    Str(String),
-    Arr(Vec<J>),
-    Obj(Vec<(String, J)>),
-}
-
-fn s(v: &str) -> J {
-    J::Str(v.to_owned())
-}
-
-fn obj<const N: usize>(entries: [(&str, J); N]) -> J {
-    J::Obj(
-        entries
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .collect(),
-    )
-}
-
-impl J {
-    fn push(&mut self, key: &str, value: J) {
-        let J::Obj(entries) = self else {
-            unreachable!()
-        };
-        entries.push((key.to_owned(), value));
-    }
-
-    /// Appends another object's entries.
-    fn extend(&mut self, other: J) {
-        let (J::Obj(entries), J::Obj(more)) = (self, other) else {
-            unreachable!()
-        };
-        entries.extend(more);
-    }
-
-    fn from_value(v: &Value) -> J {
-        match v {
-            Value::Bool(b) => J::Bool(*b),
-            Value::String(t) => s(t),
-            other => panic!("no wire line holds {other}"),
-        }
-    }
-
-    /// Two-space indentation; arrays of scalars on one line.
-    fn write(&self, indent: usize, out: &mut String) {
-        let pad = |n| "  ".repeat(n);
-        match self {
-            J::Bool(b) => write!(out, "{b}").unwrap(),
-            J::Num(n) => write!(out, "{n}").unwrap(),
-            J::Str(t) => out.push_str(&serde_json::to_string(t).unwrap()),
-            J::Arr(items)
-                if items
-                    .iter()
-                    .all(|i| matches!(i, J::Bool(_) | J::Num(_) | J::Str(_))) =>
-            {
-                out.push('[');
-                for (n, item) in items.iter().enumerate() {
-                    if n > 0 {
-                        out.push_str(", ");
-                    }
-                    item.write(indent, out);
-                }
-                out.push(']');
-            }
-            J::Arr(items) => {
-                out.push_str("[\n");
-                for (n, item) in items.iter().enumerate() {
-                    out.push_str(&pad(indent + 1));
-                    item.write(indent + 1, out);
-                    out.push_str(if n + 1 < items.len() { ",\n" } else { "\n" });
-                }
-                write!(out, "{}]", pad(indent)).unwrap();
-            }
-            J::Obj(entries) => {
-                out.push_str("{\n");
-                for (n, (key, value)) in entries.iter().enumerate() {
-                    out.push_str(&pad(indent + 1));
-                    out.push_str(&serde_json::to_string(key).unwrap());
-                    out.push_str(": ");
-                    value.write(indent + 1, out);
-                    out.push_str(if n + 1 < entries.len() { ",\n" } else { "\n" });
-                }
-                write!(out, "{}}}", pad(indent)).unwrap();
-            }
-        }
-    }
-}
-
-/// A line's top-level keys in the order they appear.
-fn keys_in_order(line: &str) -> Vec<String> {
-    struct Keys(Vec<String>);
-    impl<'de> serde::Deserialize<'de> for Keys {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct V;
-            impl<'de> serde::de::Visitor<'de> for V {
-                type Value = Keys;
-                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                    f.write_str("an object")
-                }
-                fn visit_map<A: serde::de::MapAccess<'de>>(
-                    self,
-                    mut map: A,
-                ) -> Result<Keys, A::Error> {
-                    let mut keys = Vec::new();
-                    while let Some(key) = map.next_key::<String>()? {
-                        map.next_value::<serde::de::IgnoredAny>()?;
-                        keys.push(key);
-                    }
-                    Ok(Keys(keys))
-                }
-            }
-            d.deserialize_map(V)
-        }
-    }
-    serde_json::from_str::<Keys>(line)
-        .expect("a wire line is an object")
-        .0
-}
-
-fn parse(line: &str) -> Value {
-    serde_json::from_str(line).expect("a wire line is JSON")
-}
-
 impl Shape {
     /// Keys present in every example.
     fn required(&self) -> Vec<&'static str> {
@@ -929,25 +776,6 @@ fn json_schema(rev: &Revision) -> String {
     root.write(0, &mut out);
     out.push('\n');
     out
-}
-
-/// `/** text */`, wrapped at 80 columns.
-fn doc_comment(text: &str, indent: &str, out: &mut String) {
-    assert!(!text.contains("*/"), "{text}");
-    writeln!(out, "{indent}/**").unwrap();
-    let mut line = String::new();
-    for word in text.split(' ') {
-        if !line.is_empty() && indent.len() + 3 + line.len() + 1 + word.len() > 80 {
-            writeln!(out, "{indent} * {line}").unwrap();
-            line.clear();
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    writeln!(out, "{indent} * {line}").unwrap();
-    writeln!(out, "{indent} */").unwrap();
 }
 
 fn ts_of(ty: &Ty, shape: Option<&Shape>, name: &str) -> String {
@@ -1071,32 +899,6 @@ fn typescript(rev: &Revision) -> String {
 // ---------------------------------------------------------------------------
 // The checks.
 
-/// The repository root: this package is `schema-check/` in it.
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("schema-check/ is in the repository")
-        .to_path_buf()
-}
-
-/// The checked-in file must be what the generator writes now; with
-/// `UPDATE_SCHEMA=1` it is rewritten instead.
-#[track_caller]
-fn check_generated(relative: &str, generated: &str) {
-    let path = root().join(relative);
-    if std::env::var_os("UPDATE_SCHEMA").is_some_and(|v| v == "1") {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, generated).unwrap();
-        return;
-    }
-    let current = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        current == generated,
-        "{relative} is stale or missing: it is generated by schema-check/tests/schema.rs. \
-         Regenerate it with:\n\n    UPDATE_SCHEMA=1 cargo test -p serve-command-schema-check\n"
-    );
-}
-
 #[test]
 fn schema_files_are_current() {
     for rev in revisions() {
@@ -1106,15 +908,6 @@ fn schema_files_are_current() {
         );
         check_generated(&format!("schema/{}.ts", rev.stem), &typescript(&rev));
     }
-}
-
-fn validator(schema: &str) -> jsonschema::Validator {
-    let schema = parse(schema);
-    assert!(
-        jsonschema::meta::is_valid(&schema),
-        "not a valid 2020-12 schema"
-    );
-    jsonschema::draft202012::new(&schema).expect("the schema compiles")
 }
 
 /// The validator for one shape alone: the root's `oneOf` narrowed to it.
