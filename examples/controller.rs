@@ -66,7 +66,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for item in EventReader::new(BufReader::new(stdout)) {
         match item {
             Ok(event) => match event.command_error_cause() {
-                Some(cause) if cause.engine_stopped() => println!("engine stopped reading: {cause}"),
+                Some(cause) if cause.engine_stopped() => {
+                    println!("engine stopped reading: {cause}")
+                }
                 Some(cause) => println!("engine refused a line: {cause}"),
                 None => match &event {
                     Event::AssistantMessage { content, .. } => println!("assistant: {content}"),

@@ -73,18 +73,33 @@ fn answer(command: Command) -> Vec<Event> {
             generation,
             job_id,
             ..
-        } => vec![Event::job_stop_result(request_id, generation, job_id, JobStopOutcome::NotFound)],
+        } => vec![Event::job_stop_result(
+            request_id,
+            generation,
+            job_id,
+            JobStopOutcome::NotFound,
+        )],
         Command::GoalSet { text, .. } => vec![Event::goal_updated(Some(text))],
         Command::GoalClear => vec![Event::goal_updated(None::<String>)],
         Command::ApprovalDecision { id, allow, .. } => {
-            vec![Event::approval_resolved(id, if allow { "allowed_once" } else { "rejected" })]
+            vec![Event::approval_resolved(
+                id,
+                if allow { "allowed_once" } else { "rejected" },
+            )]
         }
         Command::Predict {
             request_id,
             source_sequence,
             ..
-        } => vec![Event::prediction_result(request_id, source_sequence, PredictionOutcome::Skipped)],
-        Command::Compact => vec![Event::compaction_started(0, 0), Event::compaction_finished(0, 0, "nothing yet")],
+        } => vec![Event::prediction_result(
+            request_id,
+            source_sequence,
+            PredictionOutcome::Skipped,
+        )],
+        Command::Compact => vec![
+            Event::compaction_started(0, 0),
+            Event::compaction_finished(0, 0, "nothing yet"),
+        ],
         Command::Cancel => vec![Event::agent_aborted("cancelled")],
         // `Command` is non-exhaustive: what this engine does not know yet
         // (and `cancel_prediction`, which upstream answers with nothing) gets

@@ -1,11 +1,14 @@
-//! The codec for the command half of the `serve` protocol.
+//! The codec for both halves of the `serve` protocol.
 //!
 //! A controller (a TUI, a desktop app, a script) writes one JSON command per
 //! line to an agent engine's stdin (`openseek serve`, the engine of the
 //! openseek agent); the engine decodes each line into a command, or answers
-//! a line it cannot use with a `command_error` event. This crate writes
-//! those lines for controllers and reads them for engines, byte for byte as
-//! openseek's own decoder (the reference) does, with its error strings.
+//! a line it cannot use with a `command_error` event, and writes its events
+//! one per line on its stdout. This crate writes and reads both, byte for
+//! byte as openseek's own code (the reference) does, with its error
+//! strings: commands for controllers to write and engines to read
+//! ([`v2::Command`]), events for engines to write and controllers to read
+//! ([`v2::Event`], [`v2::EventReader`]).
 //!
 //! The protocol has two revisions, and the wire does not say which one a
 //! line belongs to: both ends agree on one. Each is a module with the same

@@ -705,7 +705,7 @@ fn the_version_names_the_upstream_sources_as_the_protocol_doc_does() {
     let (first, sources) = version.split_once('\n').unwrap();
     assert_eq!(first, concat!("serve-command ", env!("CARGO_PKG_VERSION")));
     assert!(sources.starts_with("follows upstream openseek (moonbitlang/openseek):\n  v2 commands     protocol/command.mbt @ 642262b0\n"), "{sources}");
-    assert_eq!(sources.lines().count(), 9, "{sources}");
+    assert_eq!(sources.lines().count(), 13, "{sources}");
     let doc = include_str!("../docs/PROTOCOL.md");
     assert!(
         doc.contains(&format!("```text\n{sources}```\n")),
@@ -2357,4 +2357,48 @@ fn shell_refuses_a_revision() {
             "serve-command: shell takes no --revision: the envelope is the same in both revisions\n"
         );
     }
+}
+
+/// `decode --events` reads an engine's stdout as a controller does: each
+/// event's line as upstream writes it, each other line's reason on stderr
+/// (exit 1); `--format verdict` is `oracle-events`' protocol, blank lines
+/// included.
+#[test]
+fn decode_events_reads_an_engines_output() {
+    let input = concat!(
+        "{ \"step\": 2.0, \"event\": \"agent_step\" }\n",
+        "\n",
+        "{\"event\":\"fleet_started\"}\n",
+        "not json\n",
+        "{\"event\":\"tool_result\",\"tool_call_id\":\"c\",\"tool_name\":\"t\",\"is_error\":false,\"content\":\"ok\"}\n",
+    );
+    let out = run(&["decode", "--events"], input.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        concat!(
+            "{\"event\":\"agent_step\",\"step\":2}\n",
+            "{\"event\":\"tool_result\",\"tool_call_id\":\"c\",\"tool_name\":\"t\",\"is_error\":false,\"content\":\"ok\",\"brief\":null}\n",
+        )
+    );
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "line 3: unknown event: fleet_started\nline 4: expected a JSON value at byte 0\n"
+    );
+    assert_eq!(
+        stdout_of(&["decode", "--events", "--format", "verdict"], input.as_bytes(), 0),
+        concat!(
+            "OK {\"event\":\"agent_step\",\"step\":2}\n",
+            "NOTJSON\n",
+            "NONE\n",
+            "NOTJSON\n",
+            "OK {\"event\":\"tool_result\",\"tool_call_id\":\"c\",\"tool_name\":\"t\",\"is_error\":false,\"content\":\"ok\",\"brief\":null}\n",
+        )
+    );
+    let out = run(&["--revision", "v1", "decode", "--events"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "serve-command: --events needs --revision v2: the protocol's first revision is the command half only\n"
+    );
 }

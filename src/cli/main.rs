@@ -1,5 +1,5 @@
 //! `serve-command`: the engine's and the controller's view of the serve
-//! protocol's command lines, from a shell.
+//! protocol's lines (commands, and today's events), from a shell.
 #![forbid(unsafe_code)]
 
 mod conform;
@@ -30,6 +30,10 @@ macro_rules! upstream {
   v2 job ids      protocol/jobs.mbt (valid_job_component) @ fe7362d3
   serve policy    internal/openseek/serve/state.mbt @ 642262b0 (v1: @ 36797574)
   shell envelope  protocol/command_context/command_context.mbt @ 35042ea4
+  v2 events       protocol/event.mbt, parse.mbt, to_json.mbt @ 642262b0
+  v2 job records  protocol/jobs.mbt @ 847272fd
+  v2 predictions  protocol/prediction.mbt @ 642262b0
+  v2 usage        protocol/usage.mbt @ 0ec98bd7
   JSON syntax     moonbitlang/core json @ aced026
   v1 commands     the protocol's first revision, frozen (protocol/command.mbt before content parts)"
     };
