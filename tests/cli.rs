@@ -2402,3 +2402,70 @@ fn decode_events_reads_an_engines_output() {
         "serve-command: --events needs --revision v2: the protocol's first revision is the command half only\n"
     );
 }
+
+/// `encode event NAME FIELD=VALUE...` writes the line an engine writes, for
+/// shell engines: a VALUE that is JSON is that JSON, anything else a
+/// string; what a client would not read as the event is refused, with why.
+#[test]
+fn encode_event_writes_what_an_engine_writes() {
+    let table: &[(&[&str], Result<&str, &str>)] = &[
+        (
+            &["assistant_delta", "content=Hel"],
+            Ok(r#"{"event":"assistant_delta","content":"Hel"}"#),
+        ),
+        (
+            &["agent_step", "step=1.0"],
+            Ok(r#"{"event":"agent_step","step":1}"#),
+        ),
+        (
+            &["goal_updated"],
+            Ok(r#"{"event":"goal_updated","goal":null}"#),
+        ),
+        (
+            &["assistant_delta", "content=\"3\""],
+            Ok(r#"{"event":"assistant_delta","content":"3"}"#),
+        ),
+        (
+            &["agent_step", "step=x"],
+            Err("agent_step: \"step\" must be an integer from -2147483648 to 2147483647"),
+        ),
+        (&["nap"], Err("unknown event: nap")),
+        (&["agent_step", "step"], Err("step: expected FIELD=VALUE")),
+    ];
+    for (args, expected) in table {
+        let argv: Vec<&str> = ["encode", "event"]
+            .iter()
+            .chain(args.iter())
+            .copied()
+            .collect();
+        let out = run(&argv, b"");
+        let (stdout, stderr) = (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        );
+        match expected {
+            Ok(line) => assert_eq!(
+                (out.status.code(), stdout, stderr),
+                (Some(0), format!("{line}\n"), String::new()),
+                "{args:?}"
+            ),
+            Err(why) => assert_eq!(
+                (out.status.code(), stdout, stderr),
+                (Some(2), String::new(), format!("serve-command: {why}\n")),
+                "{args:?}"
+            ),
+        }
+    }
+    let out = run(
+        &[
+            "--revision",
+            "v1",
+            "encode",
+            "event",
+            "agent_step",
+            "step=1",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -122,6 +122,23 @@ pub enum Message {
         /// The `request_id` of the prediction to cancel.
         request_id: String,
     },
+    /// An engine's event (v2), as the engine writes it: `NAME` and its
+    /// fields, each `FIELD=VALUE`, where a VALUE that is JSON is that JSON
+    /// (`step=3`, `is_error=false`, `job={...}`) and anything else a
+    /// string (`content=hello`; `content='"3"'` for the string "3"). The
+    /// line is written only if a client would read it as that event; else
+    /// why not, with exit 2. For shell engines.
+    #[command(after_help = "Examples:
+  serve-command encode event assistant_delta content=Hel
+  serve-command encode event agent_step step=1
+  serve-command encode event tool_result tool_call_id=c1 tool_name=shell is_error=false content=ok")]
+    Event {
+        /// The event's wire name (`agent_step`, `assistant_delta`, ...).
+        name: String,
+        /// Its fields, `FIELD=VALUE`.
+        #[arg(value_name = "FIELD=VALUE")]
+        fields: Vec<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -163,14 +180,48 @@ pub enum Kind {
 }
 
 pub fn run(args: Encode, revision: Revision) -> output::Result<()> {
-    let line = match revision {
-        Revision::V1 => checked(&v1(args.command)?),
-        Revision::V2 => checked(&v2(args.command)?),
-    }?;
+    let line =
+        match (revision, args.command) {
+            (Revision::V1, Message::Event { .. }) => return Err(Failure::Error(
+                "event needs --revision v2: the protocol's first revision is the command half only"
+                    .to_owned(),
+            )),
+            (Revision::V2, Message::Event { name, fields }) => event_line(&name, &fields)?,
+            (revision, command) => encode_command(revision, command)?,
+        };
     let mut out = io::stdout().lock();
     out.write_all(&line)
         .and_then(|()| out.flush())
         .map_err(stdout_error)
+}
+
+/// An event's line from its name and `FIELD=VALUE`s, decided by the event
+/// decoder (one rule set): what a client would not read is refused.
+fn event_line(name: &str, fields: &[String]) -> output::Result<Vec<u8>> {
+    let string = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    let mut object = format!("{{\"event\":{}", string(name));
+    for field in fields {
+        let (key, value) = field
+            .split_once('=')
+            .ok_or_else(|| Failure::Error(format!("{field}: expected FIELD=VALUE")))?;
+        let value = match serde_json::from_str::<serde_json::Value>(value) {
+            Ok(_) => value.to_owned(),
+            Err(_) => string(value),
+        };
+        object += &format!(",{}:{value}", string(key));
+    }
+    object.push('}');
+    let event =
+        v2::Event::from_slice(object.as_bytes()).map_err(|e| Failure::Error(e.to_string()))?;
+    Ok(event.to_line().into_bytes())
+}
+
+/// A command's line, checked.
+fn encode_command(revision: Revision, command: Message) -> output::Result<Vec<u8>> {
+    match revision {
+        Revision::V1 => checked(&v1(command)?),
+        Revision::V2 => checked(&v2(command)?),
+    }
 }
 
 /// The command's line, if the revision's own decoder takes it back: the
@@ -208,6 +259,8 @@ fn v1(message: Message) -> output::Result<Command> {
         Message::CancelPrediction { .. } => {
             return Err(needs_v2("cancel-prediction", "prediction commands"))
         }
+        // `run` writes an event before it gets here.
+        Message::Event { .. } => return Err(needs_v2("event", "events")),
         Message::Prompt {
             text,
             submission_id,
@@ -267,6 +320,10 @@ fn v2(message: Message) -> output::Result<v2::Command> {
             source_sequence,
         } => v2::Command::predict(request_id, source_sequence),
         Message::CancelPrediction { request_id } => v2::Command::cancel_prediction(request_id),
+        // `run` writes an event without a command.
+        Message::Event { name, .. } => {
+            return Err(Failure::Error(format!("{name}: an event, not a command")))
+        }
     })
 }
 
