@@ -41,8 +41,10 @@ use std::time::Duration;
 ///   `#[serde(skip_serializing_if = "Option::is_none")]`.
 /// - A job's free-form `data` as a `serde_json::Value`: without serde_json's
 ///   `preserve_order` it writes an object's keys sorted, where upstream keeps
-///   them in the order they came; the inputs' `data` objects have their keys
-///   in sorted order, so both write the same bytes.
+///   them in the order they came, and writes a double as ryu does (`1e21`)
+///   where upstream writes JavaScript's form (`1e+21`); the inputs' `data`
+///   objects have their keys in sorted order and hold only strings and small
+///   integers, so both write the same bytes.
 /// - `schema_version` is a plain field (upstream writes a constant 1).
 /// - `job_changed`'s record is boxed (clippy's `large_enum_variant`): the
 ///   enum is then about 100 bytes, where `Event`, holding its `JobRecord`
