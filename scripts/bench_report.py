@@ -10,6 +10,10 @@ between the `bench-report` markers: the machine, each contender's median
 throughput per input, and the goal ratios with pass/fail. Draws the chart
 (throughput per contender and input) as `benchmarks.svg` next to it.
 
+The event direction (`bench/benches/events.rs`: `events_decode/`,
+`events_encode/`, `events_stream/`) has goal rows and tables of its own, left
+out when criterion's output has none of its groups (an older run).
+
 `--snapshot FILE` saves this run's medians as JSON; `--compare FILE` (repeatable,
 most recent first) adds an earlier run's ratios as a column, and a median column
 on which the verdict is given, to see whether the ratios are stable.
@@ -50,6 +54,22 @@ LABELS = {
     "code_1mib": "1 MiB pasted code",
     "prose_1mib": "1 MiB CJK/Cyrillic/Greek prose",
     "escaped_1mib": "1 MiB dense mix (escapes, non-ASCII)",
+}
+
+# The event direction (bench/benches/events.rs): the crate's `Event` against
+# the `#[serde(tag = "event")]` enum a user would derive, with serde_json and
+# with sonic-rs.
+EVENT_DECODE = ["from_slice", "serde_json", "sonic_rs"]
+EVENT_ENCODE = ["write_line", "serde_json", "sonic_rs", "copy"]
+EVENT_STREAM = ["event_reader", "read_until_serde_json"]
+EVENT_INPUTS = ["deltas", "tool_result_1mib", "jobs_snapshot_1000"]
+EVENT_STREAM_INPUTS = ["deltas_32mib"]
+# The derive's two encoders and decoders: the "fastest peer" of the events.
+EVENT_PEERS = ("serde_json", "sonic_rs")
+EVENT_LABELS = {
+    "deltas": "stream of small deltas",
+    "tool_result_1mib": "1 MiB tool_result",
+    "jobs_snapshot_1000": "jobs_snapshot of 1,000 jobs",
 }
 
 # (figure, group, numerator, denominator, goal, comparison): the ratio is
@@ -113,6 +133,21 @@ GOALS = (
         ("small lines: v2 decode time vs v1, paired in the same rounds", "v2_paired/small", "v2 over v1", None, 1.05, "<="),
         ("prompt with a 1 MiB PNG: v2 decode time vs base64 decode + one copy", "v2/image_1mib", "v2 from_slice", "base64 decode + copy", 1.02, "<="),
         ("1 MiB of one escape-dense phrase repeated: v2 decode time vs the IgnoredAny floor", "decode/dense_1mib", "from_slice", "ignored_any_floor", 1.5, "<="),
+    ]
+)
+# The event goals: rows of the same table, shown only when a run has the
+# group (`goals_table` skips the others, so an older run reports as before).
+EVENT_GOALS = (
+    [
+        (f"events, {EVENT_LABELS[n]}: decode (from_slice) vs the fastest of serde_json, sonic-rs", f"events_decode/{n}", EVENT_PEERS, "from_slice", 1.0, ">=")
+        for n in EVENT_INPUTS
+    ]
+    + [
+        (f"events, {EVENT_LABELS[n]}: encode (write_line) vs the fastest of serde_json, sonic-rs", f"events_encode/{n}", EVENT_PEERS, "write_line", 1.0, ">=")
+        for n in EVENT_INPUTS
+    ]
+    + [
+        ("events, 32 MiB of deltas: EventReader vs read_until + serde_json derive", "events_stream/deltas_32mib", "read_until_serde_json", "event_reader", 2.0, ">="),
     ]
 )
 # Shown beside the goals, without a goal of their own.
@@ -240,6 +275,71 @@ def encode_peer_table(runs, previous, kind):
     return "\n".join(rows)
 
 
+def event_table(runs, previous, kind, ours, cols):
+    """For every event input, `ours`'s throughput, then each contender's time
+    over `ours`'s (above 1.0: ours is faster; **bold**: a peer is faster), in
+    the median of the runs given."""
+    everyone = [runs] + previous
+    rows = [
+        f"| input | `{ours}` | " + " | ".join(f"`{c}`" for c in cols) + " |",
+        "|" + " --- |" * (len(cols) + 2),
+    ]
+    for name in EVENT_INPUTS:
+        group = f"{kind}/{name}"
+        if group not in runs or ours not in runs[group]:
+            continue
+        tp = median([mib_s(r[group][ours]) for r in everyone if group in r and ours in r[group]])
+        cells = [fmt_tp(tp)]
+        for c in cols:
+            vals = [v for v in (ratio(r, group, c, ours) for r in everyone) if v is not None]
+            if not vals:
+                cells.append("–")
+                continue
+            v = median(vals)
+            slower = c in EVENT_PEERS and v < 1.0
+            cells.append(f"**{v:.2f}**" if slower else f"{v:.2f}")
+        rows.append(f"| {EVENT_LABELS[name]} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def event_sections(runs, previous):
+    """The event direction's tables, or nothing when this run has none of
+    its groups."""
+    if not any(g.startswith("events_") for g in runs):
+        return []
+    return [
+        "### Events: decode, every input against both peers",
+        "",
+        "`Event::from_slice`'s median throughput, then each contender's time over "
+        "`from_slice`'s (above 1.0: `from_slice` is faster; **bold**: a peer is faster): "
+        "`serde_json` and `sonic_rs` decode the `#[serde(tag = \"event\")]` enum a user "
+        "would derive, each line into the owned event; the median of the runs above.",
+        "",
+        event_table(runs, previous, "events_decode", "from_slice", EVENT_DECODE[1:]),
+        "",
+        "### Events: encode, every input against both peers",
+        "",
+        "`Event::write_line`'s median throughput (into a reused `Vec`), then each "
+        "contender's time over `write_line`'s: the same derive written by serde_json and "
+        "sonic-rs into the same `Vec` (the same bytes, checked), and `copy` of the "
+        "finished lines; the median of the runs above.",
+        "",
+        event_table(runs, previous, "events_encode", "write_line", EVENT_ENCODE[1:]),
+        "",
+        "### Events: median throughput (median time per iteration), this run",
+        "",
+        table(runs, "events_decode", EVENT_DECODE, EVENT_INPUTS),
+        "",
+        table(runs, "events_encode", EVENT_ENCODE, EVENT_INPUTS),
+        "",
+        "32 MiB of the deltas through a `BufReader` (8 KiB buffer): `EventReader`, and a "
+        "`read_until` loop decoding each line into the derive with serde_json.",
+        "",
+        table(runs, "events_stream", EVENT_STREAM, EVENT_STREAM_INPUTS),
+        "",
+    ]
+
+
 def sh(*cmd):
     try:
         return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip()
@@ -312,7 +412,9 @@ def goals_table(runs, previous):
     def shown(vals):
         return " | ".join("–" if v is None else f"{v:.2f}x" for v in vals)
 
-    for figure, group, num, den, goal, cmp in GOALS:
+    present = set().union(*everyone)
+    event_goals = [g for g in EVENT_GOALS if g[1] in present]
+    for figure, group, num, den, goal, cmp in GOALS + event_goals:
         vals = ratios(group, num, den)
         judged = vals[-1]
         if judged is None:
@@ -380,6 +482,7 @@ def report(runs, previous, info):
         "",
         table(runs, "encode_v2", ENCODE_V2, INPUTS),
         "",
+        *event_sections(runs, previous),
         "![decode and encode throughput per contender and input](benchmarks.svg)",
         "",
         END,
@@ -395,6 +498,7 @@ COLORS = {
     "serde_json": "#4575b4", "sonic_rs": "#fdae61", "simd_json": "#f46d43", "copy": "#9e9e9e",
     "command_reader": "#1b7837", "read_until_serde_json": "#4575b4",
     "split_ignored_any_floor": "#9e9e9e",
+    "event_reader": "#1b7837",
 }
 
 
@@ -404,7 +508,15 @@ def chart(runs):
     inputs differ by orders of magnitude), labelled in MiB/s or GiB/s."""
     pw, bar, gap, left, top, per_row = 320, 18, 5, 150, 30, 3
     rows = []
-    for kind, contenders, inputs in [("decode", DECODE, INPUTS), ("encode", ENCODE, INPUTS), ("stream", STREAM, STREAM_INPUTS)]:
+    for kind, contenders, inputs in [
+        ("decode", DECODE, INPUTS),
+        ("encode", ENCODE, INPUTS),
+        ("stream", STREAM, STREAM_INPUTS),
+        # Absent from an older run: no panel.
+        ("events_decode", EVENT_DECODE, EVENT_INPUTS),
+        ("events_encode", EVENT_ENCODE, EVENT_INPUTS),
+        ("events_stream", EVENT_STREAM, EVENT_STREAM_INPUTS),
+    ]:
         present = [n for n in inputs if f"{kind}/{n}" in runs]
         for k in range(0, len(present), per_row):
             rows.append((kind, contenders, present[k : k + per_row]))
