@@ -11,8 +11,8 @@ use crate::wire::tree::Json;
 /// A background job, as `job_changed` and `jobs_snapshot` carry it
 /// (upstream's `JobRecord`, schema version 1).
 ///
-/// Built with [`JobRecord::new`] and the `with_` setters; upstream may add
-/// fields, so it is `#[non_exhaustive]`.
+/// Built with [`JobRecord::new`], then its public fields set; upstream may
+/// add fields, so it is `#[non_exhaustive]`.
 ///
 /// ```
 /// use serve_command::v2::{Event, JobEventKind, JobRecord, JobState};
