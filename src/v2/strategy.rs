@@ -15,6 +15,29 @@
 //!     prop_assert_eq!(got, outcome);
 //! });
 //! ```
+//!
+//! And for the engine's events, which a controller reads: [`event()`],
+//! [`job_record()`], and [`event_line()`], near-miss event lines paired
+//! with the outcome upstream's `parse` gives them, predicted by a statement
+//! of its rules of their own (not asked of the decoder).
+//!
+//! ```
+//! use proptest::prelude::*;
+//! use serve_command::v2::{strategy, Event, EventLineError};
+//!
+//! proptest!(|(event in strategy::event())| {
+//!     prop_assert_eq!(Event::from_slice(event.to_line().as_bytes()), Ok(event));
+//! });
+//! proptest!(|((line, outcome) in strategy::event_line())| {
+//!     let got = Event::from_slice(line.as_bytes());
+//!     prop_assert_eq!(got, outcome.map_err(EventLineError::Parse));
+//! });
+//! ```
+
+// The events' strategies live beside the events (`src/v2/event/`).
+#[path = "event/strategy.rs"]
+mod event;
+pub use self::event::{event, event_line, job_record};
 
 use crate::error::LineError;
 use crate::v1::strategy::{

@@ -7,6 +7,8 @@
 //! reads each (required, or defaulted). The enum, the constructors, the
 //! decoder and the encoder are all generated from it.
 
+#[cfg(feature = "arbitrary")]
+mod arbitrary;
 mod command_error;
 mod error;
 mod jobs;
