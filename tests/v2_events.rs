@@ -229,3 +229,34 @@ fn serde_writes_and_reads_the_line() {
     }
     assert!(compared > 700, "{compared}");
 }
+
+/// A job's `data` of many keys, some repeated, is written back with each
+/// key where it first stood and its last value (the reference's map), and
+/// decoding it takes time linear in its keys (a line of 40,000 keys).
+#[test]
+fn a_jobs_data_of_many_keys_keeps_its_order_and_last_values() {
+    let n = 40_000;
+    let mut data: Vec<String> = (0..n).map(|i| format!("\"k{i}\":{i}")).collect();
+    data.push("\"k0\":\"last\"".to_owned());
+    let line = format!(
+        concat!(
+            r#"{{"event":"job_changed","kind":"started","job":{{"schema_version":1,"#,
+            r#""generation":"g","id":"j","revision":1,"command":"c","state":{{"kind":"running"}},"#,
+            r#""started_at_ms":0,"backgrounded_at_ms":0,"output_persistent":false,"#,
+            r#""output_bytes":0,"output_chars":0,"output_truncated":false,"invalid_utf8":false,"#,
+            r#""data":{{{}}}}}}}"#
+        ),
+        data.join(",")
+    );
+    let event = Event::from_slice(line.as_bytes()).expect("a job_changed");
+    let Event::JobChanged { job, .. } = &event else {
+        panic!("{event:?}");
+    };
+    let expected: Vec<String> = std::iter::once("\"k0\":\"last\"".to_owned())
+        .chain((1..n).map(|i| format!("\"k{i}\":{i}")))
+        .collect();
+    assert_eq!(
+        job.data.as_ref().map(|d| d.as_str().to_owned()),
+        Some(format!("{{{}}}", expected.join(",")))
+    );
+}
