@@ -53,8 +53,9 @@ run_one() {
   mkdir -p "$work/$t"
   # New inputs go to a scratch corpus; the seeds are only read. A crash
   # leaves its input in fuzz/artifacts/$t/.
-  # The later revision's targets get its words too.
-  case "$t" in *_v2) dict=src/command_v2.dict ;; shell) dict=fuzz/shell.dict ;; esac
+  # The later revision's targets get its words too; the event targets the
+  # events' (src/event_v2.dict).
+  case "$t" in *_v2) dict=src/command_v2.dict ;; shell) dict=fuzz/shell.dict ;; *_event) dict=src/event_v2.dict ;; esac
   "${fuzz[@]}" run "$t" "$work/$t" "fuzz/seeds/$t" -- \
     -max_total_time="$secs" -dict="$dict" -print_final_stats=1 \
     >"$work/$t.log" 2>&1

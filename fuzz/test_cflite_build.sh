@@ -29,7 +29,7 @@ mapfile -t targets < <(cargo fuzz list)
 for t in "${targets[@]}"; do
   [ -x "$OUT/$t" ] || { echo "missing binary $OUT/$t"; exit 1; }
   dict=src/command.dict
-  case "$t" in *_v2) dict=src/command_v2.dict ;; shell) dict=fuzz/shell.dict ;; esac
+  case "$t" in *_v2) dict=src/command_v2.dict ;; shell) dict=fuzz/shell.dict ;; *_event) dict=src/event_v2.dict ;; esac
   cmp "$OUT/$t.dict" "$dict" || { echo "bad $t.dict"; exit 1; }
   zip="$OUT/${t}_seed_corpus.zip"
   seeds="$(find "fuzz/seeds/$t" -type f | wc -l)"

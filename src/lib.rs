@@ -102,8 +102,8 @@
 //! | feature | what it brings |
 //! | --- | --- |
 //! | `tokio` | [`v2::CommandCodec`] and [`v1::CommandCodec`], for `tokio_util::codec`. Brings in `tokio-util` (with `codec`) and `bytes` |
-//! | `arbitrary` | `impl Arbitrary` for [`v2::Command`] and [`v1::Command`], for cargo-fuzz targets |
-//! | `proptest` | [`v2::strategy`] and [`v1::strategy`]: proptest strategies for commands, and for near-miss lines paired with their outcome, for an engine's own tests |
+//! | `arbitrary` | `impl Arbitrary` for [`v2::Command`], [`v2::Event`] and [`v1::Command`], for cargo-fuzz targets |
+//! | `proptest` | [`v2::strategy`] and [`v1::strategy`]: proptest strategies for commands and events, and for near-miss lines paired with their outcome, for an engine's (or a controller's) own tests |
 //! | `avx2` (default) | the long-string scans (a long prompt's escaping and decoding) on AVX2 where the CPU has it, picked at run time, through `pulp` (6 crates); without it they use SSE2, a few percent slower on long non-ASCII text |
 //! | `cli` | the `serve-command` binary (below); turns on `proptest` |
 //!

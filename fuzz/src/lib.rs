@@ -329,3 +329,45 @@ pub fn quirk_number(data: &[u8]) -> bool {
     }
     false
 }
+
+/// What the event targets share: a job's `data`, which the `Value` paths
+/// hold with their keys sorted.
+pub mod events {
+    use serde_json::Value;
+    use serve_command::v2::{Event, JobRecord};
+
+    /// The job records an event holds.
+    pub fn records(event: &Event) -> Vec<&JobRecord> {
+        match event {
+            Event::JobChanged { job, .. } => vec![&**job],
+            Event::JobsSnapshot { jobs, .. } => jobs.iter().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether any of its jobs has `data`.
+    pub fn has_data(event: &Event) -> bool {
+        records(event).iter().any(|r| r.data.is_some())
+    }
+
+    /// The event without its jobs' `data`, and each `data` as serde_json
+    /// reads it: serde_json's map sorts an object's keys, so a `Value`
+    /// path writes `data` back with its keys in another order, the same
+    /// value.
+    pub fn apart(mut event: Event) -> (Event, Vec<Option<Result<Value, String>>>) {
+        let records: Vec<&mut JobRecord> = match &mut event {
+            Event::JobChanged { job, .. } => vec![&mut **job],
+            Event::JobsSnapshot { jobs, .. } => jobs.iter_mut().collect(),
+            _ => Vec::new(),
+        };
+        let data = records
+            .into_iter()
+            .map(|r| {
+                r.data
+                    .take()
+                    .map(|d| d.to_value().map_err(|e| e.to_string()))
+            })
+            .collect();
+        (event, data)
+    }
+}
