@@ -25,7 +25,7 @@ use crate::wire::find::{
     backslash_bits, has_backslash, next_backslash, next_stop, special_or, string_masks, Special,
     HIGH,
 };
-use crate::wire::tree::{Json, Num};
+use crate::wire::tree::{JStr, Json, Num};
 
 /// Deepest nesting of arrays and objects the reference's parser accepts,
 /// counting the command object itself as level 1.
@@ -75,14 +75,11 @@ pub(crate) fn parse_tree(line: &[u8]) -> std::result::Result<Json<'_>, SyntaxErr
     }
 }
 
-/// A container [`Parser::tree`] is inside, with what it holds so far.
-enum Open<'a> {
-    Arr(Vec<Json<'a>>),
-    /// The members so far, and the key whose value comes next.
-    Obj(
-        Vec<(std::borrow::Cow<'a, str>, Json<'a>)>,
-        std::borrow::Cow<'a, str>,
-    ),
+/// A container [`Parser::tree`] is inside: where its items (or members)
+/// start on the scratch stack they are built on.
+enum Open {
+    Arr(usize),
+    Obj(usize),
 }
 
 /// A string's raw contents as they stand in the line, between the quotes.
@@ -126,15 +123,11 @@ impl<'a> Raw<'a> {
     }
 }
 
-impl<'a> RawStr<'a> {
-    /// The string, borrowed from the line unless it holds an escape.
+impl RawStr<'_> {
+    /// Whether the string is empty: an escape never unescapes to nothing.
     #[inline]
-    fn into_cow(self) -> std::borrow::Cow<'a, str> {
-        if self.escaped {
-            std::borrow::Cow::Owned(self.into_string())
-        } else {
-            std::borrow::Cow::Borrowed(self.raw.text())
-        }
+    pub(crate) fn is_empty(&self) -> bool {
+        self.raw.bytes().is_empty()
     }
 }
 
@@ -1176,8 +1169,14 @@ impl<'a> Parser<'a> {
     /// deeper than [`MAX_DEPTH`], the top-level value's own counted), so
     /// no nesting grows the call stack. Errors as [`Parser::skip_value`]
     /// finds and places them.
+    ///
+    /// The open containers' items and members wait on two scratch stacks,
+    /// and each container is allocated once, at its size, when it closes.
     fn tree(&mut self) -> Result<Json<'a>> {
-        let mut open: Vec<Open<'a>> = Vec::new();
+        let mut open: Vec<Open> = Vec::new();
+        let mut items: Vec<Json<'a>> = Vec::new();
+        // An object's member waits here with `Null` until its value comes.
+        let mut members: Vec<(JStr<'a>, Json<'a>)> = Vec::new();
         loop {
             self.skip_ws();
             let mut value = match self.peek() {
@@ -1192,21 +1191,22 @@ impl<'a> Parser<'a> {
                             self.i += 1;
                             Json::Arr(Vec::new())
                         } else {
-                            open.push(Open::Arr(Vec::new()));
+                            open.push(Open::Arr(items.len()));
                             continue;
                         }
                     } else if self.peek() == Some(b'}') {
                         self.i += 1;
                         Json::Obj(Vec::new())
                     } else {
-                        let key = self.key()?.into_cow();
-                        open.push(Open::Obj(Vec::new(), key));
+                        let key = self.key()?;
+                        open.push(Open::Obj(members.len()));
+                        members.push((JStr::Raw(key), Json::Null));
                         continue;
                     }
                 }
                 Some(b'"') => {
                     self.i += 1;
-                    Json::Str(self.string()?.into_cow())
+                    Json::Str(JStr::Raw(self.string()?))
                 }
                 Some(b't') => {
                     self.literal(b"true")?;
@@ -1227,7 +1227,6 @@ impl<'a> Parser<'a> {
                     Json::Num(Num {
                         // A number is ASCII: this never falls back.
                         text: std::borrow::Cow::Borrowed(std::str::from_utf8(raw).unwrap_or("0")),
-                        value: number_value(raw),
                     })
                 }
                 _ => return Err(self.err("expected a JSON value")),
@@ -1235,9 +1234,9 @@ impl<'a> Parser<'a> {
             // The value goes into the container it closes, and so on up.
             loop {
                 self.skip_ws();
-                match open.last_mut() {
+                match open.last() {
                     None => return Ok(value),
-                    Some(Open::Arr(items)) => {
+                    Some(&Open::Arr(start)) => {
                         items.push(value);
                         match self.peek() {
                             Some(b',') => {
@@ -1246,28 +1245,27 @@ impl<'a> Parser<'a> {
                             }
                             Some(b']') => {
                                 self.i += 1;
-                                value = Json::Arr(std::mem::take(items));
+                                value = Json::Arr(items.drain(start..).collect());
                                 open.pop();
                             }
                             _ => return Err(self.err("expected ',' or ']'")),
                         }
                     }
-                    Some(Open::Obj(members, key)) => {
-                        let key = std::mem::take(key);
-                        members.push((key, value));
+                    Some(&Open::Obj(start)) => {
+                        if let Some(member) = members.last_mut() {
+                            member.1 = value;
+                        }
                         match self.peek() {
                             Some(b',') => {
                                 self.i += 1;
                                 self.skip_ws();
-                                let next = self.key()?.into_cow();
-                                if let Some(Open::Obj(_, key)) = open.last_mut() {
-                                    *key = next;
-                                }
+                                let key = self.key()?;
+                                members.push((JStr::Raw(key), Json::Null));
                                 break;
                             }
                             Some(b'}') => {
                                 self.i += 1;
-                                value = Json::Obj(std::mem::take(members));
+                                value = Json::Obj(members.drain(start..).collect());
                                 open.pop();
                             }
                             _ => return Err(self.err("expected ',' or '}'")),
@@ -1332,7 +1330,7 @@ impl<'a> Parser<'a> {
 /// bits (`1e4294967296` is 1) and drops integer digits past 800 from the
 /// magnitude, and its fast paths saturate the exponent (at 100,000, and
 /// past 65,536) before digits that many can offset it.
-fn number_value(number: &[u8]) -> f64 {
+pub(crate) fn number_value(number: &[u8]) -> f64 {
     let exponent_digits = number
         .iter()
         .rposition(|b| matches!(b, b'e' | b'E' | b'+' | b'-'))

@@ -4,10 +4,14 @@
 //! exactly when it is JSON to the commands' decoder, with the same errors;
 //! built iteratively, so no depth of nesting grows the stack.
 //!
-//! Strings borrow from the line unless they hold an escape; numbers keep
-//! their source text beside their value, which upstream's stringify needs
-//! to write a big integer back as it came.
+//! A line's strings stay as the scan left them, unescaped and checked only
+//! when a rule reads them (most keys are only compared, and a string the
+//! event keeps is built once, straight from the line); numbers keep their
+//! source text, read as a double on demand, which upstream's stringify
+//! also needs to write a big integer back as it came.
 
+use crate::wire::fields::WireStr;
+use crate::wire::scan::RawStr;
 use std::borrow::Cow;
 
 pub(crate) use crate::wire::scan::parse_tree as parse;
@@ -18,19 +22,113 @@ pub(crate) enum Json<'a> {
     Null,
     Bool(bool),
     Num(Num<'a>),
-    Str(Cow<'a, str>),
+    Str(JStr<'a>),
     Arr(Vec<Json<'a>>),
     /// Members in the line's order, duplicates included: [`Json::get`]
     /// reads a key's last value, as the reference's map keeps it.
-    Obj(Vec<(Cow<'a, str>, Json<'a>)>),
+    Obj(Vec<(JStr<'a>, Json<'a>)>),
 }
 
-/// A number: its text as the line spells it, and the double the reference
-/// reads from it.
+/// A string: as a line holds it (escapes and all), or as text.
+#[derive(Clone)]
+pub(crate) enum JStr<'a> {
+    Raw(RawStr<'a>),
+    /// From a source other than a line (`Value`, a `Deserializer`).
+    Text(Cow<'a, str>),
+}
+
+impl JStr<'_> {
+    /// Whether the (unescaped) string is `lit`.
+    #[inline]
+    pub(crate) fn is(&self, lit: &str) -> bool {
+        match self {
+            JStr::Raw(raw) => raw.is(lit),
+            JStr::Text(s) => s == lit,
+        }
+    }
+
+    /// The (unescaped) string, borrowed unless it held an escape.
+    #[inline]
+    pub(crate) fn text(&self) -> Cow<'_, str> {
+        match self {
+            JStr::Raw(raw) => raw.as_text(),
+            JStr::Text(s) => Cow::Borrowed(s),
+        }
+    }
+
+    /// The (unescaped) string, owned: one allocation, from the line.
+    #[inline]
+    pub(crate) fn to_string(&self) -> String {
+        match self {
+            JStr::Raw(raw) => raw.into_string(),
+            JStr::Text(s) => s.clone().into_owned(),
+        }
+    }
+
+    /// Whether the string is empty (an escape never unescapes to nothing).
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        match self {
+            JStr::Raw(raw) => raw.is_empty(),
+            JStr::Text(s) => s.is_empty(),
+        }
+    }
+}
+
+impl<'a> WireStr for JStr<'a> {
+    #[inline]
+    fn is(&self, lit: &str) -> bool {
+        JStr::is(self, lit)
+    }
+    #[inline]
+    fn into_string(self) -> String {
+        match self {
+            JStr::Raw(raw) => raw.into_string(),
+            JStr::Text(s) => s.into_owned(),
+        }
+    }
+    #[inline]
+    fn as_text(&self) -> Cow<'_, str> {
+        self.text()
+    }
+}
+
+impl std::fmt::Debug for JStr<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.text(), f)
+    }
+}
+
+impl PartialEq for JStr<'_> {
+    fn eq(&self, other: &JStr<'_>) -> bool {
+        self.text() == other.text()
+    }
+}
+
+/// A number, by its text as the line spells it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Num<'a> {
     pub(crate) text: Cow<'a, str>,
-    pub(crate) value: f64,
+}
+
+impl Num<'_> {
+    /// The double the reference reads from the text: the nearest one.
+    pub(crate) fn value(&self) -> f64 {
+        let text = self.text.as_bytes();
+        let (negative, digits) = match text.split_first() {
+            Some((b'-', rest)) => (true, rest),
+            _ => (false, text),
+        };
+        // Up to 15 digits is exact in a double: most numbers of a line
+        // (counts, times in ms) need no float parsing.
+        if !digits.is_empty() && digits.len() <= 15 && digits.iter().all(u8::is_ascii_digit) {
+            let n = digits
+                .iter()
+                .fold(0i64, |n, d| n * 10 + i64::from(d - b'0')) as f64;
+            return if negative { -n } else { n };
+        }
+        crate::wire::scan::number_value(text)
+    }
 }
 
 impl<'a> Json<'a> {
@@ -38,37 +136,54 @@ impl<'a> Json<'a> {
     /// a missing key or a value that is not an object.
     pub(crate) fn get(&self, key: &str) -> Option<&Json<'a>> {
         match self {
-            Json::Obj(members) => members.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
+            Json::Obj(members) => members
+                .iter()
+                .rev()
+                .find(|(k, _)| k.is(key))
+                .map(|(_, v)| v),
             _ => None,
         }
     }
 
     /// The string this value is, if it is one.
-    pub(crate) fn as_str(&self) -> Option<&str> {
+    #[inline]
+    pub(crate) fn as_jstr(&self) -> Option<&JStr<'a>> {
         match self {
             Json::Str(s) => Some(s),
             _ => None,
         }
     }
 
+    /// Whether this value is the string `lit`.
+    #[inline]
+    pub(crate) fn is_str(&self, lit: &str) -> bool {
+        matches!(self, Json::Str(s) if s.is(lit))
+    }
+
+    /// The string this value is, owned, if it is one.
+    #[inline]
+    pub(crate) fn string(&self) -> Option<String> {
+        self.as_jstr().map(JStr::to_string)
+    }
+
     /// The members of an object, with each key's last value only, in the
     /// order the reference's map keeps them: a key where it first appeared.
-    pub(crate) fn members(&self) -> Vec<(&str, &Json<'a>)> {
+    pub(crate) fn members(&self) -> Vec<(Cow<'_, str>, &Json<'a>)> {
         use std::collections::hash_map::{Entry, HashMap};
         let Json::Obj(members) = self else {
             return Vec::new();
         };
-        let mut out: Vec<(&str, &Json<'a>)> = Vec::with_capacity(members.len());
+        let mut out: Vec<(Cow<'_, str>, &Json<'a>)> = Vec::with_capacity(members.len());
         // Where each key stands in `out`: linear in the keys, as the
         // reference's hash map is (a search of `out` made an object of
         // 60,000 keys take a minute).
-        let mut at: HashMap<&str, usize> = HashMap::with_capacity(members.len());
+        let mut at: HashMap<Cow<'_, str>, usize> = HashMap::with_capacity(members.len());
         for (key, value) in members {
-            match at.entry(key) {
+            match at.entry(key.text()) {
                 Entry::Occupied(slot) => out[*slot.get()].1 = value,
                 Entry::Vacant(slot) => {
-                    slot.insert(out.len());
-                    out.push((key, value));
+                    out.push((slot.key().clone(), value));
+                    slot.insert(out.len() - 1);
                 }
             }
         }

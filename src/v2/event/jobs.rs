@@ -257,7 +257,7 @@ impl FieldValue for JobEventKind {
             JobEventKind::Failed,
         ]
         .into_iter()
-        .find(|k| value.as_str() == Some(k.as_str()))
+        .find(|k| value.is_str(k.as_str()))
         .ok_or(Why::Wrong)
     }
 }
@@ -273,7 +273,7 @@ impl FieldValue for JobStopOutcome {
             JobStopOutcome::WrongRuntime,
         ]
         .into_iter()
-        .find(|k| value.as_str() == Some(k.as_str()))
+        .find(|k| value.is_str(k.as_str()))
         .ok_or(Why::Wrong)
     }
 }
@@ -309,8 +309,8 @@ impl FieldValue for PredictionOutcome {
     const EXPECTED: &'static str = "a prediction outcome object";
     fn read(value: &Json<'_>) -> Result<PredictionOutcome, Why> {
         let invalid = || Why::Invalid("invalid prediction outcome".to_owned());
-        let kind = value.get("kind").and_then(Json::as_str);
-        match kind {
+        let kind = value.get("kind").and_then(Json::as_jstr).map(|k| k.text());
+        match kind.as_deref() {
             Some("completed") => {
                 let (Some(text), Some(input), Some(output)) = (
                     value.get("text"),
@@ -361,7 +361,12 @@ impl FieldValue for JobState {
     const EXPECTED: &'static str = "a job state object";
     fn read(value: &Json<'_>) -> Result<JobState, Why> {
         let invalid = || Why::Invalid("invalid background job state".to_owned());
-        match value.get("kind").and_then(Json::as_str) {
+        match value
+            .get("kind")
+            .and_then(Json::as_jstr)
+            .map(|k| k.text())
+            .as_deref()
+        {
             Some("running") => Ok(JobState::Running),
             Some("stopping") => Ok(JobState::Stopping),
             Some("interrupted") => Ok(JobState::Interrupted),
@@ -411,8 +416,7 @@ impl FieldValue for JobRecord {
         // `String::from_json` / `Bool::from_json` on a present field.
         let string = |name: &str| -> Result<String, Why> {
             field(name)?
-                .as_str()
-                .map(str::to_owned)
+                .string()
                 .ok_or_else(|| fail(format!("{name}: expected a string")))
         };
         let flag = |name: &str| -> Result<bool, Why> {

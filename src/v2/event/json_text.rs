@@ -81,22 +81,22 @@ pub(crate) fn write_json<K: Sink>(k: &mut K, value: &Json<'_>) -> Result<(), K::
     enum Step<'v, 'a> {
         Value(&'v Json<'a>),
         Str(&'static str),
-        Key(&'v str),
+        Key(std::borrow::Cow<'v, str>),
     }
     let mut todo = vec![Step::Value(value)];
     while let Some(step) = todo.pop() {
         match step {
             Step::Str(s) => k.put(s)?,
             Step::Key(key) => {
-                crate::wire::escape::write_str(k, key)?;
+                crate::wire::escape::write_str(k, &key)?;
                 k.put(":")?;
             }
             Step::Value(value) => match value {
                 Json::Null => k.put("null")?,
                 Json::Bool(true) => k.put("true")?,
                 Json::Bool(false) => k.put("false")?,
-                Json::Str(s) => crate::wire::escape::write_str(k, s)?,
-                Json::Num(n) => write_number(k, &n.text, n.value)?,
+                Json::Str(s) => crate::wire::escape::write_str(k, &s.text())?,
+                Json::Num(n) => write_number(k, &n.text, n.value())?,
                 Json::Arr(items) => {
                     k.put("[")?;
                     todo.push(Step::Str("]"));

@@ -28,7 +28,7 @@ use crate::error::LineError;
 use crate::v2::encode::Out;
 use crate::v2::Content;
 use crate::wire::escape::{self, Fmt, Len, Overflow, ShortBuf, StackBuf};
-use crate::wire::tree::{self, Json};
+use crate::wire::tree::{self, JStr, Json};
 use std::{fmt, io};
 
 /// How `parse` reads a field, and whether `to_json` writes it when absent.
@@ -443,9 +443,9 @@ fn decode(tree: &Json<'_>) -> Result<Event, EventError> {
     }
     let name = tree
         .get("event")
-        .and_then(Json::as_str)
+        .and_then(Json::as_jstr)
         .ok_or(EventError::NoEventName)?;
-    decode_object(tree, name)
+    decode_object(tree, &name.text())
 }
 
 /// A `serde_json::Value` as a tree, borrowing its strings.
@@ -457,13 +457,12 @@ fn tree_of(value: &serde_json::Value) -> Json<'_> {
         Value::Bool(b) => Json::Bool(*b),
         Value::Number(n) => Json::Num(tree::Num {
             text: Cow::Owned(n.to_string()),
-            value: n.as_f64().unwrap_or(f64::NAN),
         }),
-        Value::String(s) => Json::Str(Cow::Borrowed(s)),
+        Value::String(s) => Json::Str(JStr::Text(Cow::Borrowed(s))),
         Value::Array(items) => Json::Arr(items.iter().map(tree_of).collect()),
         Value::Object(map) => Json::Obj(
             map.iter()
-                .map(|(k, v)| (Cow::Borrowed(k.as_str()), tree_of(v)))
+                .map(|(k, v)| (JStr::Text(Cow::Borrowed(k.as_str())), tree_of(v)))
                 .collect(),
         ),
     }

@@ -7,7 +7,7 @@ use crate::v2::event::EventError;
 use crate::v2::rules as command_rules;
 use crate::v2::Content;
 use crate::wire::fields::{ArrayField, Item, Slot};
-use crate::wire::tree::Json;
+use crate::wire::tree::{JStr, Json};
 
 /// Why a value is not the field's: the wrong kind of value, or a value of
 /// the right kind that breaks a rule (in upstream's words where it has any).
@@ -49,13 +49,13 @@ pub(crate) fn required<T: FieldValue>(
 /// Upstream's `text` for an optional field: the string, or `None` when the
 /// key is absent or holds anything else.
 pub(crate) fn text(object: &Json<'_>, field: &str) -> Option<String> {
-    object.get(field).and_then(Json::as_str).map(str::to_owned)
+    object.get(field).and_then(Json::string)
 }
 
 impl FieldValue for String {
     const EXPECTED: &'static str = "a string";
     fn read(value: &Json<'_>) -> Result<String, Why> {
-        value.as_str().map(str::to_owned).ok_or(Why::Wrong)
+        value.string().ok_or(Why::Wrong)
     }
 }
 
@@ -81,7 +81,7 @@ impl FieldValue for i32 {
 /// The double a number holds.
 pub(crate) fn number(value: &Json<'_>) -> Option<f64> {
     match value {
-        Json::Num(n) => Some(n.value),
+        Json::Num(n) => Some(n.value()),
         _ => None,
     }
 }
@@ -123,7 +123,8 @@ impl FieldValue for Content {
         let mut parts = command_rules::PartList::new();
         match value {
             Json::Arr(items) => {
-                let array: &mut dyn ArrayField<&str, command_rules::PartFields<&str>> = &mut parts;
+                let array: &mut dyn ArrayField<JStr<'_>, command_rules::PartFields<JStr<'_>>> =
+                    &mut parts;
                 array.begin();
                 for item in items {
                     if !array.wants_more() {
@@ -133,7 +134,7 @@ impl FieldValue for Content {
                         Json::Obj(members) => {
                             let mut part = command_rules::PartFields::new();
                             for (key, value) in members {
-                                if let Some(slot) = part.slot(key.as_bytes()) {
+                                if let Some(slot) = part.slot(key.text().as_bytes()) {
                                     *slot = slot_of(value);
                                 }
                             }
@@ -150,12 +151,12 @@ impl FieldValue for Content {
 }
 
 /// A tree value as the commands' rules take a field.
-fn slot_of<'v>(value: &'v Json<'_>) -> Slot<&'v str> {
+fn slot_of<'a>(value: &Json<'a>) -> Slot<JStr<'a>> {
     match value {
-        Json::Str(s) => Slot::Str(s),
+        Json::Str(s) => Slot::Str(s.clone()),
         Json::Bool(true) => Slot::True,
         Json::Bool(false) => Slot::False,
-        Json::Num(n) => Slot::Num(n.value),
+        Json::Num(n) => Slot::Num(n.value()),
         _ => Slot::Other,
     }
 }

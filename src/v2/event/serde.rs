@@ -8,7 +8,7 @@ use crate::v2::event::jobs::{
 };
 use crate::v2::event::json_text::JsonText;
 use crate::v2::event::{decode, Event};
-use crate::wire::tree::{self, Json, Num};
+use crate::wire::tree::{self, JStr, Json, Num};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use std::borrow::Cow;
@@ -48,13 +48,11 @@ impl<'de> Visitor<'de> for TreeVisitor {
     fn visit_i64<E>(self, n: i64) -> Result<Json<'de>, E> {
         Ok(Json::Num(Num {
             text: Cow::Owned(n.to_string()),
-            value: n as f64,
         }))
     }
     fn visit_u64<E>(self, n: u64) -> Result<Json<'de>, E> {
         Ok(Json::Num(Num {
             text: Cow::Owned(n.to_string()),
-            value: n as f64,
         }))
     }
     fn visit_f64<E>(self, x: f64) -> Result<Json<'de>, E> {
@@ -62,17 +60,16 @@ impl<'de> Visitor<'de> for TreeVisitor {
             // With a fraction or an exponent, so that it is never taken
             // for an integer's exact text.
             text: Cow::Owned(format!("{x:e}")),
-            value: x,
         }))
     }
     fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Json<'de>, E> {
-        Ok(Json::Str(Cow::Borrowed(s)))
+        Ok(Json::Str(JStr::Text(Cow::Borrowed(s))))
     }
     fn visit_str<E>(self, s: &str) -> Result<Json<'de>, E> {
-        Ok(Json::Str(Cow::Owned(s.to_owned())))
+        Ok(Json::Str(JStr::Text(Cow::Owned(s.to_owned()))))
     }
     fn visit_string<E>(self, s: String) -> Result<Json<'de>, E> {
-        Ok(Json::Str(Cow::Owned(s)))
+        Ok(Json::Str(JStr::Text(Cow::Owned(s))))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'de>, A::Error> {
         let mut items = Vec::new();
@@ -84,7 +81,7 @@ impl<'de> Visitor<'de> for TreeVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
         let mut members = Vec::new();
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            members.push((key, map.next_value_seed(TreeSeed)?));
+            members.push((JStr::Text(key), map.next_value_seed(TreeSeed)?));
         }
         Ok(Json::Obj(members))
     }
@@ -230,14 +227,14 @@ impl Serialize for Value<'_, '_> {
         match self.0 {
             Json::Null => serializer.serialize_unit(),
             Json::Bool(b) => serializer.serialize_bool(*b),
-            Json::Str(s) => serializer.serialize_str(s),
+            Json::Str(s) => serializer.serialize_str(&s.text()),
             Json::Num(n) => {
                 if let Ok(i) = n.text.parse::<i64>() {
                     serializer.serialize_i64(i)
                 } else if let Ok(u) = n.text.parse::<u64>() {
                     serializer.serialize_u64(u)
                 } else {
-                    serializer.serialize_f64(n.value)
+                    serializer.serialize_f64(n.value())
                 }
             }
             Json::Arr(items) => {
@@ -251,7 +248,7 @@ impl Serialize for Value<'_, '_> {
                 let members = self.0.members();
                 let mut map = serializer.serialize_map(Some(members.len()))?;
                 for (key, value) in members {
-                    map.serialize_entry(key, &Value(value))?;
+                    map.serialize_entry(&*key, &Value(value))?;
                 }
                 map.end()
             }
