@@ -2469,3 +2469,338 @@ fn encode_event_writes_what_an_engine_writes() {
     );
     assert_eq!(out.status.code(), Some(2));
 }
+
+// The event direction in `conform`, `corpus` and `dict`: for
+// implementations of a controller's reader in other languages.
+
+/// Event vectors for the tests below: each verdict, a raw-bytes line, one
+/// without `why`, and one that cannot be sent.
+const SMALL_EVENT_VECTORS: &str = r#"{"line": "{ \"step\": 2.0, \"event\": \"agent_step\" }", "ok": "{\"event\":\"agent_step\",\"step\":2}", "why": "a whole double"}
+{"line": "{\"event\":\"agent_step\",\"step\":\"1\"}", "none": true, "why": "a string step"}
+
+{"line_base64": "77u/eyJldmVudCI6Im1heF9zdGVwc19leGhhdXN0ZWQifQ==", "not_json": true, "why": "a BOM"}
+{"line": "{\"event\":\n\"max_steps_exhausted\"}", "ok": "{\"event\":\"max_steps_exhausted\"}", "why": "a LF between tokens"}
+{"line": "{\"event\":\"nap\"}", "none": true}
+"#;
+
+const SMALL_EVENT_SKIPPED: &str = "skipped vector 5 (a LF between tokens): its line holds a LF, which the line protocol cannot carry\n";
+
+/// `conform --events` runs the event vectors, built in, through a
+/// PROGRAM speaking `oracle-events`' protocol: the crate's own reader
+/// agrees with every one; its command decoder only on the lines that are
+/// not JSON.
+#[test]
+fn conform_events_passes_the_crate_itself_on_the_event_vectors() {
+    let vectors = include_str!("vectors/events.jsonl");
+    let (stdout, stderr) = all_agree(vectors);
+    // Today: all 1,683 sent, none holds a LF.
+    assert_eq!(stdout, "1683/1683 vectors agree\n");
+    assert_eq!(stderr, "");
+    for args in [
+        &[
+            "conform", "--events", "--", BIN, "decode", "--events", "--format", "verdict",
+        ][..],
+        &[
+            "--revision",
+            "v2",
+            "conform",
+            "--events",
+            "--",
+            BIN,
+            "decode",
+            "--revision",
+            "v2",
+            "--events",
+            "--format",
+            "verdict",
+        ],
+    ] {
+        let out = run(args, b"");
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), stdout, "{args:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), stderr, "{args:?}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+    }
+    // The command decoder is not an event reader: `--events` chose the
+    // event vectors, and only the 36 that are not JSON agree.
+    let not_json = vectors
+        .lines()
+        .filter(|l| l.contains("\"not_json\": true"))
+        .count();
+    assert_eq!(not_json, 36);
+    let out = run(
+        &[
+            "conform", "--events", "--", BIN, "decode", "--format", "verdict",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(report.lines().last(), Some("36/1683 vectors agree"));
+    // Every other line is JSON but no command: an `ERR` where an event
+    // reader says `OK` or `NONE`.
+    assert_eq!(
+        report.matches("\n  got:      ERR ").count(),
+        1683 - 36,
+        "{report}"
+    );
+}
+
+/// Each disagreement is reported as for commands, and a PROGRAM that
+/// misbehaves is stopped by the same runner, with the same messages.
+#[test]
+fn conform_events_reports_each_disagreement_and_each_misbehaviour() {
+    let dir = scratch("conform-events");
+    let vectors = dir.join("events.jsonl");
+    std::fs::write(&vectors, SMALL_EVENT_VECTORS).unwrap();
+    let right =
+        r#"cat >/dev/null; printf 'OK {"event":"agent_step","step":2}\nNONE\nNOTJSON\nNONE\n'"#;
+    // (script name, body, stdout, stderr with {} for the script's path, status)
+    let table: &[(&str, String, &str, &str, i32)] = &[
+        (
+            "crate",
+            format!("exec '{BIN}' decode --events --format verdict"),
+            "4/4 vectors agree\n",
+            "",
+            0,
+        ),
+        ("right", right.to_owned(), "4/4 vectors agree\n", "", 0),
+        (
+            // An implementation that reads a whole double as no integer,
+            // and takes what it does not know for a bad line.
+            "strict",
+            r#"cat >/dev/null; printf 'NONE\nNONE\nNOTJSON\nNOTJSON\n'"#.to_owned(),
+            concat!(
+                "vector 1: a whole double\n",
+                "  line:     \"{ \\\"step\\\": 2.0, \\\"event\\\": \\\"agent_step\\\" }\"\n",
+                "  expected: OK {\"event\":\"agent_step\",\"step\":2}\n",
+                "  got:      NONE\n",
+                "vector 6\n",
+                "  line:     \"{\\\"event\\\":\\\"nap\\\"}\"\n",
+                "  expected: NONE\n",
+                "  got:      NOTJSON\n",
+                "2/4 vectors agree\n",
+            ),
+            "",
+            1,
+        ),
+        (
+            // The line as it came, not as upstream writes it.
+            "echo",
+            r#"cat >/dev/null; printf 'OK { "step": 2.0, "event": "agent_step" }\nNONE\nNOTJSON\nNONE\n'"#.to_owned(),
+            concat!(
+                "vector 1: a whole double\n",
+                "  line:     \"{ \\\"step\\\": 2.0, \\\"event\\\": \\\"agent_step\\\" }\"\n",
+                "  expected: OK {\"event\":\"agent_step\",\"step\":2}\n",
+                "  got:      OK { \"step\": 2.0, \"event\": \"agent_step\" }\n",
+                "3/4 vectors agree\n",
+            ),
+            "",
+            1,
+        ),
+        (
+            "command-decoder",
+            format!("exec '{BIN}' decode --format verdict"),
+            concat!(
+                "vector 1: a whole double\n",
+                "  line:     \"{ \\\"step\\\": 2.0, \\\"event\\\": \\\"agent_step\\\" }\"\n",
+                "  expected: OK {\"event\":\"agent_step\",\"step\":2}\n",
+                "  got:      ERR expected a {\"command\": ...} object\n",
+                "vector 2: a string step\n",
+                "  line:     \"{\\\"event\\\":\\\"agent_step\\\",\\\"step\\\":\\\"1\\\"}\"\n",
+                "  expected: NONE\n",
+                "  got:      ERR expected a {\"command\": ...} object\n",
+                "vector 6\n",
+                "  line:     \"{\\\"event\\\":\\\"nap\\\"}\"\n",
+                "  expected: NONE\n",
+                "  got:      ERR expected a {\"command\": ...} object\n",
+                "1/4 vectors agree\n",
+            ),
+            "",
+            1,
+        ),
+        (
+            "dies",
+            "head -c 10 >/dev/null; echo NONE; exit 3".to_owned(),
+            "",
+            "serve-command: {} exited with status 3 (after 1 of 4 lines)\n",
+            2,
+        ),
+        (
+            "too-few",
+            "cat >/dev/null; printf 'NONE\\nNONE\\nNOTJSON\\n'".to_owned(),
+            "",
+            "serve-command: {} answered 3 lines for 4\n",
+            2,
+        ),
+        (
+            "too-many",
+            format!("{right}; echo NONE"),
+            "",
+            "serve-command: {} answered 5 lines for 4\n",
+            2,
+        ),
+    ];
+    for (name, body, stdout, stderr, status) in table {
+        let path = script(&dir, name, body);
+        let args = [
+            "conform",
+            "--events",
+            "--vectors",
+            vectors.to_str().unwrap(),
+            "--",
+            &path,
+        ];
+        let out = run(&args, b"");
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), *stdout, "{name}");
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            format!("{SMALL_EVENT_SKIPPED}{}", stderr.replace("{}", &path)),
+            "{name}"
+        );
+        assert_eq!(out.status.code(), Some(*status), "{name}");
+    }
+    // The same timeout, and the same kill.
+    let path = script(&dir, "hangs", "cat >/dev/null; exec sleep 60");
+    let args = [
+        "conform",
+        "--events",
+        "--timeout",
+        "0.5",
+        "--vectors",
+        vectors.to_str().unwrap(),
+        "--",
+        &path,
+    ];
+    let start = std::time::Instant::now();
+    let out = run(&args, b"");
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.stdout, b"");
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "{SMALL_EVENT_SKIPPED}serve-command: {path} did not finish within 500ms; killed it\n"
+        )
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// v1 has no events, the serve policy judges commands, and a vectors file
+/// holds the outcomes of one direction: each mix-up is refused before
+/// PROGRAM starts (`true` would answer 0 lines), with why.
+#[test]
+fn conform_events_refuses_what_is_not_about_events() {
+    let dir = scratch("conform-events-usage");
+    let file = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let no_v1 = "serve-command: --events needs --revision v2: the protocol's first revision is the command half only\n";
+    let v1_file = file(
+        "v1.jsonl",
+        "{\"line\":\"x\",\"not_json\":true,\"revision\":\"v1\"}\n",
+    );
+    let events = file("events.jsonl", SMALL_EVENT_VECTORS);
+    // (arguments, stderr)
+    let mut table: Vec<(Vec<String>, String)> = vec![
+        (
+            vec!["--revision".into(), "v1".into(), "conform".into(), "--events".into(), "--".into(), "true".into()],
+            no_v1.into(),
+        ),
+        (
+            vec!["conform".into(), "--events".into(), "--revision".into(), "v1".into(), "--".into(), "true".into()],
+            no_v1.into(),
+        ),
+        (
+            vec!["conform".into(), "--events".into(), "--serve-policy".into(), "--".into(), "true".into()],
+            "error: the argument '--events' cannot be used with '--serve-policy'\n\nUsage: serve-command conform --events -- <PROGRAM>...\n\nFor more information, try '--help'.\n".into(),
+        ),
+        (
+            vec!["conform".into(), "--events".into(), "--vectors".into(), v1_file.clone(), "--".into(), "true".into()],
+            format!("serve-command: {v1_file}: its vectors are v1's (line 1 says so), but the protocol's first revision has no events\n"),
+        ),
+        (
+            vec!["conform".into(), "--vectors".into(), events.clone(), "--".into(), "true".into()],
+            format!("serve-command: {events}: line 2: \"none\" is an event vector's outcome (run event vectors with --events)\n"),
+        ),
+    ];
+    let files: &[(&str, &str, &str)] = &[
+        (
+            "error",
+            "{\"line\":\"x\",\"not_json\":true}\n{\"line\":\"x\",\"error\":\"y\"}\n",
+            "line 2: \"error\" is a command vector's outcome (run command vectors without --events)",
+        ),
+        (
+            "refused",
+            "{\"line\":\"x\",\"ok\":\"x\",\"refused\":\"y\"}\n",
+            "line 1: \"refused\" is a command vector's outcome (run command vectors without --events)",
+        ),
+        (
+            "two-outcomes",
+            "{\"line\":\"x\",\"ok\":\"x\",\"none\":true}\n",
+            "line 1: needs exactly one of \"ok\", \"none\" and \"not_json\"",
+        ),
+        (
+            "no-outcome",
+            "{\"line\":\"x\",\"why\":\"y\"}\n",
+            "line 1: needs exactly one of \"ok\", \"none\" and \"not_json\"",
+        ),
+        ("none-false", "{\"line\":\"x\",\"none\":false}\n", "line 1: \"none\" is not true"),
+        ("none-string", "{\"line\":\"x\",\"none\":\"yes\"}\n", "line 1: \"none\" is not true"),
+        ("ok-number", "{\"line\":\"x\",\"ok\":1}\n", "line 1: \"ok\" is not a string"),
+        (
+            "no-line",
+            "{\"none\":true}\n",
+            "line 1: needs exactly one of \"line\" and \"line_base64\"",
+        ),
+        (
+            "revision-v3",
+            "{\"line\":\"x\",\"none\":true,\"revision\":\"v3\"}\n",
+            "line 1: \"revision\" is \"v3\", not \"v1\" or \"v2\"",
+        ),
+    ];
+    for &(name, text, message) in files {
+        let path = file(name, text);
+        table.push((
+            vec![
+                "conform".into(),
+                "--events".into(),
+                "--vectors".into(),
+                path.clone(),
+                "--".into(),
+                "true".into(),
+            ],
+            format!("serve-command: {path}: {message}\n"),
+        ));
+    }
+    for (args, stderr) in &table {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run(&args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), *stderr, "{args:?}");
+        assert_eq!(out.stdout, b"", "{args:?}");
+    }
+    // A file that names v2 runs under --events, with or without --revision v2.
+    let v2_file = file(
+        "v2.jsonl",
+        "{\"line\":\"{\\\"event\\\":\\\"nap\\\"}\",\"none\":true,\"revision\":\"v2\"}\n",
+    );
+    let decode = [BIN, "decode", "--events", "--format", "verdict"];
+    for conform in [
+        &["conform", "--events", "--vectors", &v2_file, "--"][..],
+        &[
+            "--revision",
+            "v2",
+            "conform",
+            "--events",
+            "--vectors",
+            &v2_file,
+            "--",
+        ],
+    ] {
+        let args = [conform, &decode].concat();
+        assert_eq!(stdout_of(&args, b"", 0), "1/1 vectors agree\n", "{args:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
