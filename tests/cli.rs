@@ -672,7 +672,7 @@ Commands:
   decode   Decode command lines as an engine would
   encode   Encode one command as the line a controller writes (LF included)
   conform  Run the conformance vectors through another implementation
-  corpus   Write a seed corpus for another fuzzer: near-miss command lines and their outcomes
+  corpus   Write a seed corpus for another fuzzer: near-miss command or event lines and their outcomes
   dict     Print a libFuzzer/AFL dictionary of the protocol's tokens
   shell    Encode and parse `!` command envelopes (`<user_shell_command>`), one JSON request per line
   help     Print this message or the help of the given subcommand(s)
@@ -2803,4 +2803,228 @@ fn conform_events_refuses_what_is_not_about_events() {
         assert_eq!(stdout_of(&args, b"", 0), "1/1 vectors agree\n", "{args:?}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `corpus --events` writes near-miss event lines, each outcome the crate's
+/// event decoder's, in the event vectors' format, which `conform --events`
+/// runs back; the same seed writes the same files.
+#[test]
+fn corpus_events_writes_event_lines_and_their_outcomes() {
+    let dir = scratch("corpus-events");
+    // Writes 80 lines with `seed` into `dir/sub`; returns its expected.jsonl.
+    let corpus = |sub: &str, seed: &str, events: bool| {
+        let out = dir.join(sub);
+        let mut args = vec![
+            "corpus",
+            out.to_str().unwrap(),
+            "--count",
+            "80",
+            "--seed",
+            seed,
+        ];
+        if events {
+            args.push("--events");
+        }
+        assert_eq!(stdout_of(&args, b"", 0), "");
+        std::fs::read_to_string(out.join("expected.jsonl")).unwrap()
+    };
+    let json = |s: &str| serde_json::to_string(s).unwrap();
+    let expected = corpus("first", "3", true);
+    let mut verdicts = std::collections::BTreeMap::new();
+    for (n, record) in expected.lines().enumerate() {
+        // Each corpus file is its record's line, and the record is, byte
+        // for byte, the event decoder's verdict on it.
+        let line = std::fs::read(dir.join("first/corpus").join(format!("line-{n:06}"))).unwrap();
+        let text = std::str::from_utf8(&line).unwrap();
+        let (verdict, outcome) = match serve_command::v2::Event::from_slice(&line) {
+            Ok(event) => ("ok", format!("\"ok\":{}", json(event.to_line().trim_end()))),
+            Err(serve_command::v2::EventLineError::Parse(e)) => (
+                "none",
+                format!("\"none\":true,\"why\":{}", json(&e.to_string())),
+            ),
+            Err(e) => panic!("line {n} is not JSON: {e}"),
+        };
+        assert_eq!(
+            record,
+            format!("{{\"line\":{},{outcome},\"revision\":\"v2\"}}", json(text))
+        );
+        *verdicts.entry(verdict).or_insert(0) += 1;
+    }
+    assert_eq!(verdicts.values().sum::<i32>(), 80);
+    assert_eq!(verdicts.len(), 2, "both verdicts, {verdicts:?}");
+    // The same seed writes the same corpus; another seed, or the
+    // commands', another.
+    assert_eq!(corpus("again", "3", true), expected);
+    for n in 0..80 {
+        let name = format!("line-{n:06}");
+        assert_eq!(
+            std::fs::read(dir.join("first/corpus").join(&name)).unwrap(),
+            std::fs::read(dir.join("again/corpus").join(&name)).unwrap()
+        );
+    }
+    assert_ne!(corpus("other", "4", true), expected);
+    assert_ne!(corpus("commands", "3", false), expected);
+    // conform --events runs it: the crate agrees with all of it, and a
+    // reader that says NOTJSON to everything is shown each vector's why.
+    let vectors = dir.join("first/expected.jsonl");
+    let vectors = vectors.to_str().unwrap();
+    let args = [
+        "conform",
+        "--events",
+        "--vectors",
+        vectors,
+        "--",
+        BIN,
+        "decode",
+        "--events",
+        "--format",
+        "verdict",
+    ];
+    assert_eq!(stdout_of(&args, b"", 0), "80/80 vectors agree\n");
+    let mut report = String::new();
+    for (n, record) in expected.lines().enumerate() {
+        let record: serde_json::Value = serde_json::from_str(record).unwrap();
+        let (title, answer) = match record["ok"].as_str() {
+            Some(ok) => (format!("vector {}", n + 1), format!("OK {ok}")),
+            None => (
+                format!("vector {}: {}", n + 1, record["why"].as_str().unwrap()),
+                "NONE".to_owned(),
+            ),
+        };
+        report += &format!(
+            "{title}\n  line:     {}\n  expected: {answer}\n  got:      NOTJSON\n",
+            json(record["line"].as_str().unwrap())
+        );
+    }
+    report += "0/80 vectors agree\n";
+    let args = [
+        "conform",
+        "--events",
+        "--vectors",
+        vectors,
+        "--",
+        "sh",
+        "-c",
+        "cat >/dev/null; yes NOTJSON | head -n 80",
+    ];
+    assert_eq!(stdout_of(&args, b"", 1), report);
+    // Without --events its outcomes are not commands'.
+    let out = run(&["conform", "--vectors", vectors, "--", "true"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    let first_none = expected
+        .lines()
+        .position(|l| l.contains(",\"none\":true,"))
+        .unwrap()
+        + 1;
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!("serve-command: {vectors}: line {first_none}: \"none\" is an event vector's outcome (run event vectors with --events)\n")
+    );
+    // A folder that holds files is refused unless forced, as for commands.
+    let first = dir.join("first");
+    let first = first.to_str().unwrap();
+    let out = run(&["corpus", first, "--events", "--count", "2"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!("serve-command: {first}: already holds files (--force empties {first}/corpus and replaces expected.jsonl)\n")
+    );
+    let args = [
+        "corpus", first, "--events", "--count", "2", "--seed", "3", "--force",
+    ];
+    assert_eq!(stdout_of(&args, b"", 0), "");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("first/expected.jsonl")).unwrap(),
+        expected
+            .lines()
+            .take(2)
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.join("first/corpus")).unwrap().count(),
+        2
+    );
+    // v1 has no events: refused, nothing written.
+    let v1 = dir.join("v1");
+    let out = run(
+        &[
+            "--revision",
+            "v1",
+            "corpus",
+            v1.to_str().unwrap(),
+            "--events",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "serve-command: --events needs --revision v2: the protocol's first revision is the command half only\n"
+    );
+    assert!(!v1.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `dict --events` prints the event fuzz targets' dictionary, for a fuzzer
+/// of another implementation's event reader.
+#[test]
+fn dict_events_prints_the_event_dictionary() {
+    let dict =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/event_v2.dict")).unwrap();
+    assert_eq!(stdout_of(&["dict", "--events"], b"", 0), dict);
+    assert_eq!(
+        stdout_of(&["--revision", "v2", "dict", "--events"], b"", 0),
+        dict
+    );
+    assert!(
+        dict.contains("ev_job_changed=\"\\\"job_changed\\\"\"\n"),
+        "{dict}"
+    );
+    assert_ne!(stdout_of(&["dict"], b"", 0), dict);
+    let out = run(&["dict", "--events", "--revision", "v1"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.stdout, b"");
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "serve-command: --events needs --revision v2: the protocol's first revision is the command half only\n"
+    );
+}
+
+/// Each `--events` says in its subcommand's help what it does, with an
+/// example.
+#[test]
+fn the_event_flags_say_what_they_do() {
+    // (subcommand, what its help must hold)
+    let table: &[(&str, &[&str])] = &[
+        (
+            "conform",
+            &[
+                "      --events\n          Run event vectors: PROGRAM reads the engine's events, answering `OK <line>`, `NONE` or `NOTJSON` as `oracle-events` does\n",
+                "The built-in vectors are then the events' (events.jsonl); a vector with `ok` expects `OK <ok>`; with `none`, `NONE`; with `not_json`, `NOTJSON`.",
+                "\n  serve-command conform --events -- serve-command decode --events --format verdict\n",
+            ],
+        ),
+        (
+            "corpus",
+            &[
+                "      --events\n          Write the engine's event lines (v2) instead of command lines\n",
+                "`{\"line\":..,\"none\":true,\"why\":..,\"revision\":\"v2\"}`",
+                "\n  serve-command corpus event-seeds --events --count 500 --seed 7\n",
+            ],
+        ),
+        (
+            "dict",
+            &[
+                "      --events\n          Print the event lines' dictionary (v2) instead of the commands'\n",
+                "\n  serve-command dict --events > event_v2.dict\n",
+            ],
+        ),
+    ];
+    for &(sub, holds) in table {
+        let help = stdout_of(&[sub, "--help"], b"", 0);
+        for text in holds {
+            assert!(help.contains(text), "{sub} --help lacks {text:?}:\n{help}");
+        }
+    }
 }
