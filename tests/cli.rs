@@ -672,7 +672,7 @@ Commands:
   decode   Decode command lines as an engine would
   encode   Encode one command as the line a controller writes (LF included)
   conform  Run the conformance vectors through another implementation
-  corpus   Write a seed corpus for another fuzzer: near-miss command lines and their outcomes
+  corpus   Write a seed corpus for another fuzzer: near-miss command or event lines and their outcomes
   dict     Print a libFuzzer/AFL dictionary of the protocol's tokens
   shell    Encode and parse `!` command envelopes (`<user_shell_command>`), one JSON request per line
   help     Print this message or the help of the given subcommand(s)
@@ -2468,4 +2468,563 @@ fn encode_event_writes_what_an_engine_writes() {
         b"",
     );
     assert_eq!(out.status.code(), Some(2));
+}
+
+// The event direction in `conform`, `corpus` and `dict`: for
+// implementations of a controller's reader in other languages.
+
+/// Event vectors for the tests below: each verdict, a raw-bytes line, one
+/// without `why`, and one that cannot be sent.
+const SMALL_EVENT_VECTORS: &str = r#"{"line": "{ \"step\": 2.0, \"event\": \"agent_step\" }", "ok": "{\"event\":\"agent_step\",\"step\":2}", "why": "a whole double"}
+{"line": "{\"event\":\"agent_step\",\"step\":\"1\"}", "none": true, "why": "a string step"}
+
+{"line_base64": "77u/eyJldmVudCI6Im1heF9zdGVwc19leGhhdXN0ZWQifQ==", "not_json": true, "why": "a BOM"}
+{"line": "{\"event\":\n\"max_steps_exhausted\"}", "ok": "{\"event\":\"max_steps_exhausted\"}", "why": "a LF between tokens"}
+{"line": "{\"event\":\"nap\"}", "none": true}
+"#;
+
+const SMALL_EVENT_SKIPPED: &str = "skipped vector 5 (a LF between tokens): its line holds a LF, which the line protocol cannot carry\n";
+
+/// `conform --events` runs the event vectors, built in, through a
+/// PROGRAM speaking `oracle-events`' protocol: the crate's own reader
+/// agrees with every one; its command decoder only on the lines that are
+/// not JSON.
+#[test]
+fn conform_events_passes_the_crate_itself_on_the_event_vectors() {
+    let vectors = include_str!("vectors/events.jsonl");
+    let (stdout, stderr) = all_agree(vectors);
+    // Today: all 1,683 sent, none holds a LF.
+    assert_eq!(stdout, "1683/1683 vectors agree\n");
+    assert_eq!(stderr, "");
+    for args in [
+        &[
+            "conform", "--events", "--", BIN, "decode", "--events", "--format", "verdict",
+        ][..],
+        &[
+            "--revision",
+            "v2",
+            "conform",
+            "--events",
+            "--",
+            BIN,
+            "decode",
+            "--revision",
+            "v2",
+            "--events",
+            "--format",
+            "verdict",
+        ],
+    ] {
+        let out = run(args, b"");
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), stdout, "{args:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), stderr, "{args:?}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+    }
+    // The command decoder is not an event reader: `--events` chose the
+    // event vectors, and only the 36 that are not JSON agree.
+    let not_json = vectors
+        .lines()
+        .filter(|l| l.contains("\"not_json\": true"))
+        .count();
+    assert_eq!(not_json, 36);
+    let out = run(
+        &[
+            "conform", "--events", "--", BIN, "decode", "--format", "verdict",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(report.lines().last(), Some("36/1683 vectors agree"));
+    // Every other line is JSON but no command: an `ERR` where an event
+    // reader says `OK` or `NONE`.
+    assert_eq!(
+        report.matches("\n  got:      ERR ").count(),
+        1683 - 36,
+        "{report}"
+    );
+}
+
+/// Each disagreement is reported as for commands, and a PROGRAM that
+/// misbehaves is stopped by the same runner, with the same messages.
+#[test]
+fn conform_events_reports_each_disagreement_and_each_misbehaviour() {
+    let dir = scratch("conform-events");
+    let vectors = dir.join("events.jsonl");
+    std::fs::write(&vectors, SMALL_EVENT_VECTORS).unwrap();
+    let right =
+        r#"cat >/dev/null; printf 'OK {"event":"agent_step","step":2}\nNONE\nNOTJSON\nNONE\n'"#;
+    // (script name, body, stdout, stderr with {} for the script's path, status)
+    let table: &[(&str, String, &str, &str, i32)] = &[
+        (
+            "crate",
+            format!("exec '{BIN}' decode --events --format verdict"),
+            "4/4 vectors agree\n",
+            "",
+            0,
+        ),
+        ("right", right.to_owned(), "4/4 vectors agree\n", "", 0),
+        (
+            // An implementation that reads a whole double as no integer,
+            // and takes what it does not know for a bad line.
+            "strict",
+            r#"cat >/dev/null; printf 'NONE\nNONE\nNOTJSON\nNOTJSON\n'"#.to_owned(),
+            concat!(
+                "vector 1: a whole double\n",
+                "  line:     \"{ \\\"step\\\": 2.0, \\\"event\\\": \\\"agent_step\\\" }\"\n",
+                "  expected: OK {\"event\":\"agent_step\",\"step\":2}\n",
+                "  got:      NONE\n",
+                "vector 6\n",
+                "  line:     \"{\\\"event\\\":\\\"nap\\\"}\"\n",
+                "  expected: NONE\n",
+                "  got:      NOTJSON\n",
+                "2/4 vectors agree\n",
+            ),
+            "",
+            1,
+        ),
+        (
+            // The line as it came, not as upstream writes it.
+            "echo",
+            r#"cat >/dev/null; printf 'OK { "step": 2.0, "event": "agent_step" }\nNONE\nNOTJSON\nNONE\n'"#.to_owned(),
+            concat!(
+                "vector 1: a whole double\n",
+                "  line:     \"{ \\\"step\\\": 2.0, \\\"event\\\": \\\"agent_step\\\" }\"\n",
+                "  expected: OK {\"event\":\"agent_step\",\"step\":2}\n",
+                "  got:      OK { \"step\": 2.0, \"event\": \"agent_step\" }\n",
+                "3/4 vectors agree\n",
+            ),
+            "",
+            1,
+        ),
+        (
+            "command-decoder",
+            format!("exec '{BIN}' decode --format verdict"),
+            concat!(
+                "vector 1: a whole double\n",
+                "  line:     \"{ \\\"step\\\": 2.0, \\\"event\\\": \\\"agent_step\\\" }\"\n",
+                "  expected: OK {\"event\":\"agent_step\",\"step\":2}\n",
+                "  got:      ERR expected a {\"command\": ...} object\n",
+                "vector 2: a string step\n",
+                "  line:     \"{\\\"event\\\":\\\"agent_step\\\",\\\"step\\\":\\\"1\\\"}\"\n",
+                "  expected: NONE\n",
+                "  got:      ERR expected a {\"command\": ...} object\n",
+                "vector 6\n",
+                "  line:     \"{\\\"event\\\":\\\"nap\\\"}\"\n",
+                "  expected: NONE\n",
+                "  got:      ERR expected a {\"command\": ...} object\n",
+                "1/4 vectors agree\n",
+            ),
+            "",
+            1,
+        ),
+        (
+            "dies",
+            "head -c 10 >/dev/null; echo NONE; exit 3".to_owned(),
+            "",
+            "serve-command: {} exited with status 3 (after 1 of 4 lines)\n",
+            2,
+        ),
+        (
+            "too-few",
+            "cat >/dev/null; printf 'NONE\\nNONE\\nNOTJSON\\n'".to_owned(),
+            "",
+            "serve-command: {} answered 3 lines for 4\n",
+            2,
+        ),
+        (
+            "too-many",
+            format!("{right}; echo NONE"),
+            "",
+            "serve-command: {} answered 5 lines for 4\n",
+            2,
+        ),
+    ];
+    for (name, body, stdout, stderr, status) in table {
+        let path = script(&dir, name, body);
+        let args = [
+            "conform",
+            "--events",
+            "--vectors",
+            vectors.to_str().unwrap(),
+            "--",
+            &path,
+        ];
+        let out = run(&args, b"");
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), *stdout, "{name}");
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            format!("{SMALL_EVENT_SKIPPED}{}", stderr.replace("{}", &path)),
+            "{name}"
+        );
+        assert_eq!(out.status.code(), Some(*status), "{name}");
+    }
+    // The same timeout, and the same kill.
+    let path = script(&dir, "hangs", "cat >/dev/null; exec sleep 60");
+    let args = [
+        "conform",
+        "--events",
+        "--timeout",
+        "0.5",
+        "--vectors",
+        vectors.to_str().unwrap(),
+        "--",
+        &path,
+    ];
+    let start = std::time::Instant::now();
+    let out = run(&args, b"");
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.stdout, b"");
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "{SMALL_EVENT_SKIPPED}serve-command: {path} did not finish within 500ms; killed it\n"
+        )
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// v1 has no events, the serve policy judges commands, and a vectors file
+/// holds the outcomes of one direction: each mix-up is refused before
+/// PROGRAM starts (`true` would answer 0 lines), with why.
+#[test]
+fn conform_events_refuses_what_is_not_about_events() {
+    let dir = scratch("conform-events-usage");
+    let file = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let no_v1 = "serve-command: --events needs --revision v2: the protocol's first revision is the command half only\n";
+    let v1_file = file(
+        "v1.jsonl",
+        "{\"line\":\"x\",\"not_json\":true,\"revision\":\"v1\"}\n",
+    );
+    let events = file("events.jsonl", SMALL_EVENT_VECTORS);
+    // (arguments, stderr)
+    let mut table: Vec<(Vec<String>, String)> = vec![
+        (
+            vec!["--revision".into(), "v1".into(), "conform".into(), "--events".into(), "--".into(), "true".into()],
+            no_v1.into(),
+        ),
+        (
+            vec!["conform".into(), "--events".into(), "--revision".into(), "v1".into(), "--".into(), "true".into()],
+            no_v1.into(),
+        ),
+        (
+            vec!["conform".into(), "--events".into(), "--serve-policy".into(), "--".into(), "true".into()],
+            "error: the argument '--events' cannot be used with '--serve-policy'\n\nUsage: serve-command conform --events -- <PROGRAM>...\n\nFor more information, try '--help'.\n".into(),
+        ),
+        (
+            vec!["conform".into(), "--events".into(), "--vectors".into(), v1_file.clone(), "--".into(), "true".into()],
+            format!("serve-command: {v1_file}: its vectors are v1's (line 1 says so), but the protocol's first revision has no events\n"),
+        ),
+        (
+            vec!["conform".into(), "--vectors".into(), events.clone(), "--".into(), "true".into()],
+            format!("serve-command: {events}: line 2: \"none\" is an event vector's outcome (run event vectors with --events)\n"),
+        ),
+    ];
+    let files: &[(&str, &str, &str)] = &[
+        (
+            "error",
+            "{\"line\":\"x\",\"not_json\":true}\n{\"line\":\"x\",\"error\":\"y\"}\n",
+            "line 2: \"error\" is a command vector's outcome (run command vectors without --events)",
+        ),
+        (
+            "refused",
+            "{\"line\":\"x\",\"ok\":\"x\",\"refused\":\"y\"}\n",
+            "line 1: \"refused\" is a command vector's outcome (run command vectors without --events)",
+        ),
+        (
+            "two-outcomes",
+            "{\"line\":\"x\",\"ok\":\"x\",\"none\":true}\n",
+            "line 1: needs exactly one of \"ok\", \"none\" and \"not_json\"",
+        ),
+        (
+            "no-outcome",
+            "{\"line\":\"x\",\"why\":\"y\"}\n",
+            "line 1: needs exactly one of \"ok\", \"none\" and \"not_json\"",
+        ),
+        ("none-false", "{\"line\":\"x\",\"none\":false}\n", "line 1: \"none\" is not true"),
+        ("none-string", "{\"line\":\"x\",\"none\":\"yes\"}\n", "line 1: \"none\" is not true"),
+        ("ok-number", "{\"line\":\"x\",\"ok\":1}\n", "line 1: \"ok\" is not a string"),
+        (
+            "no-line",
+            "{\"none\":true}\n",
+            "line 1: needs exactly one of \"line\" and \"line_base64\"",
+        ),
+        (
+            "revision-v3",
+            "{\"line\":\"x\",\"none\":true,\"revision\":\"v3\"}\n",
+            "line 1: \"revision\" is \"v3\", not \"v1\" or \"v2\"",
+        ),
+    ];
+    for &(name, text, message) in files {
+        let path = file(name, text);
+        table.push((
+            vec![
+                "conform".into(),
+                "--events".into(),
+                "--vectors".into(),
+                path.clone(),
+                "--".into(),
+                "true".into(),
+            ],
+            format!("serve-command: {path}: {message}\n"),
+        ));
+    }
+    for (args, stderr) in &table {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run(&args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), *stderr, "{args:?}");
+        assert_eq!(out.stdout, b"", "{args:?}");
+    }
+    // A file that names v2 runs under --events, with or without --revision v2.
+    let v2_file = file(
+        "v2.jsonl",
+        "{\"line\":\"{\\\"event\\\":\\\"nap\\\"}\",\"none\":true,\"revision\":\"v2\"}\n",
+    );
+    let decode = [BIN, "decode", "--events", "--format", "verdict"];
+    for conform in [
+        &["conform", "--events", "--vectors", &v2_file, "--"][..],
+        &[
+            "--revision",
+            "v2",
+            "conform",
+            "--events",
+            "--vectors",
+            &v2_file,
+            "--",
+        ],
+    ] {
+        let args = [conform, &decode].concat();
+        assert_eq!(stdout_of(&args, b"", 0), "1/1 vectors agree\n", "{args:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `corpus --events` writes near-miss event lines, each outcome the crate's
+/// event decoder's, in the event vectors' format, which `conform --events`
+/// runs back; the same seed writes the same files.
+#[test]
+fn corpus_events_writes_event_lines_and_their_outcomes() {
+    let dir = scratch("corpus-events");
+    // Writes 80 lines with `seed` into `dir/sub`; returns its expected.jsonl.
+    let corpus = |sub: &str, seed: &str, events: bool| {
+        let out = dir.join(sub);
+        let mut args = vec![
+            "corpus",
+            out.to_str().unwrap(),
+            "--count",
+            "80",
+            "--seed",
+            seed,
+        ];
+        if events {
+            args.push("--events");
+        }
+        assert_eq!(stdout_of(&args, b"", 0), "");
+        std::fs::read_to_string(out.join("expected.jsonl")).unwrap()
+    };
+    let json = |s: &str| serde_json::to_string(s).unwrap();
+    let expected = corpus("first", "3", true);
+    let mut verdicts = std::collections::BTreeMap::new();
+    for (n, record) in expected.lines().enumerate() {
+        // Each corpus file is its record's line, and the record is, byte
+        // for byte, the event decoder's verdict on it.
+        let line = std::fs::read(dir.join("first/corpus").join(format!("line-{n:06}"))).unwrap();
+        let text = std::str::from_utf8(&line).unwrap();
+        let (verdict, outcome) = match serve_command::v2::Event::from_slice(&line) {
+            Ok(event) => ("ok", format!("\"ok\":{}", json(event.to_line().trim_end()))),
+            Err(serve_command::v2::EventLineError::Parse(e)) => (
+                "none",
+                format!("\"none\":true,\"why\":{}", json(&e.to_string())),
+            ),
+            Err(e) => panic!("line {n} is not JSON: {e}"),
+        };
+        assert_eq!(
+            record,
+            format!("{{\"line\":{},{outcome},\"revision\":\"v2\"}}", json(text))
+        );
+        *verdicts.entry(verdict).or_insert(0) += 1;
+    }
+    assert_eq!(verdicts.values().sum::<i32>(), 80);
+    assert_eq!(verdicts.len(), 2, "both verdicts, {verdicts:?}");
+    // The same seed writes the same corpus; another seed, or the
+    // commands', another.
+    assert_eq!(corpus("again", "3", true), expected);
+    for n in 0..80 {
+        let name = format!("line-{n:06}");
+        assert_eq!(
+            std::fs::read(dir.join("first/corpus").join(&name)).unwrap(),
+            std::fs::read(dir.join("again/corpus").join(&name)).unwrap()
+        );
+    }
+    assert_ne!(corpus("other", "4", true), expected);
+    assert_ne!(corpus("commands", "3", false), expected);
+    // conform --events runs it: the crate agrees with all of it, and a
+    // reader that says NOTJSON to everything is shown each vector's why.
+    let vectors = dir.join("first/expected.jsonl");
+    let vectors = vectors.to_str().unwrap();
+    let args = [
+        "conform",
+        "--events",
+        "--vectors",
+        vectors,
+        "--",
+        BIN,
+        "decode",
+        "--events",
+        "--format",
+        "verdict",
+    ];
+    assert_eq!(stdout_of(&args, b"", 0), "80/80 vectors agree\n");
+    let mut report = String::new();
+    for (n, record) in expected.lines().enumerate() {
+        let record: serde_json::Value = serde_json::from_str(record).unwrap();
+        let (title, answer) = match record["ok"].as_str() {
+            Some(ok) => (format!("vector {}", n + 1), format!("OK {ok}")),
+            None => (
+                format!("vector {}: {}", n + 1, record["why"].as_str().unwrap()),
+                "NONE".to_owned(),
+            ),
+        };
+        report += &format!(
+            "{title}\n  line:     {}\n  expected: {answer}\n  got:      NOTJSON\n",
+            json(record["line"].as_str().unwrap())
+        );
+    }
+    report += "0/80 vectors agree\n";
+    let args = [
+        "conform",
+        "--events",
+        "--vectors",
+        vectors,
+        "--",
+        "sh",
+        "-c",
+        "cat >/dev/null; yes NOTJSON | head -n 80",
+    ];
+    assert_eq!(stdout_of(&args, b"", 1), report);
+    // Without --events its outcomes are not commands'.
+    let out = run(&["conform", "--vectors", vectors, "--", "true"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    let first_none = expected
+        .lines()
+        .position(|l| l.contains(",\"none\":true,"))
+        .unwrap()
+        + 1;
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!("serve-command: {vectors}: line {first_none}: \"none\" is an event vector's outcome (run event vectors with --events)\n")
+    );
+    // A folder that holds files is refused unless forced, as for commands.
+    let first = dir.join("first");
+    let first = first.to_str().unwrap();
+    let out = run(&["corpus", first, "--events", "--count", "2"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!("serve-command: {first}: already holds files (--force empties {first}/corpus and replaces expected.jsonl)\n")
+    );
+    let args = [
+        "corpus", first, "--events", "--count", "2", "--seed", "3", "--force",
+    ];
+    assert_eq!(stdout_of(&args, b"", 0), "");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("first/expected.jsonl")).unwrap(),
+        expected
+            .lines()
+            .take(2)
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.join("first/corpus")).unwrap().count(),
+        2
+    );
+    // v1 has no events: refused, nothing written.
+    let v1 = dir.join("v1");
+    let out = run(
+        &[
+            "--revision",
+            "v1",
+            "corpus",
+            v1.to_str().unwrap(),
+            "--events",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "serve-command: --events needs --revision v2: the protocol's first revision is the command half only\n"
+    );
+    assert!(!v1.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `dict --events` prints the event fuzz targets' dictionary, for a fuzzer
+/// of another implementation's event reader.
+#[test]
+fn dict_events_prints_the_event_dictionary() {
+    let dict =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/event_v2.dict")).unwrap();
+    assert_eq!(stdout_of(&["dict", "--events"], b"", 0), dict);
+    assert_eq!(
+        stdout_of(&["--revision", "v2", "dict", "--events"], b"", 0),
+        dict
+    );
+    assert!(
+        dict.contains("ev_job_changed=\"\\\"job_changed\\\"\"\n"),
+        "{dict}"
+    );
+    assert_ne!(stdout_of(&["dict"], b"", 0), dict);
+    let out = run(&["dict", "--events", "--revision", "v1"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.stdout, b"");
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "serve-command: --events needs --revision v2: the protocol's first revision is the command half only\n"
+    );
+}
+
+/// Each `--events` says in its subcommand's help what it does, with an
+/// example.
+#[test]
+fn the_event_flags_say_what_they_do() {
+    // (subcommand, what its help must hold)
+    let table: &[(&str, &[&str])] = &[
+        (
+            "conform",
+            &[
+                "      --events\n          Run event vectors: PROGRAM reads the engine's events, answering `OK <line>`, `NONE` or `NOTJSON` as `oracle-events` does\n",
+                "The built-in vectors are then the events' (events.jsonl); a vector with `ok` expects `OK <ok>`; with `none`, `NONE`; with `not_json`, `NOTJSON`.",
+                "\n  serve-command conform --events -- serve-command decode --events --format verdict\n",
+            ],
+        ),
+        (
+            "corpus",
+            &[
+                "      --events\n          Write the engine's event lines (v2) instead of command lines\n",
+                "`{\"line\":..,\"none\":true,\"why\":..,\"revision\":\"v2\"}`",
+                "\n  serve-command corpus event-seeds --events --count 500 --seed 7\n",
+            ],
+        ),
+        (
+            "dict",
+            &[
+                "      --events\n          Print the event lines' dictionary (v2) instead of the commands'\n",
+                "\n  serve-command dict --events > event_v2.dict\n",
+            ],
+        ),
+    ];
+    for &(sub, holds) in table {
+        let help = stdout_of(&[sub, "--help"], b"", 0);
+        for text in holds {
+            assert!(help.contains(text), "{sub} --help lacks {text:?}:\n{help}");
+        }
+    }
 }

@@ -2,7 +2,7 @@
 
 use crate::decode::escape_line_breaks;
 use crate::output::{self, io_error, stdout_error, Failure};
-use crate::revision::Revision;
+use crate::revision::{Revision, NO_EVENTS_IN_V1};
 use clap::Args;
 use serde_json::Value;
 use std::ffi::OsString;
@@ -20,6 +20,9 @@ const VECTORS_V2: &str = include_str!("../../tests/vectors/commands-v2.jsonl");
 /// `refused` beside `ok` for a command the engine declines.
 const SERVE: &str = include_str!("../../tests/vectors/serve.jsonl");
 const SERVE_V2: &str = include_str!("../../tests/vectors/serve-v2.jsonl");
+/// The engine's events (`--events`): `ok`, `none` or `not_json`, each
+/// `oracle-events`' verdict. v2 only: v1 has no events.
+const EVENTS: &str = include_str!("../../tests/vectors/events.jsonl");
 
 /// Past this much output a program is stopped: it cannot be answering one
 /// short line per vector.
@@ -48,6 +51,17 @@ const MAX_OUTPUT: usize = 64 << 20;
 /// vector with `refused` (a command the engine declines) expects `ERR
 /// <refused>`. Without it, such a vector expects `OK <ok>`.
 ///
+/// With `--events`, PROGRAM is judged as a controller reads the engine's
+/// events, and speaks the line protocol of `decode --events --format
+/// verdict` (the reference `oracle-events`'): `OK <line>` (the line
+/// upstream writes for the event read, without LF), `NONE` (JSON, but not
+/// an event a client reads) or `NOTJSON`. The built-in vectors are then
+/// the events' (events.jsonl); a vector with `ok` expects `OK <ok>`; with
+/// `none`, `NONE`; with `not_json`, `NOTJSON`. The protocol's first
+/// revision has no events: --events with --revision v1 (or a vectors file
+/// that names v1) is an error, and so is --events with --serve-policy (the
+/// engine's policy judges commands).
+///
 /// Prints on stdout each disagreement (the vector's number in the file, its
 /// `why`, its line, the expected and the given answer), then `N/M vectors
 /// agree`, M the vectors sent.
@@ -63,16 +77,22 @@ const MAX_OUTPUT: usize = 64 << 20;
   serve-command conform -- serve-command decode --format verdict
   serve-command --revision v1 conform -- serve-command --revision v1 decode --format verdict
   serve-command conform --serve-policy -- serve-command decode --serve-policy --format verdict
+  serve-command conform --events -- serve-command decode --events --format verdict
   serve-command conform --vectors more.jsonl --timeout 10 -- python3 my_impl.py --verdicts")]
 pub struct Conform {
     /// Vectors to run, in the format of the crate's tests/vectors/*.jsonl
     /// (default: the revision's, built in: commands-v2.jsonl, or for v1
-    /// commands.jsonl). `serve-command corpus` writes such a file.
+    /// commands.jsonl; with --events, events.jsonl). `serve-command
+    /// corpus` writes such a file (`corpus --events`, of event lines).
     #[arg(long, value_name = "FILE")]
     vectors: Option<PathBuf>,
     /// Expect the engine's refusals (and by default run its vectors).
     #[arg(long)]
     serve_policy: bool,
+    /// Run event vectors: PROGRAM reads the engine's events, answering
+    /// `OK <line>`, `NONE` or `NOTJSON` as `oracle-events` does.
+    #[arg(long, conflicts_with = "serve_policy")]
+    events: bool,
     /// Seconds PROGRAM may take for all the vectors before it is killed.
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = seconds)]
     timeout: Duration,
@@ -87,6 +107,20 @@ fn seconds(s: &str) -> Result<Duration, String> {
         .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
         .filter(|d| !d.is_zero())
         .ok_or_else(|| format!("not a positive number of seconds: {s}"))
+}
+
+/// What the vectors' outcomes are outcomes of, and so what PROGRAM is
+/// asked: the one thing that differs between the commands' runs and the
+/// events'. Everything else (sending, timing, the report) is shared.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Judge {
+    /// Command lines, as the revision's decoder judges them (`OK`, `ERR`,
+    /// `NOTJSON`); with `serve_policy`, as the engine does, a `refused`
+    /// expecting its refusal.
+    Commands { serve_policy: bool },
+    /// The engine's event lines, as a controller reads them (`OK`, `NONE`,
+    /// `NOTJSON`).
+    Events,
 }
 
 /// One test case: what to send, and what to expect back.
@@ -114,6 +148,16 @@ impl Vector {
 
 /// `revision`: the one said on the command line, if it was.
 pub fn run(args: Conform, revision: Option<Revision>) -> output::Result<ExitCode> {
+    let judge = if args.events {
+        if revision == Some(Revision::V1) {
+            return Err(Failure::Error(NO_EVENTS_IN_V1.to_owned()));
+        }
+        Judge::Events
+    } else {
+        Judge::Commands {
+            serve_policy: args.serve_policy,
+        }
+    };
     let (name, text) = match &args.vectors {
         Some(path) => {
             let name = path.display().to_string();
@@ -121,20 +165,29 @@ pub fn run(args: Conform, revision: Option<Revision>) -> output::Result<ExitCode
             (name, text)
         }
         None => {
-            let (file, text) = match (revision.unwrap_or(Revision::V2), args.serve_policy) {
-                (Revision::V1, false) => ("commands.jsonl", VECTORS),
-                (Revision::V2, false) => ("commands-v2.jsonl", VECTORS_V2),
-                (Revision::V1, true) => ("serve.jsonl", SERVE),
-                (Revision::V2, true) => ("serve-v2.jsonl", SERVE_V2),
+            let (file, text) = match (judge, revision.unwrap_or(Revision::V2)) {
+                (Judge::Events, _) => ("events.jsonl", EVENTS),
+                (Judge::Commands { serve_policy }, Revision::V1) if serve_policy => {
+                    ("serve.jsonl", SERVE)
+                }
+                (Judge::Commands { serve_policy }, Revision::V2) if serve_policy => {
+                    ("serve-v2.jsonl", SERVE_V2)
+                }
+                (Judge::Commands { .. }, Revision::V1) => ("commands.jsonl", VECTORS),
+                (Judge::Commands { .. }, Revision::V2) => ("commands-v2.jsonl", VECTORS_V2),
             };
             (format!("tests/vectors/{file} (built in)"), text.to_owned())
         }
     };
-    let vectors =
-        parse(&text, args.serve_policy).map_err(|e| Failure::Error(format!("{name}: {e}")))?;
+    let vectors = parse(&text, judge).map_err(|e| Failure::Error(format!("{name}: {e}")))?;
     // A file's vectors are the outcomes of one revision, the one PROGRAM
     // is judged as: a --revision that says otherwise is a mistake.
     let named = file_revision(&vectors).map_err(|e| Failure::Error(format!("{name}: {e}")))?;
+    if let (Judge::Events, Some((Revision::V1, number))) = (judge, named) {
+        return Err(Failure::Error(format!(
+            "{name}: its vectors are v1's (line {number} says so), but the protocol's first revision has no events"
+        )));
+    }
     if let (Some((file, number)), Some(said)) = (named, revision) {
         if file != said {
             return Err(Failure::Error(format!(
@@ -197,22 +250,22 @@ pub fn run(args: Conform, revision: Option<Revision>) -> output::Result<ExitCode
     }
 }
 
-/// The vectors in `text`, one JSON object per line (blank lines skipped);
-/// with `serve_policy`, a `refused` expects the engine's refusal.
-fn parse(text: &str, serve_policy: bool) -> Result<Vec<Vector>, String> {
+/// The vectors in `text`, one JSON object per line (blank lines skipped),
+/// their outcomes read as `judge` says.
+fn parse(text: &str, judge: Judge) -> Result<Vec<Vector>, String> {
     let mut vectors = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         let number = i + 1;
-        let v = vector(number, line, serve_policy).map_err(|e| format!("line {number}: {e}"))?;
+        let v = vector(number, line, judge).map_err(|e| format!("line {number}: {e}"))?;
         vectors.push(v);
     }
     Ok(vectors)
 }
 
-fn vector(number: usize, text: &str, serve_policy: bool) -> Result<Vector, String> {
+fn vector(number: usize, text: &str, judge: Judge) -> Result<Vector, String> {
     let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
     let object = value.as_object().ok_or("not a JSON object")?;
     let string = |key: &str| match object.get(key) {
@@ -228,23 +281,53 @@ fn vector(number: usize, text: &str, serve_policy: bool) -> Result<Vector, Strin
         ),
         _ => return Err("needs exactly one of \"line\" and \"line_base64\"".into()),
     };
-    let not_json = match object.get("not_json") {
-        None => false,
-        Some(Value::Bool(true)) => true,
-        Some(_) => return Err("\"not_json\" is not true".into()),
+    // `true`, or absent.
+    let flag = |key: &str| match object.get(key) {
+        None => Ok(false),
+        Some(Value::Bool(true)) => Ok(true),
+        Some(_) => Err(format!("\"{key}\" is not true")),
     };
-    let refused = string("refused")?;
-    let expected = match (string("ok")?, string("error")?, not_json) {
-        (Some(ok), None, false) => match refused {
-            Some(refused) if serve_policy => format!("ERR {}", escape_line_breaks(refused)),
-            _ => format!("OK {ok}"),
-        },
-        _ if refused.is_some() => {
-            return Err("\"refused\" needs \"ok\": the engine refuses only commands".into())
+    let expected = match judge {
+        Judge::Commands { serve_policy } => {
+            if object.contains_key("none") {
+                return Err(
+                    "\"none\" is an event vector's outcome (run event vectors with --events)"
+                        .into(),
+                );
+            }
+            let not_json = flag("not_json")?;
+            let refused = string("refused")?;
+            match (string("ok")?, string("error")?, not_json) {
+                (Some(ok), None, false) => match refused {
+                    Some(refused) if serve_policy => {
+                        format!("ERR {}", escape_line_breaks(refused))
+                    }
+                    _ => format!("OK {ok}"),
+                },
+                _ if refused.is_some() => {
+                    return Err("\"refused\" needs \"ok\": the engine refuses only commands".into())
+                }
+                (None, Some(error), false) => format!("ERR {}", escape_line_breaks(error)),
+                (None, None, true) => "NOTJSON".to_owned(),
+                _ => return Err("needs exactly one of \"ok\", \"error\" and \"not_json\"".into()),
+            }
         }
-        (None, Some(error), false) => format!("ERR {}", escape_line_breaks(error)),
-        (None, None, true) => "NOTJSON".to_owned(),
-        _ => return Err("needs exactly one of \"ok\", \"error\" and \"not_json\"".into()),
+        Judge::Events => {
+            if let Some(key) = ["error", "refused"]
+                .into_iter()
+                .find(|&key| object.contains_key(key))
+            {
+                return Err(format!(
+                    "\"{key}\" is a command vector's outcome (run command vectors without --events)"
+                ));
+            }
+            match (string("ok")?, flag("none")?, flag("not_json")?) {
+                (Some(ok), false, false) => format!("OK {ok}"),
+                (None, true, false) => "NONE".to_owned(),
+                (None, false, true) => "NOTJSON".to_owned(),
+                _ => return Err("needs exactly one of \"ok\", \"none\" and \"not_json\"".into()),
+            }
+        }
     };
     let revision = match string("revision")? {
         None => None,

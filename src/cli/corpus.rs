@@ -1,16 +1,17 @@
 //! `corpus`: a seed corpus and its expected outcomes, for another fuzzer.
 
 use crate::output::{self, io_error, Failure};
-use crate::revision::{canonical, Revision, Summarized};
+use crate::revision::{canonical, Revision, Summarized, NO_EVENTS_IN_V1};
 use clap::Args;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use serve_command::v2::{Event, EventError, EventLineError};
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// Write a seed corpus for another fuzzer: near-miss command lines and
-/// their outcomes.
+/// Write a seed corpus for another fuzzer: near-miss command or event lines
+/// and their outcomes.
 ///
 /// Writes DIR/corpus/line-000000, line-000001, ..., one line per file
 /// without its LF (libFuzzer/AFL style), and DIR/expected.jsonl, one
@@ -26,13 +27,26 @@ use std::path::{Path, PathBuf};
 /// images valid and broken, data-URL `images`, tagged steers, job
 /// commands) and the outcomes its decoder's.
 ///
+/// With `--events`, the lines are the engine's events instead, for an
+/// implementation of the other direction (a controller's reader): near
+/// misses of every event upstream defines (fields dropped, of the wrong
+/// kind, at the edges of their rules, repeated; job records, prediction
+/// outcomes, usage and content bent within; unknown events), each outcome
+/// as the crate's event decoder judges it, in the event vectors' format:
+/// `{"line":..,"ok":..,"revision":"v2"}` (the line upstream writes for the
+/// event) or `{"line":..,"none":true,"why":..,"revision":"v2"}` (JSON, but
+/// not an event a client reads; `why` is this crate's reason, for a
+/// person). `conform --events --vectors DIR/expected.jsonl` runs them, and
+/// `dict --events` prints the event fuzzing dictionary. v1 has no events.
+///
 /// DIR is created if missing. A DIR that already holds anything is refused,
 /// unless --force: then DIR/corpus is emptied first and expected.jsonl
 /// replaced (anything else in DIR is left alone).
 #[derive(Args)]
 #[command(after_help = "Examples:
   serve-command corpus seeds --count 500 --seed 7
-  serve-command corpus seeds-v1 --revision v1 --count 500")]
+  serve-command corpus seeds-v1 --revision v1 --count 500
+  serve-command corpus event-seeds --events --count 500 --seed 7")]
 pub struct Corpus {
     /// Folder to write into.
     dir: PathBuf,
@@ -45,20 +59,42 @@ pub struct Corpus {
     /// Write into a DIR that already holds files, emptying DIR/corpus first.
     #[arg(long)]
     force: bool,
+    /// Write the engine's event lines (v2) instead of command lines.
+    #[arg(long)]
+    events: bool,
 }
 
 pub fn run(args: Corpus, revision: Revision) -> output::Result<()> {
-    match revision {
-        Revision::V1 => write(&args, revision, serve_command::v1::strategy::line()),
-        Revision::V2 => write(&args, revision, serve_command::v2::strategy::line()),
+    match (args.events, revision) {
+        (true, Revision::V1) => Err(Failure::Error(NO_EVENTS_IN_V1.to_owned())),
+        (true, Revision::V2) => write(
+            &args,
+            revision,
+            serve_command::v2::strategy::event_line(),
+            event_outcome,
+        ),
+        (false, Revision::V1) => write(
+            &args,
+            revision,
+            serve_command::v1::strategy::line(),
+            command_outcome,
+        ),
+        (false, Revision::V2) => write(
+            &args,
+            revision,
+            serve_command::v2::strategy::line(),
+            command_outcome,
+        ),
     }
 }
 
-/// Writes the corpus from `strategy`'s lines and outcomes.
-fn write<C: Summarized>(
+/// Writes the corpus from `strategy`'s lines, each record's outcome
+/// members (after `line`, before `revision`) written by `outcome`.
+fn write<T>(
     args: &Corpus,
     revision: Revision,
-    strategy: impl Strategy<Value = (String, Result<C, String>)>,
+    strategy: impl Strategy<Value = (String, T)>,
+    outcome: impl Fn(&str, T) -> String,
 ) -> output::Result<()> {
     let mut seed = [0u8; 32];
     seed[..8].copy_from_slice(&args.seed.to_le_bytes());
@@ -71,24 +107,14 @@ fn write<C: Summarized>(
     let failed = |e| io_error(expected_path.display(), &e);
     let mut expected = BufWriter::new(File::create(&expected_path).map_err(failed)?);
     for n in 0..args.count {
-        let (line, outcome) = strategy
+        let (line, generated) = strategy
             .new_tree(&mut runner)
             .map_err(|e| Failure::Error(format!("generator: {e}")))?
             .current();
         let path = corpus.join(format!("line-{n:06}"));
         fs::write(&path, &line).map_err(|e| io_error(path.display(), &e))?;
         // Keys in the vectors' order: line first.
-        let outcome = match outcome {
-            Ok(command) => match command.refusal() {
-                Some(refused) => format!(
-                    "\"ok\":{},\"refused\":{}",
-                    json(&canonical(&command)),
-                    json(refused)
-                ),
-                None => format!("\"ok\":{}", json(&canonical(&command))),
-            },
-            Err(message) => format!("\"error\":{}", json(&message)),
-        };
+        let outcome = outcome(&line, generated);
         writeln!(
             expected,
             "{{\"line\":{},{outcome},\"revision\":\"{}\"}}",
@@ -123,6 +149,37 @@ fn prepare(dir: &Path, corpus: &Path, force: bool) -> output::Result<()> {
         }
     }
     fs::create_dir_all(corpus).map_err(|e| io_error(corpus.display(), &e))
+}
+
+/// A command line's outcome members, as the revision's decoder gave it
+/// (the commands' strategy asks it): `ok`, with `refused` if the engine
+/// declines it, or `error`.
+fn command_outcome<C: Summarized>(_line: &str, outcome: Result<C, String>) -> String {
+    match outcome {
+        Ok(command) => match command.refusal() {
+            Some(refused) => format!(
+                "\"ok\":{},\"refused\":{}",
+                json(&canonical(&command)),
+                json(refused)
+            ),
+            None => format!("\"ok\":{}", json(&canonical(&command))),
+        },
+        Err(message) => format!("\"error\":{}", json(&message)),
+    }
+}
+
+/// An event line's outcome members, as the crate's event decoder judges
+/// the line: `ok`, the line upstream writes for the event; `none` and the
+/// reason as `why`; or `not_json` and its reason (the strategy writes
+/// JSON, but the decoder has the last word). The strategy's own predicted
+/// outcome is not used: the vectors hold what the crate's decoder says,
+/// as `decode --events --format verdict` answers.
+fn event_outcome(line: &str, _predicted: Result<Event, EventError>) -> String {
+    match Event::from_slice(line.as_bytes()) {
+        Ok(event) => format!("\"ok\":{}", json(&event.to_string())),
+        Err(EventLineError::Parse(e)) => format!("\"none\":true,\"why\":{}", json(&e.to_string())),
+        Err(e) => format!("\"not_json\":true,\"why\":{}", json(&e.to_string())),
+    }
 }
 
 fn json(s: &str) -> String {

@@ -1,7 +1,7 @@
 //! `decode`: command lines in, the engine's answers out.
 
 use crate::output::{self, io_error, stdout_error};
-use crate::revision::{Revision, Summarized};
+use crate::revision::{Revision, Summarized, NO_EVENTS_IN_V1};
 use crate::size::{self, Size};
 use clap::{Args, ValueEnum};
 use serve_command::generic::{CommandReader, LineError, ReadError, DEFAULT_MAX_LINE_LEN};
@@ -100,9 +100,7 @@ pub enum Format {
 pub fn run(args: Decode, revision: Revision) -> output::Result<ExitCode> {
     if args.events {
         return match revision {
-            Revision::V1 => Err(output::Failure::Error(
-                "--events needs --revision v2: the protocol's first revision is the command half only".to_owned(),
-            )),
+            Revision::V1 => Err(output::Failure::Error(NO_EVENTS_IN_V1.to_owned())),
             Revision::V2 => run_events(&args),
         };
     }

@@ -15,6 +15,11 @@ pub enum Revision {
     V2,
 }
 
+/// Why `--events` is refused with `--revision v1`, by every subcommand
+/// that takes it: v1 has no events.
+pub const NO_EVENTS_IN_V1: &str =
+    "--events needs --revision v2: the protocol's first revision is the command half only";
+
 impl Revision {
     /// The name `--revision` takes, and vectors files record.
     pub fn name(self) -> &'static str {
