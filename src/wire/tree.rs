@@ -58,7 +58,7 @@ impl JStr<'_> {
 
     /// The (unescaped) string, owned: one allocation, from the line.
     #[inline]
-    pub(crate) fn to_string(&self) -> String {
+    pub(crate) fn to_owned_string(&self) -> String {
         match self {
             JStr::Raw(raw) => raw.into_string(),
             JStr::Text(s) => s.clone().into_owned(),
@@ -163,7 +163,7 @@ impl<'a> Json<'a> {
     /// The string this value is, owned, if it is one.
     #[inline]
     pub(crate) fn string(&self) -> Option<String> {
-        self.as_jstr().map(JStr::to_string)
+        self.as_jstr().map(JStr::to_owned_string)
     }
 
     /// The members of an object, with each key's last value only, in the

@@ -321,7 +321,7 @@ impl FieldValue for PredictionOutcome {
                 };
                 let text = match text {
                     Json::Null => None,
-                    Json::Str(t) if !t.is_empty() => Some(t.to_string()),
+                    Json::Str(t) if !t.is_empty() => Some(t.to_owned_string()),
                     _ => {
                         return Err(Why::Invalid(
                             "text: expected nonempty text or null".to_owned(),
@@ -349,7 +349,7 @@ impl FieldValue for PredictionOutcome {
             Some("skipped") => Ok(PredictionOutcome::Skipped),
             Some("cancelled") => Ok(PredictionOutcome::Cancelled),
             Some("failed") => match value.get("message") {
-                Some(Json::Str(m)) => Ok(PredictionOutcome::Failed(m.to_string())),
+                Some(Json::Str(m)) => Ok(PredictionOutcome::Failed(m.to_owned_string())),
                 _ => Err(invalid()),
             },
             _ => Err(invalid()),
@@ -371,7 +371,7 @@ impl FieldValue for JobState {
             Some("stopping") => Ok(JobState::Stopping),
             Some("interrupted") => Ok(JobState::Interrupted),
             Some("stopped") => match value.get("reason") {
-                Some(Json::Str(r)) if !r.is_empty() => Ok(JobState::Stopped(r.to_string())),
+                Some(Json::Str(r)) if !r.is_empty() => Ok(JobState::Stopped(r.to_owned_string())),
                 _ => Err(invalid()),
             },
             Some("exited") => value
@@ -428,7 +428,7 @@ impl FieldValue for JobRecord {
         let optional = |name: &str| -> Result<Option<String>, Why> {
             match value.get(name) {
                 None | Some(Json::Null) => Ok(None),
-                Some(Json::Str(s)) => Ok(Some(s.to_string())),
+                Some(Json::Str(s)) => Ok(Some(s.to_owned_string())),
                 Some(_) => Err(fail(format!("{name}: expected a string or null"))),
             }
         };
