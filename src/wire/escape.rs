@@ -636,15 +636,9 @@ pub(crate) fn write_str<K: Sink>(k: &mut K, s: &str) -> Result<(), K::Error> {
 /// An integer as JSON writes it, in plain digits (the reference's
 /// `Double::to_string` for a whole number of this size): formatted on the
 /// stack, so a line is still written without allocating.
+#[inline]
 pub(crate) fn write_int<K: Sink>(k: &mut K, n: i64) -> Result<(), K::Error> {
-    use std::io::Write as _;
-    // "-9223372036854775808" is 20 bytes.
-    let mut digits = [0u8; 20];
-    let mut w = &mut digits[..];
-    let _ = write!(w, "{n}");
-    let len = 20 - w.len();
-    // Only ASCII digits and '-' were written.
-    k.put(std::str::from_utf8(&digits[..len]).unwrap_or_default())
+    k.put(itoa::Buffer::new().format(n))
 }
 
 /// [`write_str`] in general.

@@ -75,6 +75,37 @@ pub(crate) fn parse_tree(line: &[u8]) -> std::result::Result<Json<'_>, SyntaxErr
     }
 }
 
+/// A line as a top-level object's members, for the event decoder, pushed
+/// on `members` (the caller's, sized for a typical event: no second
+/// allocation for the object they would make); `false` for a line that is
+/// JSON but not an object. Errors as [`parse_tree`]'s.
+pub(crate) fn parse_object<'a>(
+    line: &'a [u8],
+    members: &mut Vec<(JStr<'a>, Json<'a>)>,
+) -> std::result::Result<bool, SyntaxError> {
+    let mut p = Parser {
+        b: line,
+        i: 0,
+        error: ("", 0),
+    };
+    p.skip_ws();
+    let object = p.peek() == Some(b'{');
+    if object {
+        p.object_members(members).map_err(|Stop| p.error())?;
+    } else {
+        p.skip_value(0).map_err(|Stop| p.error())?;
+    }
+    p.skip_ws();
+    match p.peek() {
+        None => Ok(object),
+        Some(_) => {
+            let at = p.i;
+            p.fail("trailing characters after the JSON value", at);
+            Err(p.error())
+        }
+    }
+}
+
 /// A container [`Parser::tree`] is inside: where its items (or members)
 /// start on the scratch stack they are built on.
 enum Open {
@@ -123,7 +154,14 @@ impl<'a> Raw<'a> {
     }
 }
 
-impl RawStr<'_> {
+impl<'a> RawStr<'a> {
+    /// The string's bytes as the line holds them, when that is the string
+    /// (it holds no escape).
+    #[inline]
+    pub(crate) fn plain(&self) -> Option<&'a [u8]> {
+        (!self.escaped).then(|| self.raw.bytes())
+    }
+
     /// Whether the string is empty: an escape never unescapes to nothing.
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
@@ -1173,6 +1211,66 @@ impl<'a> Parser<'a> {
     /// The open containers' items and members wait on two scratch stacks,
     /// and each container is allocated once, at its size, when it closes.
     fn tree(&mut self) -> Result<Json<'a>> {
+        self.tree_at(0)
+    }
+
+    /// The top-level object at `self.i` (its `{`): its members, pushed
+    /// on `members`.
+    fn object_members(&mut self, members: &mut Vec<(JStr<'a>, Json<'a>)>) -> Result<()> {
+        self.i += 1;
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.i += 1;
+            return Ok(());
+        }
+        loop {
+            let key = JStr::Raw(self.key()?);
+            let value = match self.peek() {
+                Some(b'{' | b'[') => self.tree_at(1)?,
+                _ => self.scalar()?,
+            };
+            members.push((key, value));
+            if !self.more_members()? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// A value that is not a container, built.
+    #[inline(always)]
+    fn scalar(&mut self) -> Result<Json<'a>> {
+        Ok(match self.peek() {
+            Some(b'"') => {
+                self.i += 1;
+                Json::Str(JStr::Raw(self.string()?))
+            }
+            Some(b't') => {
+                self.literal(b"true")?;
+                Json::Bool(true)
+            }
+            Some(b'f') => {
+                self.literal(b"false")?;
+                Json::Bool(false)
+            }
+            Some(b'n') => {
+                self.literal(b"null")?;
+                Json::Null
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                let start = self.i;
+                self.number()?;
+                let raw = self.b.get(start..self.i).unwrap_or_default();
+                Json::Num(Num {
+                    // A number is ASCII: this never falls back.
+                    text: std::borrow::Cow::Borrowed(std::str::from_utf8(raw).unwrap_or("0")),
+                })
+            }
+            _ => return Err(self.err("expected a JSON value")),
+        })
+    }
+
+    /// [`Parser::tree`] of a value inside `depth` containers.
+    fn tree_at(&mut self, depth: usize) -> Result<Json<'a>> {
         let mut open: Vec<Open> = Vec::new();
         let mut items: Vec<Json<'a>> = Vec::new();
         // An object's member waits here with `Null` until its value comes.
@@ -1181,7 +1279,7 @@ impl<'a> Parser<'a> {
             self.skip_ws();
             let mut value = match self.peek() {
                 Some(c @ (b'{' | b'[')) => {
-                    if open.len() >= MAX_DEPTH {
+                    if depth + open.len() >= MAX_DEPTH {
                         return Err(self.fail("nested deeper than 1024 levels", self.i));
                     }
                     self.i += 1;
@@ -1204,32 +1302,7 @@ impl<'a> Parser<'a> {
                         continue;
                     }
                 }
-                Some(b'"') => {
-                    self.i += 1;
-                    Json::Str(JStr::Raw(self.string()?))
-                }
-                Some(b't') => {
-                    self.literal(b"true")?;
-                    Json::Bool(true)
-                }
-                Some(b'f') => {
-                    self.literal(b"false")?;
-                    Json::Bool(false)
-                }
-                Some(b'n') => {
-                    self.literal(b"null")?;
-                    Json::Null
-                }
-                Some(b'-' | b'0'..=b'9') => {
-                    let start = self.i;
-                    self.number()?;
-                    let raw = self.b.get(start..self.i).unwrap_or_default();
-                    Json::Num(Num {
-                        // A number is ASCII: this never falls back.
-                        text: std::borrow::Cow::Borrowed(std::str::from_utf8(raw).unwrap_or("0")),
-                    })
-                }
-                _ => return Err(self.err("expected a JSON value")),
+                _ => self.scalar()?,
             };
             // The value goes into the container it closes, and so on up.
             loop {

@@ -131,6 +131,20 @@ impl Num<'_> {
     }
 }
 
+/// An object's members as the event decoder reads them, in the line's
+/// order: a tree's, or those
+/// [`parse_object`](crate::wire::scan::parse_object) left.
+#[derive(Clone, Copy)]
+pub(crate) struct Object<'t, 'a>(pub(crate) &'t [(JStr<'a>, Json<'a>)]);
+
+impl<'t, 'a> Object<'t, 'a> {
+    /// The value of `key` (its last, if repeated).
+    #[inline]
+    pub(crate) fn get(self, key: &str) -> Option<&'t Json<'a>> {
+        self.0.iter().rev().find(|(k, _)| k.is(key)).map(|(_, v)| v)
+    }
+}
+
 impl<'a> Json<'a> {
     /// The value of `key` in an object (its last, if repeated); `None` for
     /// a missing key or a value that is not an object.
@@ -143,6 +157,31 @@ impl<'a> Json<'a> {
                 .map(|(_, v)| v),
             _ => None,
         }
+    }
+
+    /// Each of `keys`' value in an object (its last, if repeated), in one
+    /// pass over its members: for a record whose rules read every field.
+    pub(crate) fn pick<'t, const N: usize>(
+        &'t self,
+        keys: &[&str; N],
+    ) -> [Option<&'t Json<'a>>; N] {
+        let mut out = [None; N];
+        let Json::Obj(members) = self else {
+            return out;
+        };
+        for (key, value) in members {
+            let at = match key {
+                JStr::Raw(raw) => match raw.plain() {
+                    Some(bytes) => keys.iter().position(|k| k.as_bytes() == bytes),
+                    None => keys.iter().position(|k| raw.is(k)),
+                },
+                JStr::Text(text) => keys.iter().position(|k| k == text),
+            };
+            if let Some(at) = at {
+                out[at] = Some(value);
+            }
+        }
+        out
     }
 
     /// The string this value is, if it is one.

@@ -397,84 +397,124 @@ pub(crate) fn valid_job_component(value: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
 }
 
+/// Declares a job record's keys and names each by its place.
+macro_rules! job_keys {
+    ($($key:ident),* $(,)?) => {
+        const JOB_KEYS: [&str; [$(stringify!($key)),*].len()] = [$(stringify!($key)),*];
+        /// A key's place in [`JOB_KEYS`].
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy)]
+        enum Key { $($key),* }
+    };
+}
+
+job_keys![
+    schema_version,
+    cleanup_error,
+    generation,
+    id,
+    revision,
+    command,
+    description,
+    cwd,
+    state,
+    started_at_ms,
+    backgrounded_at_ms,
+    finished_at_ms,
+    last_output_at_ms,
+    output_file,
+    output_persistent,
+    output_bytes,
+    output_chars,
+    output_truncated,
+    invalid_utf8,
+    output_error,
+    persistence_error,
+    data,
+];
+
 impl FieldValue for JobRecord {
     const EXPECTED: &'static str = "a job record object";
     /// `JobRecord::from_json`, check for check and in its order, with its
     /// messages.
     fn read(value: &Json<'_>) -> Result<JobRecord, Why> {
         let fail = |m: String| Why::Invalid(m);
+        // Every key's value in one pass, not a search a field.
+        let fields = value.pick(&JOB_KEYS);
+        let get = |key: Key| fields[key as usize];
+        let name = |key: Key| JOB_KEYS[key as usize];
         if !matches!(value, Json::Obj(_))
-            || number(value.get("schema_version").unwrap_or(&Json::Null)) != Some(1.0)
+            || number(get(Key::schema_version).unwrap_or(&Json::Null)) != Some(1.0)
         {
             return Err(fail("expected background job schema version 1".to_owned()));
         }
-        let field = |name: &str| {
-            value
-                .get(name)
-                .ok_or_else(|| fail(format!("missing job field: {name}")))
-        };
+        let field =
+            |key: Key| get(key).ok_or_else(|| fail(format!("missing job field: {}", name(key))));
         // `String::from_json` / `Bool::from_json` on a present field.
-        let string = |name: &str| -> Result<String, Why> {
-            field(name)?
+        let string = |key: Key| -> Result<String, Why> {
+            field(key)?
                 .string()
-                .ok_or_else(|| fail(format!("{name}: expected a string")))
+                .ok_or_else(|| fail(format!("{}: expected a string", name(key))))
         };
-        let flag = |name: &str| -> Result<bool, Why> {
-            match field(name)? {
+        let flag = |key: Key| -> Result<bool, Why> {
+            match field(key)? {
                 Json::Bool(b) => Ok(*b),
-                _ => Err(fail(format!("{name}: expected true or false"))),
+                _ => Err(fail(format!("{}: expected true or false", name(key)))),
             }
         };
-        let optional = |name: &str| -> Result<Option<String>, Why> {
-            match value.get(name) {
+        let optional = |key: Key| -> Result<Option<String>, Why> {
+            match get(key) {
                 None | Some(Json::Null) => Ok(None),
                 Some(Json::Str(s)) => Ok(Some(s.to_owned_string())),
-                Some(_) => Err(fail(format!("{name}: expected a string or null"))),
+                Some(_) => Err(fail(format!("{}: expected a string or null", name(key)))),
             }
         };
-        let uint = |name: &str| -> Result<i64, Why> {
-            match number(field(name)?) {
+        let uint = |key: Key| -> Result<i64, Why> {
+            match number(field(key)?) {
                 Some(x)
                     if (0.0..=9_007_199_254_740_991.0).contains(&x) && (x as i64) as f64 == x =>
                 {
                     Ok(x as i64)
                 }
-                _ => Err(fail(format!("invalid nonnegative job integer: {name}"))),
+                _ => Err(fail(format!(
+                    "invalid nonnegative job integer: {}",
+                    name(key)
+                ))),
             }
         };
-        let optional_uint = |name: &str| -> Result<Option<i64>, Why> {
-            match value.get(name) {
+        let optional_uint = |key: Key| -> Result<Option<i64>, Why> {
+            match get(key) {
                 None | Some(Json::Null) => Ok(None),
-                Some(_) => uint(name).map(Some),
+                Some(_) => uint(key).map(Some),
             }
         };
-        let cleanup_error = optional("cleanup_error")?;
-        let data = match value.get("data") {
+        let cleanup_error = optional(Key::cleanup_error)?;
+        let data = match get(Key::data) {
             None | Some(Json::Null) => None,
             Some(data) => Some(JsonText::of(data)),
         };
-        let generation = string("generation")?;
-        let id = string("id")?;
-        let revision = uint("revision")?;
-        let command = string("command")?;
-        let description = optional("description")?;
-        let cwd = optional("cwd")?;
-        let state = JobState::read(field("state")?).map_err(|why| match why {
+        let generation = string(Key::generation)?;
+        let id = string(Key::id)?;
+        let revision = uint(Key::revision)?;
+        let command = string(Key::command)?;
+        let description = optional(Key::description)?;
+        let cwd = optional(Key::cwd)?;
+        let state = JobState::read(field(Key::state)?).map_err(|why| match why {
             Why::Wrong => fail("invalid background job state".to_owned()),
             invalid => invalid,
         })?;
-        let started_at_ms = uint("started_at_ms")?;
-        let backgrounded_at_ms = uint("backgrounded_at_ms")?;
-        let finished_at_ms = optional_uint("finished_at_ms")?;
-        let last_output_at_ms = optional_uint("last_output_at_ms")?;
-        let output_file = optional("output_file")?;
-        let output_persistent = flag("output_persistent")?;
-        let output_bytes = uint("output_bytes")?;
-        let output_chars = uint("output_chars")?;
-        let output_truncated = flag("output_truncated")?;
-        let invalid_utf8 = flag("invalid_utf8")?;
-        let output_error = optional("output_error")?;
-        let persistence_error = optional("persistence_error")?;
+        let started_at_ms = uint(Key::started_at_ms)?;
+        let backgrounded_at_ms = uint(Key::backgrounded_at_ms)?;
+        let finished_at_ms = optional_uint(Key::finished_at_ms)?;
+        let last_output_at_ms = optional_uint(Key::last_output_at_ms)?;
+        let output_file = optional(Key::output_file)?;
+        let output_persistent = flag(Key::output_persistent)?;
+        let output_bytes = uint(Key::output_bytes)?;
+        let output_chars = uint(Key::output_chars)?;
+        let output_truncated = flag(Key::output_truncated)?;
+        let invalid_utf8 = flag(Key::invalid_utf8)?;
+        let output_error = optional(Key::output_error)?;
+        let persistence_error = optional(Key::persistence_error)?;
         let (Ok(revision), Ok(output_chars)) =
             (i32::try_from(revision), i32::try_from(output_chars))
         else {

@@ -23,12 +23,12 @@ pub use self::jobs::{JobEventKind, JobRecord, JobState, JobStopOutcome, Predicti
 pub use self::json_text::JsonText;
 
 use self::rules::{required, text};
-use self::write::{key, WriteValue};
+use self::write::WriteValue;
 use crate::error::LineError;
 use crate::v2::encode::Out;
 use crate::v2::Content;
 use crate::wire::escape::{self, Fmt, Len, Overflow, ShortBuf, StackBuf};
-use crate::wire::tree::{self, JStr, Json};
+use crate::wire::tree::{self, JStr, Json, Object};
 use std::{fmt, io};
 
 /// How `parse` reads a field, and whether `to_json` writes it when absent.
@@ -53,12 +53,12 @@ macro_rules! read_field {
 macro_rules! write_field {
     ($k:ident, $field:ident, omit) => {
         if let Some(value) = $field {
-            key($k, stringify!($field))?;
+            $k.put(concat!(",\"", stringify!($field), "\":"))?;
             value.write($k)?;
         }
     };
     ($k:ident, $field:ident $(, $mode:ident $(= $d:literal)?)?) => {
-        key($k, stringify!($field))?;
+        $k.put(concat!(",\"", stringify!($field), "\":"))?;
         $field.write($k)?;
     };
 }
@@ -161,7 +161,7 @@ macro_rules! events {
 
         /// Upstream's `parse` of an object: the event its `event` names,
         /// each field read as that event reads it.
-        fn decode_object(obj: &Json<'_>, name: &str) -> Result<Event, EventError> {
+        fn decode_object(obj: Object<'_, '_>, name: &str) -> Result<Event, EventError> {
             Ok(match name {
                 $( stringify!($uname) => Event::$Unit, )*
                 $(
@@ -380,8 +380,13 @@ impl Event {
     /// [`LineError::Parse`] with the [`EventError`] for JSON that is not an
     /// event a client reads.
     pub fn from_slice(line: &[u8]) -> Result<Event, EventLineError> {
-        let tree = tree::parse(line).map_err(LineError::Syntax)?;
-        decode(&tree).map_err(LineError::Parse)
+        // Most events have up to eight fields.
+        let mut members = Vec::with_capacity(8);
+        match crate::wire::scan::parse_object(line, &mut members) {
+            Err(e) => Err(LineError::Syntax(e)),
+            Ok(false) => Err(LineError::Parse(EventError::NotAnObject)),
+            Ok(true) => decode_members(Object(&members)).map_err(LineError::Parse),
+        }
     }
 
     /// Decodes a JSON value as upstream's `parse` decides.
@@ -438,14 +443,19 @@ impl std::str::FromStr for Event {
 
 /// `parse`: an object with a string `event`, then that event's fields.
 fn decode(tree: &Json<'_>) -> Result<Event, EventError> {
-    if !matches!(tree, Json::Obj(_)) {
+    let Json::Obj(members) = tree else {
         return Err(EventError::NotAnObject);
-    }
-    let name = tree
+    };
+    decode_members(Object(members))
+}
+
+/// `parse` of an object: a string `event`, then that event's fields.
+fn decode_members(obj: Object<'_, '_>) -> Result<Event, EventError> {
+    let name = obj
         .get("event")
         .and_then(Json::as_jstr)
         .ok_or(EventError::NoEventName)?;
-    decode_object(tree, &name.text())
+    decode_object(obj, &name.text())
 }
 
 /// A `serde_json::Value` as a tree, borrowing its strings.

@@ -7,7 +7,7 @@ use crate::v2::event::EventError;
 use crate::v2::rules as command_rules;
 use crate::v2::Content;
 use crate::wire::fields::{ArrayField, Item, Slot};
-use crate::wire::tree::{JStr, Json};
+use crate::wire::tree::{JStr, Json, Object};
 
 /// Why a value is not the field's: the wrong kind of value, or a value of
 /// the right kind that breaks a rule (in upstream's words where it has any).
@@ -25,7 +25,7 @@ pub(crate) trait FieldValue: Sized {
 
 /// A required field: absent is [`EventError::MissingField`].
 pub(crate) fn required<T: FieldValue>(
-    object: &Json<'_>,
+    object: Object<'_, '_>,
     event: &'static str,
     field: &'static str,
 ) -> Result<T, EventError> {
@@ -48,7 +48,7 @@ pub(crate) fn required<T: FieldValue>(
 
 /// Upstream's `text` for an optional field: the string, or `None` when the
 /// key is absent or holds anything else.
-pub(crate) fn text(object: &Json<'_>, field: &str) -> Option<String> {
+pub(crate) fn text(object: Object<'_, '_>, field: &str) -> Option<String> {
     object.get(field).and_then(Json::string)
 }
 

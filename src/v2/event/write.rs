@@ -13,14 +13,6 @@ pub(crate) trait WriteValue {
     fn write<K: Out>(&self, k: &mut K) -> Result<(), K::Error>;
 }
 
-/// `,"key":` (every key follows `"event"`).
-#[inline(always)]
-pub(crate) fn key<K: Out>(k: &mut K, key: &str) -> Result<(), K::Error> {
-    k.put(",\"")?;
-    k.put(key)?;
-    k.put("\":")
-}
-
 impl WriteValue for String {
     #[inline]
     fn write<K: Out>(&self, k: &mut K) -> Result<(), K::Error> {
@@ -178,46 +170,46 @@ impl WriteValue for JobRecord {
     fn write<K: Out>(&self, k: &mut K) -> Result<(), K::Error> {
         k.put("{\"schema_version\":1,\"cleanup_error\":")?;
         self.cleanup_error.write(k)?;
-        key(k, "generation")?;
+        k.put(",\"generation\":")?;
         self.generation.write(k)?;
-        key(k, "id")?;
+        k.put(",\"id\":")?;
         self.id.write(k)?;
-        key(k, "revision")?;
+        k.put(",\"revision\":")?;
         self.revision.write(k)?;
-        key(k, "command")?;
+        k.put(",\"command\":")?;
         self.command.write(k)?;
-        key(k, "description")?;
+        k.put(",\"description\":")?;
         self.description.write(k)?;
-        key(k, "cwd")?;
+        k.put(",\"cwd\":")?;
         self.cwd.write(k)?;
-        key(k, "state")?;
+        k.put(",\"state\":")?;
         self.state.write(k)?;
-        key(k, "started_at_ms")?;
+        k.put(",\"started_at_ms\":")?;
         self.started_at_ms.write(k)?;
-        key(k, "backgrounded_at_ms")?;
+        k.put(",\"backgrounded_at_ms\":")?;
         self.backgrounded_at_ms.write(k)?;
-        key(k, "finished_at_ms")?;
+        k.put(",\"finished_at_ms\":")?;
         self.finished_at_ms.write(k)?;
-        key(k, "last_output_at_ms")?;
+        k.put(",\"last_output_at_ms\":")?;
         self.last_output_at_ms.write(k)?;
-        key(k, "output_file")?;
+        k.put(",\"output_file\":")?;
         self.output_file.write(k)?;
-        key(k, "output_persistent")?;
+        k.put(",\"output_persistent\":")?;
         self.output_persistent.write(k)?;
-        key(k, "output_bytes")?;
+        k.put(",\"output_bytes\":")?;
         self.output_bytes.write(k)?;
-        key(k, "output_chars")?;
+        k.put(",\"output_chars\":")?;
         self.output_chars.write(k)?;
-        key(k, "output_truncated")?;
+        k.put(",\"output_truncated\":")?;
         self.output_truncated.write(k)?;
-        key(k, "invalid_utf8")?;
+        k.put(",\"invalid_utf8\":")?;
         self.invalid_utf8.write(k)?;
-        key(k, "output_error")?;
+        k.put(",\"output_error\":")?;
         self.output_error.write(k)?;
-        key(k, "persistence_error")?;
+        k.put(",\"persistence_error\":")?;
         self.persistence_error.write(k)?;
         if let Some(data) = &self.data {
-            key(k, "data")?;
+            k.put(",\"data\":")?;
             k.put(data.as_str())?;
         }
         k.put("}")
