@@ -65,6 +65,19 @@ impl JStr<'_> {
         }
     }
 
+    /// `f` of the (unescaped) string's bytes, unchecked and uncopied when
+    /// the line holds them as they are.
+    #[inline]
+    pub(crate) fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        match self {
+            JStr::Raw(raw) => match raw.plain() {
+                Some(bytes) => f(bytes),
+                None => f(raw.as_text().as_bytes()),
+            },
+            JStr::Text(text) => f(text.as_bytes()),
+        }
+    }
+
     /// Whether the string is empty (an escape never unescapes to nothing).
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
@@ -170,13 +183,7 @@ impl<'a> Json<'a> {
             return out;
         };
         for (key, value) in members {
-            let at = match key {
-                JStr::Raw(raw) => match raw.plain() {
-                    Some(bytes) => keys.iter().position(|k| k.as_bytes() == bytes),
-                    None => keys.iter().position(|k| raw.is(k)),
-                },
-                JStr::Text(text) => keys.iter().position(|k| k == text),
-            };
+            let at = key.with_bytes(|key| keys.iter().position(|k| k.as_bytes() == key));
             if let Some(at) = at {
                 out[at] = Some(value);
             }

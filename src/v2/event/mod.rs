@@ -161,16 +161,18 @@ macro_rules! events {
 
         /// Upstream's `parse` of an object: the event its `event` names,
         /// each field read as that event reads it.
-        fn decode_object(obj: Object<'_, '_>, name: &str) -> Result<Event, EventError> {
-            Ok(match name {
-                $( stringify!($uname) => Event::$Unit, )*
-                $(
-                    stringify!($name) => Event::$Variant {
-                        $( $field: read_field!(obj, stringify!($name), $field, $ty $(, $mode $(= $d)?)?), )*
-                    },
-                )*
-                _ => return Err(EventError::UnknownEvent(name.to_owned())),
-            })
+        /// (`name` as bytes: a name as the line holds it needs no UTF-8
+        /// check to be compared.)
+        fn decode_object(obj: Object<'_, '_>, name: &[u8]) -> Result<Event, EventError> {
+            $( if name == stringify!($uname).as_bytes() {
+                return Ok(Event::$Unit);
+            } )*
+            $( if name == stringify!($name).as_bytes() {
+                return Ok(Event::$Variant {
+                    $( $field: read_field!(obj, stringify!($name), $field, $ty $(, $mode $(= $d)?)?), )*
+                });
+            } )*
+            Err(EventError::UnknownEvent(String::from_utf8_lossy(name).into_owned()))
         }
 
         /// The event's line: `{"event":NAME` and its fields, `}` and the
@@ -380,8 +382,8 @@ impl Event {
     /// [`LineError::Parse`] with the [`EventError`] for JSON that is not an
     /// event a client reads.
     pub fn from_slice(line: &[u8]) -> Result<Event, EventLineError> {
-        // Most events have up to eight fields.
-        let mut members = Vec::with_capacity(8);
+        // Most events have up to four fields.
+        let mut members = Vec::with_capacity(4);
         match crate::wire::scan::parse_object(line, &mut members) {
             Err(e) => Err(LineError::Syntax(e)),
             Ok(false) => Err(LineError::Parse(EventError::NotAnObject)),
@@ -455,7 +457,7 @@ fn decode_members(obj: Object<'_, '_>) -> Result<Event, EventError> {
         .get("event")
         .and_then(Json::as_jstr)
         .ok_or(EventError::NoEventName)?;
-    decode_object(obj, &name.text())
+    name.with_bytes(|name| decode_object(obj, name))
 }
 
 /// A `serde_json::Value` as a tree, borrowing its strings.
