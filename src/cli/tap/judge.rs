@@ -375,7 +375,7 @@ impl Judge {
                 );
             }
         } else if let Some(n) = self.unread_refused.pop_front() {
-            found.push(self.read_on_violation(n, "a command_error"));
+            found.push(self.read_on_violation(n, "command_error"));
         } else {
             found.push(
                 Violation::error(
