@@ -356,6 +356,31 @@ tap: summary: 3 command lines, 0 event lines, 0 stderr lines; 4 errors, 0 notes 
 }
 
 #[test]
+fn an_engine_that_exits_without_reading_ends_the_session() {
+    // 4 MiB, more than the pipes hold: the tap's writes to the engine
+    // fail, and it stops reading, exiting with the engine's status.
+    let commands = "{\"command\":\"cancel\"}\n".repeat(200_000);
+    let mut child = Command::new(BIN)
+        .args(["tap", "--", "sh", "-c", "exit 4"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Broken once the tap has gone, as it would be with the engine alone.
+    let writer = std::thread::spawn(move || stdin.write_all(commands.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    let _ = writer.join().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(
+        stderr(&out).ends_with("; no violations; the engine's exit 4\n"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn the_exit_status_is_the_engines() {
     for (script, code, said) in [
         ("exit 0", 0, "exit 0"),

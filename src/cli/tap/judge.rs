@@ -143,6 +143,8 @@ pub struct Judge {
     log: Option<Log>,
     /// Scratch for a command's canonical line.
     canonical: Vec<u8>,
+    /// The summary is written: nothing more is judged.
+    finished: bool,
 }
 
 struct Log {
@@ -168,11 +170,15 @@ impl Judge {
                 out: BufWriter::with_capacity(64 * 1024, file),
             }),
             canonical: Vec::new(),
+            finished: false,
         }
     }
 
     /// Judges one line of `dir`, reports what is wrong with it and logs it.
     pub fn line(&mut self, dir: Dir, piece: Piece<'_>) {
+        if self.finished {
+            return;
+        }
         self.lines[dir.index()] += 1;
         let n = self.lines[dir.index()];
         let mut violations = Vec::new();
@@ -426,6 +432,9 @@ impl Judge {
     /// The engine has exited with `status` (`exit N` or `signal N`, the
     /// tap's exit code `code`): what it still owed, then the summary.
     pub fn finish(&mut self, status: &str, code: u8) {
+        if std::mem::replace(&mut self.finished, true) {
+            return;
+        }
         let mut found = Vec::new();
         for owed in std::mem::take(&mut self.owed) {
             found.push(

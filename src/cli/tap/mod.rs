@@ -20,12 +20,12 @@ use std::time::Duration;
 /// How much of a stream is read at once: a pipe's whole buffer.
 const CHUNK: usize = 64 * 1024;
 
-/// After the engine has exited, how long the tap still reads its own
-/// stdin (lines already on their way, logged as unread) before it exits.
+/// After the engine has exited, how long the tap waits for the lines it
+/// has read from its stdin to be judged before it exits (it does not wait
+/// for a controller that keeps its end open).
 const GRACE: Duration = Duration::from_millis(250);
 
-/// Sit between a controller and an engine, pass every byte through, and
-/// judge every line.
+/// Sit between a controller and an engine: pass every byte through, judge every line
 ///
 /// Starts ENGINE and copies the tap's stdin to the engine's stdin and the
 /// engine's stdout to the tap's stdout, byte for byte: each line as soon as
@@ -45,9 +45,9 @@ const GRACE: Duration = Duration::from_millis(250);
 ///   refused          a command line the engine must refuse, with the exact
 ///                    `command_error` event it owes (not JSON, not a
 ///                    command, or declined by the serve policy)
-///   not_canonical    (note) a command the engine reads, on a line that is not the one
-///                    the crate writes for it (extra keys, legacy `text`,
-///                    another key order)
+///   not_canonical    (note) a command the engine reads, on a line that is
+///                    not the one the crate writes for it (extra keys,
+///                    legacy `text`, another key order)
 ///   crlf             (note) a line ending in CRLF
 ///   blank            (note) a blank line, which the reader skips
 ///   bom              a line starting with a UTF-8 BOM
@@ -82,14 +82,20 @@ const GRACE: Duration = Duration::from_millis(250);
 /// N counts the lines of its direction from 1, blank lines included. TEXT
 /// is the line without its LF (`"line_base64"` instead when it is not
 /// UTF-8; `"lf":false` after it when the stream ended without one; `null`
-/// for a line over the limit). V is `command`, `refused`, `blank` or
-/// `unread` for a command line, `event`, `command_error`, `not_event` or
-/// `blank` for an engine line, `text` on stderr. Each violation carries its
-/// details: `owes` (the event line owed), `canonical`, `max`, `reason`,
-/// `command_n`, `owed`, `got`, `stopped_at`. Then
-/// `{"t_ms":MS,"dir":"exit","status":"exit N"|"signal N","code":C,"violations":[...]}`
-/// with the unanswered lines, and
-/// `{"t_ms":MS,"dir":"summary","lines":{"command":A,"event":B,"stderr":C},"violations":{KIND:COUNT,...},"status":...,"code":C}`.
+/// for a line over the limit). V is, for a command line, `command`,
+/// `refused`, `blank` or `unread` (after the line that ends the engine's
+/// reading); for an engine line, `event`, `command_error`, `not_event` or `blank`; `text`
+/// on stderr. Each violation carries its details: `owes` (the event line
+/// owed), `canonical`, `max`, `reason`, `command_n`, `owed`, `got`,
+/// `stopped_at`. After the engine's exit, a record with the lines left
+/// unanswered:
+///
+///   {"t_ms":MS,"dir":"exit","status":"exit N"|"signal N","code":C,"violations":[...]}
+///
+/// and the summary:
+///
+///   {"t_ms":MS,"dir":"summary","lines":{"command":A,"event":B,"stderr":C},
+///    "violations":{KIND:COUNT,...},"status":"exit N"|"signal N","code":C}
 ///
 /// Exit status: the engine's (see above); 2 on a usage error or a log file
 /// that cannot be created, before the engine is started.
@@ -168,16 +174,16 @@ pub fn run(args: Tap, revision: Revision) -> output::Result<ExitCode> {
     let shared = Arc::clone(&judge);
     // Not joined: it may wait on a controller that never closes its end.
     std::thread::spawn(move || {
-        pump(io::stdin(), engine_in, &shared, Dir::Command, max, true);
+        pump(io::stdin(), engine_in, &shared, Dir::Command, max);
         let _ = done.send(());
     });
     let shared = Arc::clone(&judge);
     let events = std::thread::spawn(move || {
-        pump(engine_out, io::stdout(), &shared, Dir::Event, max, false);
+        pump(engine_out, io::stdout(), &shared, Dir::Event, max);
     });
     let shared = Arc::clone(&judge);
     let stderr = std::thread::spawn(move || {
-        pump(engine_err, io::stderr(), &shared, Dir::Stderr, max, false);
+        pump(engine_err, io::stderr(), &shared, Dir::Stderr, max);
     });
     let _ = events.join();
     let _ = stderr.join();
@@ -216,16 +222,10 @@ fn exit_of(status: ExitStatus) -> (String, u8) {
 /// line to the judge first: a refused command line is owed its answer
 /// before the engine can give it. A line over `max` is judged as soon as
 /// it is, and forwarded in pieces as they come. When `dst` fails (its
-/// reader has gone), stops forwarding; then goes on reading (and judging)
-/// when `keep_reading`, else stops, closing `src` as a broken pipe would.
-fn pump(
-    mut src: impl Read,
-    dst: impl Write,
-    judge: &Mutex<Judge>,
-    dir: Dir,
-    max: usize,
-    keep_reading: bool,
-) {
+/// reader has gone: the engine closed its stdin, the controller its
+/// end of the tap's stdout), stops reading `src`, as a broken pipe would
+/// stop the writer.
+fn pump(mut src: impl Read, dst: impl Write, judge: &Mutex<Judge>, dir: Dir, max: usize) {
     let mut dst = Some(dst);
     let mut buf = vec![0u8; CHUNK];
     // The current line's bytes so far, not yet forwarded (at most `max`,
@@ -301,7 +301,7 @@ fn pump(
         if !long && to < n {
             partial.extend_from_slice(&chunk[to..]);
         }
-        if !sent && !keep_reading {
+        if !sent {
             return;
         }
     }
