@@ -497,12 +497,12 @@ impl Judge {
         found: &[Violation],
         extra: &str,
     ) {
-        let place = if dir == "exit" {
-            "exit".to_owned()
-        } else {
-            format!("{dir} {n}")
-        };
         for v in found {
+            let place = if dir == "exit" {
+                "exit".to_owned()
+            } else {
+                format!("{dir} {n}")
+            };
             *self.counts.entry(v.kind).or_default() += 1;
             let note = match v.level {
                 Level::Error => {
