@@ -115,9 +115,11 @@
 //! command, or the `command_error` it owes), `conform` runs another
 //! implementation through the conformance vectors, `corpus` writes near-miss
 //! lines with their outcomes for another fuzzer, `dict` a fuzzing
-//! dictionary, and `shell` writes and parses the `<user_shell_command>`
-//! envelope. `serve-command --help` says more; `serve-command --version`
-//! names the upstream sources each rule set follows.
+//! dictionary, `shell` writes and parses the `<user_shell_command>`
+//! envelope, and `tap` sits between a controller and an engine, passing
+//! every byte through and naming every line either side gets wrong.
+//! `serve-command --help` says more; `serve-command --version` names the
+//! upstream sources each rule set follows.
 //!
 //! # The wire
 //!

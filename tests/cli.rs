@@ -675,6 +675,7 @@ Commands:
   corpus   Write a seed corpus for another fuzzer: near-miss command or event lines and their outcomes
   dict     Print a libFuzzer/AFL dictionary of the protocol's tokens
   shell    Encode and parse `!` command envelopes (`<user_shell_command>`), one JSON request per line
+  tap      Sit between a controller and an engine: pass every byte through, judge every line
   help     Print this message or the help of the given subcommand(s)
 
 Options:
@@ -694,6 +695,7 @@ Examples:
   serve-command encode prompt \"what is this?\" --image shot.png | serve-command decode
   serve-command decode session.jsonl --summary
   serve-command conform -- ./my_impl
+  serve-command tap --log wire.jsonl -- openseek serve
   serve-command --revision v1 encode prompt \"fix it\"
 ";
 
@@ -740,6 +742,7 @@ fn every_subcommand_has_help_with_an_example() {
         &["corpus"],
         &["dict"],
         &["conform"],
+        &["tap"],
     ];
     for &sub in subcommands {
         let args: Vec<&str> = sub.iter().copied().chain(["--help"]).collect();

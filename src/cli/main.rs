@@ -11,6 +11,7 @@ mod output;
 mod revision;
 mod shell;
 mod size;
+mod tap;
 
 use clap::{Parser, Subcommand};
 use revision::Revision;
@@ -57,6 +58,7 @@ Examples:
   serve-command encode prompt \"what is this?\" --image shot.png | serve-command decode
   serve-command decode session.jsonl --summary
   serve-command conform -- ./my_impl
+  serve-command tap --log wire.jsonl -- openseek serve
   serve-command --revision v1 encode prompt \"fix it\""
 )]
 struct Cli {
@@ -75,6 +77,7 @@ enum Cmd {
     Corpus(corpus::Corpus),
     Dict(dict::Dict),
     Shell(shell::Shell),
+    Tap(tap::Tap),
 }
 
 fn main() -> ExitCode {
@@ -97,6 +100,7 @@ fn main() -> ExitCode {
             "shell takes no --revision: the envelope is the same in both revisions".to_owned(),
         )),
         Cmd::Shell(args) => shell::run(args).map(|()| ExitCode::SUCCESS),
+        Cmd::Tap(args) => tap::run(args, revision),
     })
 }
 

@@ -1,0 +1,347 @@
+//! `tap`: a transparent proxy between a controller and an engine, judging
+//! every line that crosses it.
+
+mod judge;
+
+use crate::output::{self, describe, io_error};
+use crate::revision::Revision;
+use crate::size::{self, Size};
+use clap::Args;
+use judge::{Dir, Judge, Piece};
+use serve_command::v2::DEFAULT_MAX_LINE_LEN;
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, ExitStatus, Stdio};
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+/// How much of a stream is read at once: a pipe's whole buffer.
+const CHUNK: usize = 64 * 1024;
+
+/// After the engine has exited, how long the tap waits for the lines it
+/// has read from its stdin to be judged before it exits (it does not wait
+/// for a controller that keeps its end open).
+const GRACE: Duration = Duration::from_millis(250);
+
+/// Sit between a controller and an engine: pass every byte through, judge every line
+///
+/// Starts ENGINE and copies the tap's stdin to the engine's stdin and the
+/// engine's stdout to the tap's stdout, byte for byte: each line as soon as
+/// it is complete (the lines of one read in one write), a last line without
+/// a LF at the end of the stream, nothing added, dropped or reordered. The
+/// engine's stderr passes through to the tap's stderr, line by line; the
+/// end of the tap's stdin closes the engine's. The tap exits when the
+/// engine has exited and closed its stdout and stderr, with the engine's
+/// exit status (128 + N when a signal N killed it); 127 when ENGINE cannot
+/// be found, 126 when it cannot be started.
+///
+/// Meanwhile it reads every command line as the engine must read it (v2,
+/// with the serve policy: `decode --serve-policy`), and every engine line
+/// as a controller must (`decode --events`), and reports on stderr, one
+/// line each (`tap: command 3: ...`, `tap: event 5: ...`), what it finds:
+///
+///   refused          a command line the engine must refuse, with the exact
+///                    `command_error` event it owes (not JSON, not a
+///                    command, or declined by the serve policy)
+///   not_canonical    (note) a command the engine reads, on a line that is
+///                    not the one the crate writes for it (extra keys,
+///                    legacy `text`, another key order)
+///   crlf             (note) a line ending in CRLF
+///   blank            (note) a blank line, which the reader skips
+///   bom              a line starting with a UTF-8 BOM
+///   too_long         a line longer than --max-line-len: forwarded in
+///                    pieces, never held whole; a command line over it is
+///                    refused as the crate's reader with that limit refuses
+///                    it, `command stream: line N is longer than MAX bytes`
+///   stray            an engine stdout line that is not an event (a banner,
+///                    a log line, JSON that is no event)
+///   wrong_answer     a `command_error` whose message differs from what the
+///                    engine owes the refused line it answers (the engine
+///                    owes one per refused line, in order)
+///   unexpected_answer  a `command_error` with no refused line to answer
+///   unanswered       a refused line the engine never answered (at exit)
+///   still_reading    the engine read on after a command line that ends its
+///                    reading (not JSON, or over the limit): after answering
+///                    it, it answered a later line, with a `command_error`,
+///                    or with the event that carries the later line's id
+///                    (`request_id`, an approval's `id`, a steer's
+///                    `submission_id`)
+///
+/// Lines after the one that ends the engine's reading are not judged
+/// (`unread`). At the end, one line `tap: summary: ...` counts the lines
+/// each way and the violations by kind.
+///
+/// --log FILE writes JSON Lines, one record per line crossing the tap, in
+/// the order seen:
+///
+///   {"t_ms":MS,"dir":"command"|"event"|"stderr","n":N,"line":TEXT,
+///    "verdict":V,"violations":[{"kind":K,"level":"error"|"note","message":M,...}]}
+///
+/// N counts the lines of its direction from 1, blank lines included. TEXT
+/// is the line without its LF (`"line_base64"` instead when it is not
+/// UTF-8; `"lf":false` after it when the stream ended without one; `null`
+/// for a line over the limit). V is, for a command line, `command`,
+/// `refused`, `blank` or `unread` (after the line that ends the engine's
+/// reading); for an engine line, `event`, `command_error`, `not_event` or `blank`; `text`
+/// on stderr. Each violation carries its details: `owes` (the event line
+/// owed), `canonical`, `max`, `reason`, `command_n`, `owed`, `got`,
+/// `stopped_at`. After the engine's exit, a record with the lines left
+/// unanswered:
+///
+///   {"t_ms":MS,"dir":"exit","status":"exit N"|"signal N","code":C,"violations":[...]}
+///
+/// and the summary:
+///
+///   {"t_ms":MS,"dir":"summary","lines":{"command":A,"event":B,"stderr":C},
+///    "violations":{KIND:COUNT,...},"status":"exit N"|"signal N","code":C}
+///
+/// Exit status: the engine's (see above); 2 on a usage error or a log file
+/// that cannot be created, before the engine is started.
+#[derive(Args)]
+#[command(
+    verbatim_doc_comment,
+    after_help = "Examples:
+  serve-command tap -- openseek serve < session.jsonl
+  my-controller --engine 'serve-command tap --log wire.jsonl -- openseek serve'
+  serve-command tap --max-line-len 1MiB --log wire.jsonl -- ./my_engine --flag
+  jq -c 'select(.violations != [])' wire.jsonl"
+)]
+pub struct Tap {
+    /// Write a JSON Lines record of every line crossing the tap to FILE
+    /// (created, or truncated).
+    #[arg(long, value_name = "FILE")]
+    log: Option<PathBuf>,
+    /// Lines longer than this (LF excluded) are reported and forwarded in
+    /// pieces, never held whole: bytes, or with KiB, MiB or GiB (`65536`,
+    /// `64KiB`). Set it to the engine's own limit.
+    #[arg(long, value_name = "SIZE", default_value_t = Size(DEFAULT_MAX_LINE_LEN), value_parser = size::parse)]
+    max_line_len: Size,
+    /// The engine to start, and its arguments.
+    #[arg(last = true, required = true, value_name = "ENGINE")]
+    engine: Vec<OsString>,
+}
+
+pub fn run(args: Tap, revision: Revision) -> output::Result<ExitCode> {
+    if revision == Revision::V1 {
+        return Err(output::Failure::Error(
+            "tap needs --revision v2: the protocol's first revision is the command half only"
+                .to_owned(),
+        ));
+    }
+    let log = match &args.log {
+        Some(path) => {
+            let name = path.display().to_string();
+            let file = File::create(path).map_err(|e| io_error(&name, &e))?;
+            Some((name, file))
+        }
+        None => None,
+    };
+    let max = args.max_line_len.0;
+    let (program, rest) = args.engine.split_first().expect("clap requires ENGINE");
+    let mut child = match Command::new(program)
+        .args(rest)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) => {
+            // As a shell and `env` say it: 127 not found, 126 not started.
+            let code = if e.kind() == io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            };
+            output::to_stderr(&format!(
+                "serve-command: tap: cannot start {}: {}\n",
+                program.to_string_lossy(),
+                describe(&e)
+            ))?;
+            return Ok(ExitCode::from(code));
+        }
+    };
+    let judge = Arc::new(Mutex::new(Judge::new(max, log)));
+    let (Some(engine_in), Some(engine_out), Some(engine_err)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        unreachable!("all three are piped")
+    };
+
+    let (done, commands_done) = mpsc::channel();
+    let shared = Arc::clone(&judge);
+    // Not joined: it may wait on a controller that never closes its end.
+    std::thread::spawn(move || {
+        pump(io::stdin(), engine_in, &shared, Dir::Command, max);
+        let _ = done.send(());
+    });
+    let shared = Arc::clone(&judge);
+    let events = std::thread::spawn(move || {
+        pump(engine_out, io::stdout(), &shared, Dir::Event, max);
+    });
+    let shared = Arc::clone(&judge);
+    let stderr = std::thread::spawn(move || {
+        pump(engine_err, io::stderr(), &shared, Dir::Stderr, max);
+    });
+    let _ = events.join();
+    let _ = stderr.join();
+    let status = child
+        .wait()
+        .map_err(|e| io_error("waiting for the engine", &e))?;
+    let _ = commands_done.recv_timeout(GRACE);
+    let (said, code) = exit_of(status);
+    judge
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .finish(&said, code);
+    Ok(ExitCode::from(code))
+}
+
+/// `exit N` or `signal N`, and the exit code that passes it on.
+fn exit_of(status: ExitStatus) -> (String, u8) {
+    if let Some(code) = status.code() {
+        return (
+            format!("exit {code}"),
+            u8::try_from(code & 0xff).unwrap_or(1),
+        );
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            let code = u8::try_from(128 + signal).unwrap_or(255);
+            return (format!("signal {signal}"), code);
+        }
+    }
+    (status.to_string(), 1)
+}
+
+/// Copies `src` to `dst`, each line once it is complete, and hands each
+/// line to the judge first: a refused command line is owed its answer
+/// before the engine can give it. A line over `max` is judged as soon as
+/// it is, and forwarded in pieces as they come. When `dst` fails (its
+/// reader has gone: the engine closed its stdin, the controller its
+/// end of the tap's stdout), stops reading `src`, as a broken pipe would
+/// stop the writer.
+fn pump(mut src: impl Read, dst: impl Write, judge: &Mutex<Judge>, dir: Dir, max: usize) {
+    let mut dst = Some(dst);
+    let mut buf = vec![0u8; CHUNK];
+    // The current line's bytes so far, not yet forwarded (at most `max`,
+    // and its LF once it has one).
+    let mut partial: Vec<u8> = Vec::new();
+    // The current line is over the limit: its bytes are forwarded as they come.
+    let mut long = false;
+    loop {
+        let n = match src.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                report_io(dir, "read", &e);
+                break;
+            }
+        };
+        let chunk = &buf[..n];
+        // Chunk bytes before `from` are forwarded with `partial`; those
+        // from `to` on are kept in it.
+        let mut from = 0;
+        let mut to;
+        let mut send_partial = false;
+        // `partial` holds the start of the line this chunk goes on with.
+        let mut held = !partial.is_empty();
+        {
+            let mut judge = judge.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut start = 0;
+            for lf in memchr::memchr_iter(b'\n', chunk) {
+                let end = lf + 1;
+                if long {
+                    long = false;
+                } else if held {
+                    held = false;
+                    if partial.len() + (lf - start) > max {
+                        judge.line(dir, Piece::TooLong);
+                    } else {
+                        partial.extend_from_slice(&chunk[..end]);
+                        from = end;
+                        judge.line(dir, Piece::Line(&partial));
+                    }
+                    send_partial = true;
+                } else if lf - start > max {
+                    judge.line(dir, Piece::TooLong);
+                } else {
+                    judge.line(dir, Piece::Line(&chunk[start..end]));
+                }
+                start = end;
+            }
+            to = start;
+            let tail = n - start;
+            if long {
+                to = n;
+            } else if tail > 0 {
+                // Still `held`: no LF came, and the line goes on.
+                let before = if held { partial.len() } else { 0 };
+                if before + tail > max {
+                    judge.line(dir, Piece::TooLong);
+                    long = true;
+                    send_partial |= held;
+                    to = n;
+                }
+            }
+            judge.flush_log();
+        }
+        let mut sent = true;
+        if send_partial {
+            sent &= forward(&mut dst, &partial);
+            partial.clear();
+            partial.shrink_to(CHUNK);
+        }
+        sent &= forward(&mut dst, &chunk[from..to]);
+        if !long && to < n {
+            partial.extend_from_slice(&chunk[to..]);
+        }
+        if !sent {
+            return;
+        }
+    }
+    if !long && !partial.is_empty() {
+        // The last line, without its LF.
+        let mut judge = judge.lock().unwrap_or_else(PoisonError::into_inner);
+        judge.line(dir, Piece::Line(&partial));
+        judge.flush_log();
+        drop(judge);
+        forward(&mut dst, &partial);
+    }
+    // Dropping `dst` closes the engine's stdin: the end of input, passed on.
+}
+
+/// Writes `bytes` to `dst` while it works; false once it has failed.
+fn forward(dst: &mut Option<impl Write>, bytes: &[u8]) -> bool {
+    let Some(out) = dst else {
+        return false;
+    };
+    if bytes.is_empty() {
+        return true;
+    }
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => true,
+        Err(_) => {
+            *dst = None;
+            false
+        }
+    }
+}
+
+fn report_io(dir: Dir, what: &str, e: &io::Error) {
+    let stream = match dir {
+        Dir::Command => "stdin",
+        Dir::Event => "the engine's stdout",
+        Dir::Stderr => "the engine's stderr",
+    };
+    let _ = writeln!(
+        io::stderr().lock(),
+        "tap: {stream}: {what} failed: {}",
+        describe(e)
+    );
+}

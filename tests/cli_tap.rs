@@ -1,0 +1,470 @@
+//! `serve-command tap`, run as a child process between a test (the
+//! controller) and small `sh` engines, each answering with canned lines
+//! after reading all its input, so that every line is judged in a known
+//! order.
+#![cfg(all(feature = "cli", unix))]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+#[path = "support/bin.rs"]
+mod bin;
+
+use bin::{run, BIN};
+
+/// A directory of its own for `test`.
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("serve-command-tap-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `tap [options] --log LOG -- sh -c SCRIPT sh ARGS...` on `stdin`;
+/// returns its output and its log with every `t_ms` set to 0.
+fn tap(
+    dir: &Path,
+    options: &[&str],
+    script: &str,
+    args: &[&str],
+    stdin: &[u8],
+) -> (Output, String) {
+    let log = dir.join("log.jsonl");
+    let log_arg = log.to_str().unwrap();
+    let mut argv = vec!["tap"];
+    argv.extend_from_slice(options);
+    argv.extend_from_slice(&["--log", log_arg, "--", "sh", "-c", script, "sh"]);
+    argv.extend_from_slice(args);
+    let out = run(&argv, stdin);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let log = text
+        .lines()
+        .map(|record| {
+            let rest = record
+                .strip_prefix("{\"t_ms\":")
+                .expect("a record starts with t_ms");
+            let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap();
+            assert!(digits > 0, "t_ms is a number: {record}");
+            format!("{{\"t_ms\":0{}\n", &rest[digits..])
+        })
+        .collect();
+    (out, log)
+}
+
+fn stderr(out: &Output) -> &str {
+    std::str::from_utf8(&out.stderr).unwrap()
+}
+
+/// An engine that reads everything, then writes `lines` (each with a LF).
+fn answering(lines: &[&str]) -> String {
+    let mut script = "cat >/dev/null; printf '%s\\n'".to_owned();
+    for line in lines {
+        assert!(!line.contains('\''));
+        script += &format!(" '{line}'");
+    }
+    script
+}
+
+#[test]
+fn a_session_through_the_tap_is_byte_identical_on_both_sides() {
+    let dir = scratch("identical");
+    // Binary data, CRLF, a blank line, a lone CR, and no LF at the end.
+    let mut commands = b"{\"command\":\"cancel\"}\r\n\n\xff\xfe\x00binary\n \r\n".to_vec();
+    commands.extend_from_slice(b"{\"command\":\"prompt\",\"content\":\"\xc3\xa9t\xc3\xa9\"}\n");
+    commands.extend_from_slice(b"{\"command\":\"compact\"}");
+    let mut events = b"{\"event\":\"agent_step\",\"step\":1}\r\n\x80\x81 not UTF-8\n\n".to_vec();
+    events.extend_from_slice(b"{\"event\":\"agent_finished\",\"answer\":\"done\"}");
+    std::fs::write(dir.join("events"), &events).unwrap();
+    let received = dir.join("received");
+    let (out, log) = tap(
+        &dir,
+        &[],
+        r#"cat >"$1"; cat "$2"; printf 'engine: bye\n' >&2"#,
+        &[
+            received.to_str().unwrap(),
+            dir.join("events").to_str().unwrap(),
+        ],
+        &commands,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read(&received).unwrap(),
+        commands,
+        "the engine's stdin"
+    );
+    assert_eq!(out.stdout, events, "the tap's stdout");
+    assert!(stderr(&out).contains("engine: bye\n"), "{}", stderr(&out));
+    // Every line is in the log, the binary ones in base64, the last
+    // without LF said so (unread: the engine stops at the binary line,
+    // which is not JSON).
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 6 + 4 + 1 + 2, "{log}");
+    assert!(
+        lines[2].contains(r#""line_base64":"//4AYmluYXJ5""#),
+        "{}",
+        lines[2]
+    );
+    assert!(
+        lines[5].contains(r#""line":"{\"command\":\"compact\"}","lf":false,"verdict":"unread""#),
+        "{}",
+        lines[5]
+    );
+    assert!(
+        lines[7].contains(r#""line_base64":"gIEgbm90IFVURi04""#),
+        "{}",
+        lines[7]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_line_over_the_limit_is_forwarded_in_pieces_and_refused() {
+    let dir = scratch("too-long");
+    // 1 MiB, forwarded through a 1 KiB limit.
+    let mut commands = b"{\"command\":\"cancel\"}\n".to_vec();
+    commands.extend_from_slice(b"{\"command\":\"prompt\",\"content\":\"");
+    commands.extend(std::iter::repeat_n(b'x', 1 << 20));
+    commands.extend_from_slice(b"\"}\n{\"command\":\"cancel\"}\n");
+    let long_event = format!(
+        "{{\"event\":\"assistant_message\",\"content\":\"{}\"}}",
+        "y".repeat(2000)
+    );
+    let received = dir.join("received");
+    let script = format!(
+        r#"cat >"$1"; printf '%s\n' '{{"event":"agent_aborted","reason":"cancelled"}}' '{{"event":"command_error","error":"command stream: line 2 is longer than 1024 bytes"}}' '{long_event}'"#
+    );
+    let (out, log) = tap(
+        &dir,
+        &["--max-line-len", "1KiB"],
+        &script,
+        &[received.to_str().unwrap()],
+        &commands,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&received).unwrap(), commands);
+    assert_eq!(
+        String::from_utf8(out.stdout.clone()).unwrap(),
+        format!("{{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}}\n{{\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}}\n{long_event}\n")
+    );
+    assert_eq!(
+        stderr(&out),
+        r#"tap: command 2: longer than 1024 bytes (--max-line-len)
+tap: command 2: refused; the engine owes {"event":"command_error","error":"command stream: line 2 is longer than 1024 bytes"}
+tap: event 3: longer than 1024 bytes (--max-line-len)
+tap: event 3: stray output, not an event: longer than 1024 bytes
+tap: summary: 3 command lines, 3 event lines, 0 stderr lines; 4 errors, 0 notes (1 refused, 1 stray, 2 too_long); the engine's exit 0
+"#
+    );
+    assert_eq!(
+        log,
+        r#"{"t_ms":0,"dir":"command","n":1,"line":"{\"command\":\"cancel\"}","verdict":"command","violations":[]}
+{"t_ms":0,"dir":"command","n":2,"line":null,"verdict":"refused","violations":[{"kind":"too_long","level":"error","message":"longer than 1024 bytes (--max-line-len)","max":1024},{"kind":"refused","level":"error","message":"refused; the engine owes {\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}","owes":"{\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}"}]}
+{"t_ms":0,"dir":"command","n":3,"line":"{\"command\":\"cancel\"}","verdict":"unread","violations":[]}
+{"t_ms":0,"dir":"event","n":1,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","violations":[]}
+{"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}","verdict":"command_error","violations":[]}
+{"t_ms":0,"dir":"event","n":3,"line":null,"verdict":"not_event","violations":[{"kind":"too_long","level":"error","message":"longer than 1024 bytes (--max-line-len)","max":1024},{"kind":"stray","level":"error","message":"stray output, not an event: longer than 1024 bytes","reason":"longer than 1024 bytes"}]}
+{"t_ms":0,"dir":"exit","status":"exit 0","code":0,"violations":[]}
+{"t_ms":0,"dir":"summary","lines":{"command":3,"event":3,"stderr":0},"violations":{"refused":1,"stray":1,"too_long":2},"status":"exit 0","code":0}
+"#
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_controllers_violations_are_named_with_what_the_engine_owes() {
+    let dir = scratch("controller");
+    let commands = concat!(
+        "{\"command\":\"cancel\"}\n",
+        "{\"command\":\"steer\",\"text\":\"look\"}\n",
+        "\n",
+        "{\"command\":\"compact\"}\r\n",
+        "{\"command\":\"nap\"}\n",
+        "{\"command\":\"goal\",\"action\":\"set\",\"text\":\" \"}\n",
+        "{\"request_id\":\"r1\",\"command\":\"jobs_snapshot\"}",
+    );
+    let engine = answering(&[
+        r#"{"event":"agent_aborted","reason":"cancelled"}"#,
+        r#"{"event":"steer_applied","kind":"prompt","content":"look"}"#,
+        r#"{"event":"compaction_started","from_sequence":0,"to_sequence":0}"#,
+        r#"{"event":"command_error","error":"unknown command: nap"}"#,
+        r#"{"event":"command_error","error":"goal text must not be blank"}"#,
+        r#"{"event":"jobs_snapshot","request_id":"r1","jobs":[]}"#,
+    ]);
+    let (out, log) = tap(&dir, &[], &engine, &[], commands.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        r#"tap: command 2: note: not canonical (extra keys, legacy fields, another key order or spacing); the crate writes {"command":"steer","kind":"prompt","content":"look"}
+tap: command 3: note: blank line; the engine skips it
+tap: command 4: note: ends in CRLF; the CR is read as JSON whitespace
+tap: command 5: refused; the engine owes {"event":"command_error","error":"unknown command: nap"}
+tap: command 6: refused; the engine owes {"event":"command_error","error":"goal text must not be blank"}
+tap: command 7: note: not canonical (extra keys, legacy fields, another key order or spacing); the crate writes {"command":"jobs_snapshot","request_id":"r1"}
+tap: summary: 7 command lines, 6 event lines, 0 stderr lines; 2 errors, 4 notes (1 blank, 1 crlf, 2 not_canonical, 2 refused); the engine's exit 0
+"#
+    );
+    assert_eq!(
+        log,
+        r#"{"t_ms":0,"dir":"command","n":1,"line":"{\"command\":\"cancel\"}","verdict":"command","violations":[]}
+{"t_ms":0,"dir":"command","n":2,"line":"{\"command\":\"steer\",\"text\":\"look\"}","verdict":"command","violations":[{"kind":"not_canonical","level":"note","message":"not canonical (extra keys, legacy fields, another key order or spacing); the crate writes {\"command\":\"steer\",\"kind\":\"prompt\",\"content\":\"look\"}","canonical":"{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":\"look\"}"}]}
+{"t_ms":0,"dir":"command","n":3,"line":"","verdict":"blank","violations":[{"kind":"blank","level":"note","message":"blank line; the engine skips it"}]}
+{"t_ms":0,"dir":"command","n":4,"line":"{\"command\":\"compact\"}\r","verdict":"command","violations":[{"kind":"crlf","level":"note","message":"ends in CRLF; the CR is read as JSON whitespace"}]}
+{"t_ms":0,"dir":"command","n":5,"line":"{\"command\":\"nap\"}","verdict":"refused","violations":[{"kind":"refused","level":"error","message":"refused; the engine owes {\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","owes":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}"}]}
+{"t_ms":0,"dir":"command","n":6,"line":"{\"command\":\"goal\",\"action\":\"set\",\"text\":\" \"}","verdict":"refused","violations":[{"kind":"refused","level":"error","message":"refused; the engine owes {\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}","owes":"{\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}"}]}
+{"t_ms":0,"dir":"command","n":7,"line":"{\"request_id\":\"r1\",\"command\":\"jobs_snapshot\"}","lf":false,"verdict":"command","violations":[{"kind":"not_canonical","level":"note","message":"not canonical (extra keys, legacy fields, another key order or spacing); the crate writes {\"command\":\"jobs_snapshot\",\"request_id\":\"r1\"}","canonical":"{\"command\":\"jobs_snapshot\",\"request_id\":\"r1\"}"}]}
+{"t_ms":0,"dir":"event","n":1,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","violations":[]}
+{"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"steer_applied\",\"kind\":\"prompt\",\"content\":\"look\"}","verdict":"event","violations":[]}
+{"t_ms":0,"dir":"event","n":3,"line":"{\"event\":\"compaction_started\",\"from_sequence\":0,\"to_sequence\":0}","verdict":"event","violations":[]}
+{"t_ms":0,"dir":"event","n":4,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","verdict":"command_error","violations":[]}
+{"t_ms":0,"dir":"event","n":5,"line":"{\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}","verdict":"command_error","violations":[]}
+{"t_ms":0,"dir":"event","n":6,"line":"{\"event\":\"jobs_snapshot\",\"request_id\":\"r1\",\"jobs\":[]}","verdict":"event","violations":[]}
+{"t_ms":0,"dir":"exit","status":"exit 0","code":0,"violations":[]}
+{"t_ms":0,"dir":"summary","lines":{"command":7,"event":6,"stderr":0},"violations":{"blank":1,"crlf":1,"not_canonical":2,"refused":2},"status":"exit 0","code":0}
+"#
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_bom_is_named_and_the_line_refused_as_not_json() {
+    let dir = scratch("bom");
+    let engine = answering(&[
+        r#"{"event":"command_error","error":"command stream: expected a JSON value at byte 0"}"#,
+    ]);
+    let (out, log) = tap(
+        &dir,
+        &[],
+        &engine,
+        &[],
+        b"\xef\xbb\xbf{\"command\":\"cancel\"}\n{\"command\":\"cancel\"}\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        r#"tap: command 1: starts with a UTF-8 BOM, which is not JSON
+tap: command 1: refused; the engine owes {"event":"command_error","error":"command stream: expected a JSON value at byte 0"}
+tap: summary: 2 command lines, 1 event line, 0 stderr lines; 2 errors, 0 notes (1 bom, 1 refused); the engine's exit 0
+"#
+    );
+    assert!(log.starts_with("{\"t_ms\":0,\"dir\":\"command\",\"n\":1,\"line\":\"\u{feff}{\\\"command\\\":\\\"cancel\\\"}\",\"verdict\":\"refused\",\"violations\":[{\"kind\":\"bom\",\"level\":\"error\""), "{log}");
+    assert!(log.contains("{\"t_ms\":0,\"dir\":\"command\",\"n\":2,\"line\":\"{\\\"command\\\":\\\"cancel\\\"}\",\"verdict\":\"unread\",\"violations\":[]}\n"), "{log}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_engines_violations_are_named() {
+    let dir = scratch("engine");
+    let commands = concat!(
+        "{\"command\":\"nap\"}\n",
+        "{\"command\":\"approval\",\"id\":\"a1\"}\n",
+        "{\"command\":\"cancel\"}\n",
+        "not json\n",
+        "{\"command\":\"jobs_snapshot\",\"request_id\":\"r9\"}\n",
+        "{\"command\":\"dance\"}\n",
+    );
+    // A banner, a right answer, a wrong one, an event, the answer to the
+    // line that ends reading, then answers to two lines after it, and a
+    // command_error with nothing to answer.
+    let engine = answering(&[
+        "my-engine 1.0 ready",
+        r#"{"event":"command_error","error":"unknown command: nap"}"#,
+        r#"{"event":"command_error","error":"bad approval"}"#,
+        r#"{"event":"agent_aborted","reason":"cancelled"}"#,
+        r#"{"event":"command_error","error":"command stream: expected a JSON value at byte 0"}"#,
+        r#"{"event":"jobs_snapshot","request_id":"r9","jobs":[]}"#,
+        r#"{"event":"command_error","error":"unknown command: dance"}"#,
+        r#"{"event":"command_error","error":"unknown command: x"}"#,
+        r#"{"event":"nap_taken"}"#,
+    ]);
+    let (out, log) = tap(&dir, &[], &engine, &[], commands.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        r#"tap: command 1: refused; the engine owes {"event":"command_error","error":"unknown command: nap"}
+tap: command 2: refused; the engine owes {"event":"command_error","error":"expected a boolean \"allow\" field"}
+tap: command 4: refused; the engine owes {"event":"command_error","error":"command stream: expected a JSON value at byte 0"}
+tap: event 1: stray output, not an event: not JSON: expected a JSON value at byte 0
+tap: event 3: the command_error for command 2 says "bad approval"; the engine owes "expected a boolean \"allow\" field"
+tap: event 6: the engine read on after command 4 (not JSON): this jobs_snapshot answers command 5
+tap: event 7: the engine read on after command 4 (not JSON): this command_error answers command 6
+tap: event 8: a command_error with no refused line to answer: "unknown command: x"
+tap: event 9: stray output, not an event: unknown event: nap_taken
+tap: summary: 6 command lines, 9 event lines, 0 stderr lines; 9 errors, 0 notes (3 refused, 2 still_reading, 2 stray, 1 unexpected_answer, 1 wrong_answer); the engine's exit 0
+"#
+    );
+    let records: Vec<&str> = log.lines().collect();
+    assert_eq!(
+        records[5..8],
+        [
+            r#"{"t_ms":0,"dir":"command","n":6,"line":"{\"command\":\"dance\"}","verdict":"unread","violations":[]}"#,
+            r#"{"t_ms":0,"dir":"event","n":1,"line":"my-engine 1.0 ready","verdict":"not_event","violations":[{"kind":"stray","level":"error","message":"stray output, not an event: not JSON: expected a JSON value at byte 0","reason":"not JSON: expected a JSON value at byte 0"}]}"#,
+            r#"{"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","verdict":"command_error","violations":[]}"#,
+        ]
+    );
+    assert_eq!(
+        records[8..14],
+        [
+            r#"{"t_ms":0,"dir":"event","n":3,"line":"{\"event\":\"command_error\",\"error\":\"bad approval\"}","verdict":"command_error","violations":[{"kind":"wrong_answer","level":"error","message":"the command_error for command 2 says \"bad approval\"; the engine owes \"expected a boolean \\\"allow\\\" field\"","command_n":2,"owed":"expected a boolean \"allow\" field","got":"bad approval"}]}"#,
+            r#"{"t_ms":0,"dir":"event","n":4,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","violations":[]}"#,
+            r#"{"t_ms":0,"dir":"event","n":5,"line":"{\"event\":\"command_error\",\"error\":\"command stream: expected a JSON value at byte 0\"}","verdict":"command_error","violations":[]}"#,
+            r#"{"t_ms":0,"dir":"event","n":6,"line":"{\"event\":\"jobs_snapshot\",\"request_id\":\"r9\",\"jobs\":[]}","verdict":"event","violations":[{"kind":"still_reading","level":"error","message":"the engine read on after command 4 (not JSON): this jobs_snapshot answers command 5","command_n":5,"stopped_at":4}]}"#,
+            r#"{"t_ms":0,"dir":"event","n":7,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: dance\"}","verdict":"command_error","violations":[{"kind":"still_reading","level":"error","message":"the engine read on after command 4 (not JSON): this command_error answers command 6","command_n":6,"stopped_at":4}]}"#,
+            r#"{"t_ms":0,"dir":"event","n":8,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: x\"}","verdict":"command_error","violations":[{"kind":"unexpected_answer","level":"error","message":"a command_error with no refused line to answer: \"unknown command: x\"","got":"unknown command: x"}]}"#,
+        ]
+    );
+    assert_eq!(
+        records[15..],
+        [
+            r#"{"t_ms":0,"dir":"exit","status":"exit 0","code":0,"violations":[]}"#,
+            r#"{"t_ms":0,"dir":"summary","lines":{"command":6,"event":9,"stderr":0},"violations":{"refused":3,"still_reading":2,"stray":2,"unexpected_answer":1,"wrong_answer":1},"status":"exit 0","code":0}"#,
+        ]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn refused_lines_left_unanswered_are_named_at_exit() {
+    let dir = scratch("unanswered");
+    let (out, log) = tap(
+        &dir,
+        &[],
+        "cat >/dev/null; exit 3",
+        &[],
+        b"{\"command\":\"nap\"}\n{\"command\":\"cancel\"}\n{\"command\":\"approval\",\"id\":\"a1\",\"allow\":1}\n",
+    );
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        stderr(&out),
+        r#"tap: command 1: refused; the engine owes {"event":"command_error","error":"unknown command: nap"}
+tap: command 3: refused; the engine owes {"event":"command_error","error":"expected a boolean \"allow\" field"}
+tap: exit: command 1 was refused and never answered; the engine owed {"event":"command_error","error":"unknown command: nap"}
+tap: exit: command 3 was refused and never answered; the engine owed {"event":"command_error","error":"expected a boolean \"allow\" field"}
+tap: summary: 3 command lines, 0 event lines, 0 stderr lines; 4 errors, 0 notes (2 refused, 2 unanswered); the engine's exit 3
+"#
+    );
+    let records: Vec<&str> = log.lines().collect();
+    assert_eq!(
+        records[3..],
+        [
+            r#"{"t_ms":0,"dir":"exit","status":"exit 3","code":3,"violations":[{"kind":"unanswered","level":"error","message":"command 1 was refused and never answered; the engine owed {\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","command_n":1,"owed":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}"},{"kind":"unanswered","level":"error","message":"command 3 was refused and never answered; the engine owed {\"event\":\"command_error\",\"error\":\"expected a boolean \\\"allow\\\" field\"}","command_n":3,"owed":"{\"event\":\"command_error\",\"error\":\"expected a boolean \\\"allow\\\" field\"}"}]}"#,
+            r#"{"t_ms":0,"dir":"summary","lines":{"command":3,"event":0,"stderr":0},"violations":{"refused":2,"unanswered":2},"status":"exit 3","code":3}"#,
+        ]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_engine_that_exits_without_reading_ends_the_session() {
+    // 4 MiB, more than the pipes hold: the tap's writes to the engine
+    // fail, and it stops reading, exiting with the engine's status.
+    let commands = "{\"command\":\"cancel\"}\n".repeat(200_000);
+    let mut child = Command::new(BIN)
+        .args(["tap", "--", "sh", "-c", "exit 4"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Broken once the tap has gone, as it would be with the engine alone.
+    let writer = std::thread::spawn(move || stdin.write_all(commands.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    let _ = writer.join().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(
+        stderr(&out).ends_with("; no violations; the engine's exit 4\n"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn the_exit_status_is_the_engines() {
+    for (script, code, said) in [
+        ("exit 0", 0, "exit 0"),
+        ("exit 3", 3, "exit 3"),
+        ("exit 255", 255, "exit 255"),
+        ("kill -9 $$", 137, "signal 9"),
+        ("kill -15 $$", 143, "signal 15"),
+    ] {
+        let out = run(&["tap", "--", "sh", "-c", script], b"");
+        assert_eq!(out.status.code(), Some(code), "{script}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!("tap: summary: 0 command lines, 0 event lines, 0 stderr lines; no violations; the engine's {said}\n"),
+            "{script}"
+        );
+    }
+    let out = run(&["tap", "--", "/nonexistent/engine"], b"");
+    assert_eq!(out.status.code(), Some(127));
+    assert_eq!(
+        stderr(&out),
+        "serve-command: tap: cannot start /nonexistent/engine: No such file or directory\n"
+    );
+}
+
+#[test]
+fn each_line_is_passed_on_as_soon_as_it_is_complete() {
+    // A controller that waits for each answer before it writes the next
+    // line: a tap that waited for more input would hang it.
+    let mut child = Command::new(BIN)
+        .args([
+            "tap",
+            "--",
+            "sh",
+            "-c",
+            r#"while IFS= read -r line; do printf '{"event":"agent_step","step":1}\n'; done"#,
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for _ in 0..3 {
+            stdin.write_all(b"{\"command\":\"cancel\"}\n").unwrap();
+            stdin.flush().unwrap();
+            let mut answer = String::new();
+            stdout.read_line(&mut answer).unwrap();
+            tx.send(answer).unwrap();
+        }
+    });
+    for _ in 0..3 {
+        let answer = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the answer before the next line is written");
+        assert_eq!(answer, "{\"event\":\"agent_step\",\"step\":1}\n");
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        stderr(&out),
+        "tap: summary: 3 command lines, 3 event lines, 0 stderr lines; no violations; the engine's exit 0\n"
+    );
+}
+
+#[test]
+fn tap_speaks_v2_only_and_needs_its_log_before_it_starts() {
+    let out = run(&["--revision", "v1", "tap", "--", "true"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "serve-command: tap needs --revision v2: the protocol's first revision is the command half only\n"
+    );
+    let out = run(
+        &["tap", "--log", "/nonexistent/dir/log.jsonl", "--", "true"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "serve-command: /nonexistent/dir/log.jsonl: No such file or directory\n"
+    );
+    let out = run(&["tap"], b"");
+    assert_eq!(out.status.code(), Some(2));
+}
