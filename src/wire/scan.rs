@@ -25,7 +25,7 @@ use crate::wire::find::{
     backslash_bits, has_backslash, next_backslash, next_stop, special_or, string_masks, Special,
     HIGH,
 };
-use crate::wire::tree::{JStr, Json, Num};
+use crate::wire::tree::{JStr, Json, Members, Num};
 
 /// Deepest nesting of arrays and objects the reference's parser accepts,
 /// counting the command object itself as level 1.
@@ -75,13 +75,12 @@ pub(crate) fn parse_tree(line: &[u8]) -> std::result::Result<Json<'_>, SyntaxErr
     }
 }
 
-/// A line as a top-level object's members, for the event decoder, pushed
-/// on `members` (the caller's, sized for a typical event: no second
-/// allocation for the object they would make); `false` for a line that is
+/// A line as a top-level object's members, for the event decoder, kept in
+/// `members` (mostly on the caller's stack); `false` for a line that is
 /// JSON but not an object. Errors as [`parse_tree`]'s.
 pub(crate) fn parse_object<'a>(
     line: &'a [u8],
-    members: &mut Vec<(JStr<'a>, Json<'a>)>,
+    members: &mut Members<'a>,
 ) -> std::result::Result<bool, SyntaxError> {
     let mut p = Parser {
         b: line,
@@ -1216,7 +1215,7 @@ impl<'a> Parser<'a> {
 
     /// The top-level object at `self.i` (its `{`): its members, pushed
     /// on `members`.
-    fn object_members(&mut self, members: &mut Vec<(JStr<'a>, Json<'a>)>) -> Result<()> {
+    fn object_members(&mut self, members: &mut Members<'a>) -> Result<()> {
         self.i += 1;
         self.skip_ws();
         if self.peek() == Some(b'}') {

@@ -144,17 +144,94 @@ impl Num<'_> {
     }
 }
 
+/// A key and its value.
+pub(crate) type Member<'a> = (JStr<'a>, Json<'a>);
+
 /// An object's members as the event decoder reads them, in the line's
-/// order: a tree's, or those
-/// [`parse_object`](crate::wire::scan::parse_object) left.
+/// order: `head` then `tail`.
 #[derive(Clone, Copy)]
-pub(crate) struct Object<'t, 'a>(pub(crate) &'t [(JStr<'a>, Json<'a>)]);
+pub(crate) struct Object<'t, 'a> {
+    pub(crate) head: &'t [Member<'a>],
+    pub(crate) tail: &'t [Member<'a>],
+}
 
 impl<'t, 'a> Object<'t, 'a> {
+    /// A tree's object.
+    pub(crate) fn of(members: &'t [Member<'a>]) -> Object<'t, 'a> {
+        Object {
+            head: members,
+            tail: &[],
+        }
+    }
+
     /// The value of `key` (its last, if repeated).
     #[inline]
     pub(crate) fn get(self, key: &str) -> Option<&'t Json<'a>> {
-        self.0.iter().rev().find(|(k, _)| k.is(key)).map(|(_, v)| v)
+        let last = |members: &'t [Member<'a>]| {
+            members
+                .iter()
+                .rev()
+                .find(|(k, _)| k.is(key))
+                .map(|(_, v)| v)
+        };
+        last(self.tail).or_else(|| last(self.head))
+    }
+}
+
+/// How many of a line's top-level members are kept on the stack: every
+/// event has fewer fields but a job record, so only padding spills.
+const INLINE: usize = 8;
+
+/// A member that owns nothing: what an unused stack slot holds.
+const NOTHING: Member<'static> = (JStr::Text(Cow::Borrowed("")), Json::Null);
+
+/// A line's top-level members, as
+/// [`parse_object`](crate::wire::scan::parse_object) keeps them: the first
+/// [`INLINE`] on the stack, the rest in a vector. A small event's decode
+/// then allocates only what the event owns.
+pub(crate) struct Members<'a> {
+    /// Not dropped whole: only the first `n` can own anything, and a drop
+    /// of every slot cost more than the allocation it saves.
+    inline: std::mem::ManuallyDrop<[Member<'a>; INLINE]>,
+    n: usize,
+    spill: Vec<Member<'a>>,
+}
+
+impl<'a> Members<'a> {
+    pub(crate) fn new() -> Members<'a> {
+        Members {
+            inline: std::mem::ManuallyDrop::new([NOTHING; INLINE]),
+            n: 0,
+            spill: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, member: Member<'a>) {
+        match self.inline.get_mut(self.n) {
+            Some(slot) => {
+                // The slot held `NOTHING`: there is nothing to drop.
+                std::mem::forget(std::mem::replace(slot, member));
+                self.n += 1;
+            }
+            None => self.spill.push(member),
+        }
+    }
+
+    pub(crate) fn object(&self) -> Object<'_, 'a> {
+        Object {
+            head: &self.inline[..self.n],
+            tail: &self.spill,
+        }
+    }
+}
+
+impl Drop for Members<'_> {
+    fn drop(&mut self) {
+        // What the used slots own is dropped here; the rest own nothing.
+        for slot in &mut self.inline[..self.n] {
+            *slot = NOTHING;
+        }
     }
 }
 

@@ -28,7 +28,7 @@ use crate::error::LineError;
 use crate::v2::encode::Out;
 use crate::v2::Content;
 use crate::wire::escape::{self, Fmt, Len, Overflow, ShortBuf, StackBuf};
-use crate::wire::tree::{self, JStr, Json, Object};
+use crate::wire::tree::{self, JStr, Json, Members, Object};
 use std::{fmt, io};
 
 /// How `parse` reads a field, and whether `to_json` writes it when absent.
@@ -382,12 +382,11 @@ impl Event {
     /// [`LineError::Parse`] with the [`EventError`] for JSON that is not an
     /// event a client reads.
     pub fn from_slice(line: &[u8]) -> Result<Event, EventLineError> {
-        // Most events have up to four fields.
-        let mut members = Vec::with_capacity(4);
+        let mut members = Members::new();
         match crate::wire::scan::parse_object(line, &mut members) {
             Err(e) => Err(LineError::Syntax(e)),
             Ok(false) => Err(LineError::Parse(EventError::NotAnObject)),
-            Ok(true) => decode_members(Object(&members)).map_err(LineError::Parse),
+            Ok(true) => decode_members(members.object()).map_err(LineError::Parse),
         }
     }
 
@@ -448,7 +447,7 @@ fn decode(tree: &Json<'_>) -> Result<Event, EventError> {
     let Json::Obj(members) = tree else {
         return Err(EventError::NotAnObject);
     };
-    decode_members(Object(members))
+    decode_members(Object::of(members))
 }
 
 /// `parse` of an object: a string `event`, then that event's fields.
