@@ -376,6 +376,10 @@ pub type EventReadError = crate::error::ReadError<EventError>;
 impl Event {
     /// Decodes one line (without its LF) as upstream's `parse` decides.
     ///
+    /// Allocates what the event owns (a delta: its text, once) and, for a
+    /// nested value, its tree: a line's top-level members are kept on the
+    /// stack, and its strings are read straight from it.
+    ///
     /// # Errors
     ///
     /// [`LineError::Syntax`] for a line that is not JSON (with the byte),
