@@ -48,8 +48,15 @@ fn lines(lines: &[&str]) -> String {
 const STEP1: &str = r#"{"event":"agent_step","step":1}"#;
 const STEP2: &str = r#"{"event":"agent_step","step":2}"#;
 
-/// A session each: (name, script, commands in, events out).
-const SESSIONS: &[(&str, Option<&str>, &[&str], &[&str])] = &[
+/// A session: its name, the script (if any), the commands in, the events out.
+type Session = (
+    &'static str,
+    Option<&'static str>,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+const SESSIONS: &[Session] = &[
     (
         "the default turn",
         None,
