@@ -247,6 +247,37 @@ const SESSIONS: &[Session] = &[
     ),
 ];
 
+/// The README's `mock-engine` session, run as it is written there: its
+/// commands through its script give the event lines it shows.
+#[test]
+fn the_readme_session_is_what_the_readme_shows() {
+    let readme = include_str!("../README.md");
+    let start = readme.find("- `mock-engine [--script FILE]`").unwrap();
+    let block = &readme[start..];
+    let block = &block[block.find("```sh\n").unwrap() + 6..];
+    let block = &block[..block.find("  ```\n").unwrap()];
+    // The two `printf '%s\n' ...` lists: the script's lines, then the commands'.
+    let quoted = |text: &str| -> Vec<String> {
+        text.split('\'')
+            .skip(1)
+            .step_by(2)
+            .filter(|s| s.starts_with('{'))
+            .map(str::to_owned)
+            .collect()
+    };
+    let (script, rest) = block.split_once("> turns.jsonl").unwrap();
+    let script: String = quoted(script).iter().map(|l| format!("{l}\n")).collect();
+    let commands: String = quoted(rest).iter().map(|l| format!("{l}\n")).collect();
+    let shown: String = block
+        .lines()
+        .filter_map(|l| l.strip_prefix("  # "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(script.lines().count(), 2);
+    assert_eq!(commands.lines().count(), 3);
+    assert_eq!(mock("readme", Some(&script), &commands).0, shown);
+}
+
 #[test]
 fn each_session_gets_its_exact_event_lines() {
     for (i, (name, script, commands, events)) in SESSIONS.iter().enumerate() {
