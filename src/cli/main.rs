@@ -7,6 +7,7 @@ mod corpus;
 mod decode;
 mod dict;
 mod encode;
+mod mock_engine;
 mod output;
 mod revision;
 mod shell;
@@ -59,6 +60,7 @@ Examples:
   serve-command decode session.jsonl --summary
   serve-command conform -- ./my_impl
   serve-command tap --log wire.jsonl -- openseek serve
+  serve-command mock-engine --script turns.jsonl < session.jsonl
   serve-command --revision v1 encode prompt \"fix it\""
 )]
 struct Cli {
@@ -78,6 +80,7 @@ enum Cmd {
     Dict(dict::Dict),
     Shell(shell::Shell),
     Tap(tap::Tap),
+    MockEngine(mock_engine::MockEngine),
 }
 
 fn main() -> ExitCode {
@@ -101,6 +104,7 @@ fn main() -> ExitCode {
         )),
         Cmd::Shell(args) => shell::run(args).map(|()| ExitCode::SUCCESS),
         Cmd::Tap(args) => tap::run(args, revision),
+        Cmd::MockEngine(args) => mock_engine::run(args, revision),
     })
 }
 
