@@ -8,25 +8,25 @@ use serde_json::Value;
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, ExitCode, ExitStatus, Stdio};
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// The crate's own vectors, for each revision; `tests/` ships in the
 /// package.
 const VECTORS: &str = include_str!("../../tests/vectors/commands.jsonl");
-const VECTORS_V2: &str = include_str!("../../tests/vectors/commands-v2.jsonl");
+pub(crate) const VECTORS_V2: &str = include_str!("../../tests/vectors/commands-v2.jsonl");
 /// The engine's verdicts (`--serve-policy`): the same format, plus
 /// `refused` beside `ok` for a command the engine declines.
 const SERVE: &str = include_str!("../../tests/vectors/serve.jsonl");
-const SERVE_V2: &str = include_str!("../../tests/vectors/serve-v2.jsonl");
+pub(crate) const SERVE_V2: &str = include_str!("../../tests/vectors/serve-v2.jsonl");
 /// The engine's events (`--events`): `ok`, `none` or `not_json`, each
 /// `oracle-events`' verdict. v2 only: v1 has no events.
 const EVENTS: &str = include_str!("../../tests/vectors/events.jsonl");
 
 /// Past this much output a program is stopped: it cannot be answering one
 /// short line per vector.
-const MAX_OUTPUT: usize = 64 << 20;
+pub(crate) const MAX_OUTPUT: usize = 64 << 20;
 
 /// Run the conformance vectors through another implementation.
 ///
@@ -101,7 +101,7 @@ pub struct Conform {
     program: Vec<OsString>,
 }
 
-fn seconds(s: &str) -> Result<Duration, String> {
+pub(crate) fn seconds(s: &str) -> Result<Duration, String> {
     s.parse::<f64>()
         .ok()
         .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
@@ -113,7 +113,7 @@ fn seconds(s: &str) -> Result<Duration, String> {
 /// asked: the one thing that differs between the commands' runs and the
 /// events'. Everything else (sending, timing, the report) is shared.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Judge {
+pub(crate) enum Judge {
     /// Command lines, as the revision's decoder judges them (`OK`, `ERR`,
     /// `NOTJSON`); with `serve_policy`, as the engine does, a `refused`
     /// expecting its refusal.
@@ -124,10 +124,10 @@ enum Judge {
 }
 
 /// One test case: what to send, and what to expect back.
-struct Vector {
+pub(crate) struct Vector {
     /// Its line in the vectors file, from 1.
-    number: usize,
-    line: Vec<u8>,
+    pub number: usize,
+    pub line: Vec<u8>,
     /// The line as the report shows it: its field, as in the file.
     shown: String,
     /// The expected answer, without LF.
@@ -252,7 +252,7 @@ pub fn run(args: Conform, revision: Option<Revision>) -> output::Result<ExitCode
 
 /// The vectors in `text`, one JSON object per line (blank lines skipped),
 /// their outcomes read as `judge` says.
-fn parse(text: &str, judge: Judge) -> Result<Vec<Vector>, String> {
+pub(crate) fn parse(text: &str, judge: Judge) -> Result<Vec<Vector>, String> {
     let mut vectors = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -384,56 +384,20 @@ fn answers(
 ) -> output::Result<Vec<Vec<u8>>> {
     let shown = program[0].to_string_lossy().into_owned();
     let misbehaved = |what: String| Failure::Error(format!("{shown} {what}"));
-    let deadline = Instant::now() + timeout;
-    let mut child = Command::new(&program[0])
-        .args(&program[1..])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
+    let ran = run_program(program, Feed::whole(input), Stdio::inherit(), timeout)
         .map_err(|e| io_error(&shown, &e))?;
-    // Fed from a thread: a program that answers before it has read
-    // everything, or never reads, must not block us.
-    let mut stdin = child.stdin.take().expect("piped");
-    std::thread::spawn(move || {
-        // A program that stops reading is judged by what it answers.
-        let _ = stdin.write_all(&input);
-    });
-    let mut stdout = child.stdout.take().expect("piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut output = Vec::new();
-        let read = (&mut stdout)
-            .take(MAX_OUTPUT as u64 + 1)
-            .read_to_end(&mut output);
-        let _ = tx.send(read.map(|_| output));
-    });
-    let hung = |child: &mut Child| {
-        let _ = child.kill();
-        let _ = child.wait();
-        misbehaved(format!("did not finish within {timeout:?}; killed it"))
-    };
-    let output = match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-        Ok(read) => read.map_err(|e| io_error(format!("{shown}'s stdout"), &e))?,
-        Err(_) => return Err(hung(&mut child)),
-    };
-    if output.len() > MAX_OUTPUT {
-        let _ = child.kill();
-        let _ = child.wait();
+    if ran.overflowed {
         return Err(misbehaved(format!(
             "wrote more than {} MiB for {expected_lines} lines; killed it",
             MAX_OUTPUT >> 20
         )));
     }
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() >= deadline => return Err(hung(&mut child)),
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => return Err(io_error(&shown, &e)),
-        }
+    let Some(status) = ran.status else {
+        return Err(misbehaved(format!(
+            "did not finish within {timeout:?}; killed it"
+        )));
     };
-    let lines = split_lines(&output);
+    let lines = split_lines(&ran.stdout);
     if !status.success() {
         return Err(misbehaved(format!(
             "{} (after {} of {expected_lines} lines)",
@@ -450,9 +414,165 @@ fn answers(
     Ok(lines)
 }
 
+/// What a program is fed on its stdin: pieces, each one write, with a pause
+/// between them; then its stdin is closed.
+pub(crate) struct Feed {
+    pub pieces: Vec<Vec<u8>>,
+    pub pause: Duration,
+}
+
+impl Feed {
+    /// All of `input` at once.
+    pub fn whole(input: Vec<u8>) -> Self {
+        Feed {
+            pieces: vec![input],
+            pause: Duration::ZERO,
+        }
+    }
+}
+
+/// What a program did with its input, by [`run_program`].
+pub(crate) struct Ran {
+    /// Its stdout, up to a little over [`MAX_OUTPUT`].
+    pub stdout: Vec<u8>,
+    /// Its stderr, when piped; else empty.
+    pub stderr: Vec<u8>,
+    /// How it ended; `None` when it was killed: it ran past the timeout or
+    /// wrote more than [`MAX_OUTPUT`].
+    pub status: Option<ExitStatus>,
+    /// It wrote more than [`MAX_OUTPUT`] on stdout or stderr.
+    pub overflowed: bool,
+}
+
+/// Starts `program`, feeds it `feed` (from a thread: a program that answers
+/// before it has read everything, or never reads, must not block us),
+/// collects its stdout (and its stderr, when `stderr` is `Stdio::piped()`)
+/// and waits for it to exit, for at most `timeout` in all. A program that
+/// runs past it, or writes more than [`MAX_OUTPUT`], is killed, and what it
+/// wrote until then is kept. The error is the one of starting it, or of
+/// reading its output.
+pub(crate) fn run_program(
+    program: &[OsString],
+    feed: Feed,
+    stderr: Stdio,
+    timeout: Duration,
+) -> io::Result<Ran> {
+    let deadline = Instant::now() + timeout;
+    let mut child = Command::new(&program[0])
+        .args(&program[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()?;
+    let mut stdin = child.stdin.take().expect("piped");
+    std::thread::spawn(move || {
+        // A program that stops reading is judged by what it answers.
+        for (i, piece) in feed.pieces.iter().enumerate() {
+            if i > 0 && !feed.pause.is_zero() {
+                std::thread::sleep(feed.pause);
+            }
+            if stdin.write_all(piece).and_then(|()| stdin.flush()).is_err() {
+                return;
+            }
+        }
+    });
+    let (tx, rx) = mpsc::channel();
+    let out = collect(child.stdout.take().expect("piped"), tx.clone());
+    let err = child
+        .stderr
+        .take()
+        .map(|stderr| collect(stderr, tx.clone()));
+    drop(tx);
+    let mut open = 1 + usize::from(err.is_some());
+    let mut overflowed = false;
+    let mut killed = false;
+    while open > 0 {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(Ok(over)) => {
+                open -= 1;
+                if over {
+                    overflowed = true;
+                    killed = true;
+                    break;
+                }
+            }
+            Ok(Err(e)) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(e);
+            }
+            Err(_) => {
+                killed = true;
+                break;
+            }
+        }
+    }
+    let status = loop {
+        if killed {
+            let _ = child.kill();
+            let _ = child.wait();
+            // What is still in the pipes, briefly (a child of the program
+            // may hold them open).
+            let grace = Instant::now() + Duration::from_millis(200);
+            while open > 0
+                && rx
+                    .recv_timeout(grace.saturating_duration_since(Instant::now()))
+                    .is_ok()
+            {
+                open -= 1;
+            }
+            break None;
+        }
+        match child.try_wait()? {
+            Some(status) => break Some(status),
+            None if Instant::now() >= deadline => killed = true,
+            None => std::thread::sleep(Duration::from_millis(10)),
+        }
+    };
+    let take = |buf: &Arc<Mutex<Vec<u8>>>| {
+        std::mem::take(&mut *buf.lock().unwrap_or_else(PoisonError::into_inner))
+    };
+    Ok(Ran {
+        stdout: take(&out),
+        stderr: err.as_ref().map(take).unwrap_or_default(),
+        status,
+        overflowed,
+    })
+}
+
+/// Reads `src` to its end (or past [`MAX_OUTPUT`]) into the buffer it
+/// returns, from a thread, and then says on `done` whether it stopped past
+/// the limit, or how reading failed.
+fn collect(
+    mut src: impl Read + Send + 'static,
+    done: mpsc::Sender<io::Result<bool>>,
+) -> Arc<Mutex<Vec<u8>>> {
+    let buf = Arc::new(Mutex::new(Vec::new()));
+    let shared = Arc::clone(&buf);
+    std::thread::spawn(move || {
+        let mut chunk = vec![0u8; 64 * 1024];
+        let result = loop {
+            match src.read(&mut chunk) {
+                Ok(0) => break Ok(false),
+                Ok(n) => {
+                    let mut buf = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                    buf.extend_from_slice(&chunk[..n]);
+                    if buf.len() > MAX_OUTPUT {
+                        break Ok(true);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        let _ = done.send(result);
+    });
+    buf
+}
+
 /// Lines as the oracle splits its input: on LF, a last line without LF
 /// counted unless empty.
-fn split_lines(output: &[u8]) -> Vec<Vec<u8>> {
+pub(crate) fn split_lines(output: &[u8]) -> Vec<Vec<u8>> {
     let mut lines: Vec<Vec<u8>> = output.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
     if lines.last().is_some_and(Vec::is_empty) {
         lines.pop();
@@ -460,7 +580,7 @@ fn split_lines(output: &[u8]) -> Vec<Vec<u8>> {
     lines
 }
 
-fn ended(status: ExitStatus) -> String {
+pub(crate) fn ended(status: ExitStatus) -> String {
     #[cfg(unix)]
     {
         use std::os::unix::process::ExitStatusExt;
@@ -476,7 +596,7 @@ fn ended(status: ExitStatus) -> String {
 
 /// An answer as the report shows it: control characters (a CR before the
 /// LF, say) made visible, invalid UTF-8 as U+FFFD.
-fn visible(answer: &[u8]) -> String {
+pub(crate) fn visible(answer: &[u8]) -> String {
     String::from_utf8_lossy(answer)
         .chars()
         .map(|c| match c {
