@@ -2,6 +2,7 @@
 //! protocol's lines (commands, and today's events), from a shell.
 #![forbid(unsafe_code)]
 
+mod check_engine;
 mod conform;
 mod corpus;
 mod decode;
@@ -61,6 +62,7 @@ Examples:
   serve-command conform -- ./my_impl
   serve-command tap --log wire.jsonl -- openseek serve
   serve-command mock-engine --script turns.jsonl < session.jsonl
+  serve-command check-engine --report check.json -- ./my_engine
   serve-command --revision v1 encode prompt \"fix it\""
 )]
 struct Cli {
@@ -81,6 +83,7 @@ enum Cmd {
     Shell(shell::Shell),
     Tap(tap::Tap),
     MockEngine(mock_engine::MockEngine),
+    CheckEngine(check_engine::CheckEngine),
 }
 
 fn main() -> ExitCode {
@@ -105,6 +108,7 @@ fn main() -> ExitCode {
         Cmd::Shell(args) => shell::run(args).map(|()| ExitCode::SUCCESS),
         Cmd::Tap(args) => tap::run(args, revision),
         Cmd::MockEngine(args) => mock_engine::run(args, revision),
+        Cmd::CheckEngine(args) => check_engine::run(args, revision),
     })
 }
 
