@@ -669,15 +669,16 @@ const TOP_HELP: &str = "Read and write the command lines of the serve protocol
 Usage: serve-command [OPTIONS] <COMMAND>
 
 Commands:
-  decode       Decode command lines as an engine would
-  encode       Encode one command as the line a controller writes (LF included)
-  conform      Run the conformance vectors through another implementation
-  corpus       Write a seed corpus for another fuzzer: near-miss command or event lines and their outcomes
-  dict         Print a libFuzzer/AFL dictionary of the protocol's tokens
-  shell        Encode and parse `!` command envelopes (`<user_shell_command>`), one JSON request per line
-  tap          Sit between a controller and an engine: pass every byte through, judge every line
-  mock-engine  A deterministic engine with no model, for controllers' tests
-  help         Print this message or the help of the given subcommand(s)
+  decode        Decode command lines as an engine would
+  encode        Encode one command as the line a controller writes (LF included)
+  conform       Run the conformance vectors through another implementation
+  corpus        Write a seed corpus for another fuzzer: near-miss command or event lines and their outcomes
+  dict          Print a libFuzzer/AFL dictionary of the protocol's tokens
+  shell         Encode and parse `!` command envelopes (`<user_shell_command>`), one JSON request per line
+  tap           Sit between a controller and an engine: pass every byte through, judge every line
+  mock-engine   A deterministic engine with no model, for controllers' tests
+  check-engine  Check an engine over its real stdio: what every engine must do
+  help          Print this message or the help of the given subcommand(s)
 
 Options:
       --revision <REVISION>  Which revision of the wire to speak: v2 (default) or v1
@@ -698,6 +699,7 @@ Examples:
   serve-command conform -- ./my_impl
   serve-command tap --log wire.jsonl -- openseek serve
   serve-command mock-engine --script turns.jsonl < session.jsonl
+  serve-command check-engine --report check.json -- ./my_engine
   serve-command --revision v1 encode prompt \"fix it\"
 ";
 
@@ -746,6 +748,7 @@ fn every_subcommand_has_help_with_an_example() {
         &["conform"],
         &["tap"],
         &["mock-engine"],
+        &["check-engine"],
     ];
     for &sub in subcommands {
         let args: Vec<&str> = sub.iter().copied().chain(["--help"]).collect();

@@ -609,7 +609,7 @@ fn answers_differ(run: &Run) -> Option<String> {
             })
             .collect()
     };
-    let (owed_errors, got_errors) = (errors(&owed), errors(&got));
+    let (owed_errors, got_errors) = (errors(owed), errors(&got));
     for (k, want) in owed_errors.iter().enumerate() {
         match got_errors.get(k) {
             None => {
