@@ -79,6 +79,19 @@ fn passes_on_mock_engine() {
     assert_eq!(out.status.code(), Some(0));
 }
 
+/// The README shows the mock engine's run as it is.
+#[test]
+fn the_readme_shows_the_run_on_mock_engine() {
+    let readme = include_str!("../README.md");
+    let shown: String = ALL_PASS.lines().map(|l| format!("  # {l}\n")).collect();
+    assert!(
+        readme.contains(&format!(
+            "  serve-command check-engine -- serve-command mock-engine\n{shown}  ```\n"
+        )),
+        "{shown}"
+    );
+}
+
 #[test]
 fn an_engine_that_answers_nothing_fails_every_answer_check() {
     let (code, stdout) = check(&[], "cat >/dev/null; echo 'engine: no answers' >&2");
