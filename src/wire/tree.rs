@@ -17,7 +17,7 @@ use std::borrow::Cow;
 pub(crate) use crate::wire::scan::parse_tree as parse;
 
 /// One JSON value of a line.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone)]
 pub(crate) enum Json<'a> {
     Null,
     Bool(bool),
@@ -106,20 +106,8 @@ impl<'a> WireStr for JStr<'a> {
     }
 }
 
-impl std::fmt::Debug for JStr<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(&*self.text(), f)
-    }
-}
-
-impl PartialEq for JStr<'_> {
-    fn eq(&self, other: &JStr<'_>) -> bool {
-        self.text() == other.text()
-    }
-}
-
 /// A number, by its text as the line spells it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone)]
 pub(crate) struct Num<'a> {
     pub(crate) text: Cow<'a, str>,
 }
