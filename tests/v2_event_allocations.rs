@@ -53,6 +53,28 @@ fn decoding_allocates_what_the_event_owns() {
 }
 
 #[test]
+fn everything_a_decode_allocates_is_freed_with_the_event() {
+    // Members on the stack and in the spill, nested values read and not,
+    // escaped strings: each allocation is freed once the event is dropped.
+    let mut many = String::from(r#"{"event":"assistant_delta","content":"a\nb""#);
+    for i in 0..12 {
+        many += &format!(r#","k{i}":[{i},{{"y":"z\t"}}]"#);
+    }
+    many.push('}');
+    let lines = [
+        many.as_str(),
+        r#"{"event":"assistant_delta","content":"Hel","x":[1,{"y":"z"}]}"#,
+        r#"{"event":"jobs_snapshot","request_id":"r","jobs":[]}"#,
+        r#"{"event":"agent_step","step":"not a number","n":[[[]]]}"#,
+    ];
+    for line in lines {
+        let measured = counting::allocations(|| drop(Event::from_slice(line.as_bytes())));
+        assert!(measured.count > 0, "{line}");
+        assert_eq!(measured.freed, measured.count, "{line}");
+    }
+}
+
+#[test]
 fn a_line_of_many_members_spills_to_one_vector() {
     // Eight members stay on the stack; the ninth on goes to one vector.
     let mut line = String::from(r#"{"event":"goal_unblocked""#);

@@ -14,6 +14,7 @@ thread_local! {
     static MEASURING: Cell<bool> = const { Cell::new(false) };
     static COUNT: Cell<usize> = const { Cell::new(0) };
     static LARGEST: Cell<usize> = const { Cell::new(0) };
+    static FREED: Cell<usize> = const { Cell::new(0) };
 }
 
 fn count_one(size: usize) {
@@ -36,10 +37,17 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.alloc_zeroed(layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // A new block for the old: counted as both.
         count_one(new_size);
+        if MEASURING.try_with(Cell::get).unwrap_or(false) {
+            let _ = FREED.try_with(|c| c.set(c.get() + 1));
+        }
         unsafe { System.realloc(ptr, layout, new_size) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if MEASURING.try_with(Cell::get).unwrap_or(false) {
+            let _ = FREED.try_with(|c| c.set(c.get() + 1));
+        }
         unsafe { System.dealloc(ptr, layout) }
     }
 }
@@ -48,17 +56,19 @@ unsafe impl GlobalAlloc for Counting {
 static ALLOCATOR: Counting = Counting;
 
 /// What `f` did: its result, how many times it allocated on this thread,
-/// and the largest allocation.
+/// the largest allocation, and how many times it freed.
 pub struct Allocations<T> {
     pub out: T,
     pub count: usize,
     pub largest: usize,
+    pub freed: usize,
 }
 
 /// `f`, measured.
 pub fn allocations<T>(f: impl FnOnce() -> T) -> Allocations<T> {
     COUNT.with(|c| c.set(0));
     LARGEST.with(|c| c.set(0));
+    FREED.with(|c| c.set(0));
     MEASURING.with(|m| m.set(true));
     let out = f();
     MEASURING.with(|m| m.set(false));
@@ -66,5 +76,6 @@ pub fn allocations<T>(f: impl FnOnce() -> T) -> Allocations<T> {
         out,
         count: COUNT.with(Cell::get),
         largest: LARGEST.with(Cell::get),
+        freed: FREED.with(Cell::get),
     }
 }
