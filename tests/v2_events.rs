@@ -260,3 +260,19 @@ fn a_jobs_data_of_many_keys_keeps_its_order_and_last_values() {
         Some(format!("{{{}}}", expected.join(",")))
     );
 }
+
+#[test]
+fn a_job_state_is_terminal_once_the_job_has_ended() {
+    use serve_command::v2::JobState;
+    // (state, is_terminal)
+    for (state, terminal) in [
+        (JobState::Running, false),
+        (JobState::Stopping, false),
+        (JobState::Exited(0), true),
+        (JobState::Exited(101), true),
+        (JobState::Stopped("stopped by the user".to_owned()), true),
+        (JobState::Interrupted, true),
+    ] {
+        assert_eq!(state.is_terminal(), terminal, "{state:?}");
+    }
+}
