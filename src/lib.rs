@@ -105,7 +105,8 @@
 //! | `arbitrary` | `impl Arbitrary` for [`v2::Command`], [`v2::Event`] and [`v1::Command`], for cargo-fuzz targets |
 //! | `proptest` | [`v2::strategy`] and [`v1::strategy`]: proptest strategies for commands and events, and for near-miss lines paired with their outcome, for an engine's (or a controller's) own tests |
 //! | `avx2` (default) | the long-string scans (a long prompt's escaping and decoding) on AVX2 where the CPU has it, picked at run time, through `pulp` (6 crates); without it they use SSE2, a few percent slower on long non-ASCII text |
-//! | `cli` | the `serve-command` binary (below); turns on `proptest` |
+//! | `workbench` | [`workbench::MockEngine`]: `serve-command mock-engine` in process, a deterministic engine for a controller's tests |
+//! | `cli` | the `serve-command` binary (below); turns on `proptest` and `workbench` |
 //!
 //! # The CLI
 //!
@@ -116,9 +117,11 @@
 //! implementation through the conformance vectors, `corpus` writes near-miss
 //! lines with their outcomes for another fuzzer, `dict` a fuzzing
 //! dictionary, `shell` writes and parses the `<user_shell_command>`
-//! envelope, and `tap` sits between a controller and an engine, passing
-//! every byte through and naming every line either side gets wrong.
-//! `serve-command --help` says more; `serve-command --version` names the
+//! envelope, `tap` sits between a controller and an engine, passing
+//! every byte through and naming every line either side gets wrong,
+//! `mock-engine` is an engine with no model for a controller's tests
+//! ([`workbench::MockEngine`] in process), and `check-engine` checks an
+//! engine in any language over its stdio. `serve-command --help` says more; `serve-command --version` names the
 //! upstream sources each rule set follows.
 //!
 //! # The wire
@@ -144,6 +147,8 @@ pub mod shell;
 pub mod v1;
 pub mod v2;
 mod wire;
+#[cfg(feature = "workbench")]
+pub mod workbench;
 
 /// The machinery every revision shares, generic over the revision: for code
 /// that handles either one (a CLI, a proxy, a test harness).

@@ -122,7 +122,10 @@ fn feature_rows(text: &str) -> Vec<&str> {
 fn both_feature_tables_list_every_feature() {
     let mut features = features();
     features.sort_unstable();
-    assert_eq!(features, ["arbitrary", "avx2", "cli", "proptest", "tokio"]);
+    assert_eq!(
+        features,
+        ["arbitrary", "avx2", "cli", "proptest", "tokio", "workbench"]
+    );
     for (place, text) in [
         ("README.md", README),
         ("src/lib.rs", include_str!("../src/lib.rs")),

@@ -1,0 +1,185 @@
+//! `workbench::MockEngine` in process, as a controller's test uses it:
+//! interactively over a socket, over bytes in memory, with a script, and
+//! when its input or output goes wrong. (`cli_mock_engine.rs` holds what
+//! it answers to each command, through the CLI that wraps it.)
+#![cfg(feature = "workbench")]
+
+use serve_command::v2::{Command, Event, EventReader};
+use serve_command::workbench::{MockEngine, ScriptError};
+use std::io::{self, Write};
+
+/// `engine` served `input` in memory: its output, and the error that ended
+/// its reading, shown.
+#[track_caller]
+fn served(engine: MockEngine, input: &[u8]) -> (String, Option<String>) {
+    let mut out = Vec::new();
+    let stopped = engine.serve(input, &mut out).unwrap();
+    (
+        String::from_utf8(out).unwrap(),
+        stopped.map(|e| e.to_string()),
+    )
+}
+
+#[test]
+fn the_default_turn_answers_with_the_prompt() {
+    let (out, stopped) = served(
+        MockEngine::new(),
+        b"{\"command\":\"prompt\",\"content\":\"hi there\"}\n",
+    );
+    assert_eq!(
+        out,
+        concat!(
+            "{\"event\":\"agent_step\",\"step\":1}\n",
+            "{\"event\":\"assistant_delta\",\"content\":\"You asked: \"}\n",
+            "{\"event\":\"assistant_delta\",\"content\":\"hi there\"}\n",
+            "{\"event\":\"assistant_message\",\"content\":\"You asked: hi there\"}\n",
+            "{\"event\":\"usage\",\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":2,\"total_tokens\":4,\"prompt_cache_hit_tokens\":0,\"prompt_cache_miss_tokens\":2}}\n",
+            "{\"event\":\"agent_finished\",\"answer\":\"You asked: hi there\"}\n",
+        )
+    );
+    assert_eq!(stopped, None);
+}
+
+#[test]
+fn a_line_that_is_not_json_is_answered_and_ends_reading() {
+    let (out, stopped) = served(
+        MockEngine::new(),
+        b"{\"command\":\"jobs_snapshot\",\"request_id\":\"r1\"}\n{not json\n{\"command\":\"jobs_snapshot\",\"request_id\":\"r2\"}\n",
+    );
+    // The third line is never read: no snapshot for `r2`.
+    assert_eq!(
+        out,
+        concat!(
+            "{\"event\":\"jobs_snapshot\",\"request_id\":\"r1\",\"jobs\":[]}\n",
+            "{\"event\":\"command_error\",\"error\":\"command stream: expected a string key at byte 1\"}\n",
+        )
+    );
+    assert_eq!(
+        stopped.as_deref(),
+        Some("line 2: expected a string key at byte 1")
+    );
+}
+
+#[test]
+fn a_script_line_that_is_no_turn_is_named() {
+    let table: &[(&str, usize, &str, &str)] = &[
+        (
+            "{\"answer\":\"ok\"}\n\n{\"answr\":\"typo\"}",
+            3,
+            "unknown key \"answr\" (a turn has \"deltas\", \"answer\", \"reasoning\", \"usage\", \"fail\", \"approval\" or \"events\")",
+            "script line 3: unknown key \"answr\" (a turn has \"deltas\", \"answer\", \"reasoning\", \"usage\", \"fail\", \"approval\" or \"events\")",
+        ),
+        (
+            "not json",
+            1,
+            "not JSON: expected ident at line 1 column 2",
+            "script line 1: not JSON: expected ident at line 1 column 2",
+        ),
+        (
+            "{\"usage\":{\"prompt_tokens\":-1}}",
+            1,
+            "\"usage\" is an object of the five counts, integers at least 0 (prompt_tokens, completion_tokens, total_tokens, prompt_cache_hit_tokens, prompt_cache_miss_tokens)",
+            "script line 1: \"usage\" is an object of the five counts, integers at least 0 (prompt_tokens, completion_tokens, total_tokens, prompt_cache_hit_tokens, prompt_cache_miss_tokens)",
+        ),
+        (
+            "{\"approval\":{\"tool\":\"shell\"}}",
+            1,
+            "unknown key \"tool\" in \"approval\" (it has \"tool_name\", \"detail\" and \"body\")",
+            "script line 1: unknown key \"tool\" in \"approval\" (it has \"tool_name\", \"detail\" and \"body\")",
+        ),
+    ];
+    for &(script, line, reason, display) in table {
+        let err: ScriptError = MockEngine::with_script(script).unwrap_err();
+        assert_eq!(
+            (err.line(), err.reason(), err.to_string().as_str()),
+            (line, reason, display),
+            "{script}"
+        );
+    }
+}
+
+/// A writer whose reader has gone.
+struct Gone;
+
+impl Write for Gone {
+    fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+        Err(io::ErrorKind::BrokenPipe.into())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_failed_write_is_returned() {
+    let err = MockEngine::new()
+        .serve(&b"{\"command\":\"compact\"}\n"[..], Gone)
+        .unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
+}
+
+/// A controller's session, one command at a time, each answered before the
+/// next is written: the engine flushes its events after every line it
+/// reads, so a controller waiting for them never deadlocks.
+#[cfg(unix)]
+#[test]
+fn a_controller_is_answered_line_by_line_over_a_socket() {
+    use std::io::BufReader;
+    use std::os::unix::net::UnixStream;
+
+    let (controller, engine_end) = UnixStream::pair().unwrap();
+    // An engine that held its events back fails the test, not hangs it.
+    controller
+        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let script =
+        r#"{"approval":{"tool_name":"shell","detail":"run cargo test"},"answer":"Tests pass"}"#;
+    let engine = MockEngine::with_script(script).unwrap();
+    let engine_out = engine_end.try_clone().unwrap();
+    let served = std::thread::spawn(move || {
+        engine
+            .serve(BufReader::new(engine_end), engine_out)
+            .map(|stopped| stopped.is_none())
+    });
+
+    let mut to_engine = controller.try_clone().unwrap();
+    let mut events = EventReader::new(BufReader::new(controller));
+    let mut next = || events.next().unwrap().unwrap();
+    Command::prompt("test it")
+        .write_line(&mut to_engine)
+        .unwrap();
+    assert_eq!(next(), Event::agent_step(1));
+    let asked = next();
+    assert_eq!(
+        asked.to_line(),
+        "{\"event\":\"approval_requested\",\"id\":\"approval-1\",\"tool_name\":\"shell\",\"detail\":\"run cargo test\",\"body\":null}\n"
+    );
+    // The turn waits for its answer; a snapshot is answered meanwhile.
+    Command::jobs_snapshot("r1")
+        .write_line(&mut to_engine)
+        .unwrap();
+    assert_eq!(
+        next().to_line(),
+        "{\"event\":\"jobs_snapshot\",\"request_id\":\"r1\",\"jobs\":[]}\n"
+    );
+    Command::approval("approval-1", true)
+        .write_line(&mut to_engine)
+        .unwrap();
+    let rest: Vec<String> = (0..7).map(|_| next().to_line()).collect();
+    assert_eq!(
+        rest,
+        [
+            "{\"event\":\"approval_resolved\",\"id\":\"approval-1\",\"outcome\":\"allowed_once\"}\n",
+            "{\"event\":\"tool_result\",\"tool_call_id\":\"call-1\",\"tool_name\":\"shell\",\"is_error\":false,\"content\":\"ok\",\"brief\":null}\n",
+            "{\"event\":\"agent_step\",\"step\":2}\n",
+            "{\"event\":\"assistant_delta\",\"content\":\"Tests pass\"}\n",
+            "{\"event\":\"assistant_message\",\"content\":\"Tests pass\"}\n",
+            "{\"event\":\"usage\",\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":1,\"total_tokens\":3,\"prompt_cache_hit_tokens\":0,\"prompt_cache_miss_tokens\":2}}\n",
+            "{\"event\":\"agent_finished\",\"answer\":\"Tests pass\"}\n",
+        ]
+    );
+    // The end of its input ends the engine, which read every line.
+    to_engine.shutdown(std::net::Shutdown::Write).unwrap();
+    assert!(served.join().unwrap().unwrap());
+    assert!(events.next().is_none());
+}
