@@ -155,9 +155,9 @@ fn a_line_over_the_limit_is_forwarded_in_pieces_and_refused() {
     );
     assert_eq!(
         stderr(&out),
-        r#"tap: command 2: longer than 1024 bytes (--max-line-len)
+        r#"tap: command 2: longer than 1024 bytes, the line limit
 tap: command 2: refused; the engine owes {"event":"command_error","error":"command stream: line 2 is longer than 1024 bytes"}
-tap: event 3: longer than 1024 bytes (--max-line-len)
+tap: event 3: longer than 1024 bytes, the line limit
 tap: event 3: stray output, not an event: longer than 1024 bytes
 tap: summary: 3 command lines, 3 event lines, 0 stderr lines; 4 errors, 0 notes (1 refused, 1 stray, 2 too_long); the engine's exit 0
 "#
@@ -165,11 +165,11 @@ tap: summary: 3 command lines, 3 event lines, 0 stderr lines; 4 errors, 0 notes 
     assert_eq!(
         log,
         r#"{"t_ms":0,"dir":"command","n":1,"line":"{\"command\":\"cancel\"}","verdict":"command","violations":[]}
-{"t_ms":0,"dir":"command","n":2,"line":null,"verdict":"refused","violations":[{"kind":"too_long","level":"error","message":"longer than 1024 bytes (--max-line-len)","max":1024},{"kind":"refused","level":"error","message":"refused; the engine owes {\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}","owes":"{\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}"}]}
+{"t_ms":0,"dir":"command","n":2,"line":null,"verdict":"refused","violations":[{"kind":"too_long","level":"error","message":"longer than 1024 bytes, the line limit","max":1024},{"kind":"refused","level":"error","message":"refused; the engine owes {\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}","owes":"{\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}"}]}
 {"t_ms":0,"dir":"command","n":3,"line":"{\"command\":\"cancel\"}","verdict":"unread","violations":[]}
 {"t_ms":0,"dir":"event","n":1,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","violations":[]}
 {"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}","verdict":"command_error","violations":[]}
-{"t_ms":0,"dir":"event","n":3,"line":null,"verdict":"not_event","violations":[{"kind":"too_long","level":"error","message":"longer than 1024 bytes (--max-line-len)","max":1024},{"kind":"stray","level":"error","message":"stray output, not an event: longer than 1024 bytes","reason":"longer than 1024 bytes"}]}
+{"t_ms":0,"dir":"event","n":3,"line":null,"verdict":"not_event","violations":[{"kind":"too_long","level":"error","message":"longer than 1024 bytes, the line limit","max":1024},{"kind":"stray","level":"error","message":"stray output, not an event: longer than 1024 bytes","reason":"longer than 1024 bytes"}]}
 {"t_ms":0,"dir":"exit","status":"exit 0","code":0,"violations":[]}
 {"t_ms":0,"dir":"summary","lines":{"command":3,"event":3,"stderr":0},"violations":{"refused":1,"stray":1,"too_long":2},"status":"exit 0","code":0}
 "#

@@ -1,11 +1,13 @@
-//! `workbench::MockEngine` in process, as a controller's test uses it:
-//! interactively over a socket, over bytes in memory, with a script, and
-//! when its input or output goes wrong. (`cli_mock_engine.rs` holds what
-//! it answers to each command, through the CLI that wraps it.)
+//! The workbench in process, as a controller's test uses it: the
+//! `MockEngine` interactively over a socket, over bytes in memory, with a
+//! script, and when its input or output goes wrong (`cli_mock_engine.rs`
+//! holds what it answers to each command, through the CLI that wraps it);
+//! the `Monitor` naming each rule either side of a session breaks
+//! (`cli_tap.rs` holds the same through the tap).
 #![cfg(feature = "workbench")]
 
 use serve_command::v2::{Command, Event, EventReader};
-use serve_command::workbench::{MockEngine, ScriptError};
+use serve_command::workbench::{Detail, Kind, MockEngine, Monitor, ScriptError, Verdict};
 use std::io::{self, Write};
 
 /// `engine` served `input` in memory: its output, and the error that ended
@@ -182,4 +184,193 @@ fn a_controller_is_answered_line_by_line_over_a_socket() {
     to_engine.shutdown(std::net::Shutdown::Write).unwrap();
     assert!(served.join().unwrap().unwrap());
     assert!(events.next().is_none());
+}
+
+/// Which side wrote a line.
+#[derive(Clone, Copy)]
+enum Side {
+    Controller,
+    Engine,
+}
+use Side::{Controller, Engine};
+
+/// A session, line by line in the order seen: who wrote it, the line, and
+/// the monitor's verdict and violations' kinds for it.
+type Step = (Side, &'static [u8], Verdict, &'static [Kind]);
+
+/// Feeds `steps` to `monitor`, asserting each line's judgement; returns
+/// the kinds `finish` names.
+#[track_caller]
+fn watched(mut monitor: Monitor, steps: &[Step]) -> Vec<Kind> {
+    for (i, &(side, line, verdict, kinds)) in steps.iter().enumerate() {
+        let judged = match side {
+            Controller => monitor.command(line),
+            Engine => monitor.event(line),
+        };
+        let got: Vec<Kind> = judged.violations.iter().map(|v| v.kind()).collect();
+        assert_eq!(
+            (judged.verdict, got.as_slice()),
+            (verdict, kinds),
+            "step {}: {}",
+            i + 1,
+            String::from_utf8_lossy(line)
+        );
+    }
+    monitor.finish().iter().map(|v| v.kind()).collect()
+}
+
+#[test]
+fn the_monitor_names_each_rule_broken_on_either_side() {
+    use Kind::*;
+    let blank_goal: &[u8] = b"{\"command\":\"goal\",\"action\":\"set\",\"text\":\" \"}\n";
+    let owed: &[u8] = b"{\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}\n";
+    let sessions: &[(&str, &[Step], &[Kind])] = &[
+        (
+            "a refused line answered as owed",
+            &[
+                (Controller, blank_goal, Verdict::Refused, &[Refused]),
+                (Engine, owed, Verdict::CommandError, &[]),
+            ],
+            &[],
+        ),
+        (
+            "framing: extra keys, CRLF, blank, a BOM",
+            &[
+                (Controller, b"{\"command\":\"cancel\",\"x\":1}\n", Verdict::Command, &[NotCanonical]),
+                (Controller, b"{\"command\":\"cancel\"}\r\n", Verdict::Command, &[Crlf]),
+                (Controller, b" \t\n", Verdict::Blank, &[Blank]),
+                (Controller, b"\xEF\xBB\xBF{\"command\":\"cancel\"}\n", Verdict::Refused, &[Bom, Refused]),
+                (Engine, b"{\"event\":\"command_error\",\"error\":\"command stream: expected a JSON value at byte 0\"}\n", Verdict::CommandError, &[]),
+                (Engine, b"\n", Verdict::Blank, &[Blank]),
+            ],
+            &[],
+        ),
+        (
+            "the engine's stray output, a wrong answer, an answer to nothing",
+            &[
+                (Engine, b"engine v1.2 ready\n", Verdict::NotEvent, &[Stray]),
+                (Controller, blank_goal, Verdict::Refused, &[Refused]),
+                (Engine, b"{\"event\":\"command_error\",\"error\":\"no\"}\n", Verdict::CommandError, &[WrongAnswer]),
+                (Engine, owed, Verdict::CommandError, &[UnexpectedAnswer]),
+                (Engine, b"{\"event\":\"agent_step\",\"step\":1}", Verdict::Event, &[]),
+            ],
+            &[],
+        ),
+        (
+            "a refused line never answered",
+            &[
+                (Controller, blank_goal, Verdict::Refused, &[Refused]),
+                (Controller, blank_goal, Verdict::Refused, &[Refused]),
+                (Engine, owed, Verdict::CommandError, &[]),
+            ],
+            &[Unanswered],
+        ),
+        (
+            "the engine reads on after a line that is not JSON",
+            &[
+                (Controller, b"{not json\n", Verdict::Refused, &[Refused]),
+                (Controller, b"{\"command\":\"jobs_snapshot\",\"request_id\":\"r9\"}\r\n", Verdict::Unread, &[]),
+                (Controller, blank_goal, Verdict::Unread, &[]),
+                (Engine, b"{\"event\":\"command_error\",\"error\":\"command stream: expected a string key at byte 1\"}\n", Verdict::CommandError, &[]),
+                (Engine, b"{\"event\":\"jobs_snapshot\",\"request_id\":\"r9\",\"jobs\":[]}\n", Verdict::Event, &[StillReading]),
+                (Engine, owed, Verdict::CommandError, &[StillReading]),
+            ],
+            &[],
+        ),
+    ];
+    for &(name, steps, unanswered) in sessions {
+        assert_eq!(watched(Monitor::new(), steps), unanswered, "{name}");
+    }
+}
+
+#[test]
+fn a_line_over_the_limit_is_refused_and_ends_the_engines_reading() {
+    use Kind::*;
+    let prompt: &[u8] = b"{\"command\":\"prompt\",\"content\":\"seventeen bytes!!\"}\n";
+    let steps: &[Step] = &[
+        (
+            Controller,
+            b"{\"command\":\"cancel\"}\n",
+            Verdict::Command,
+            &[],
+        ),
+        (Controller, prompt, Verdict::Refused, &[TooLong, Refused]),
+        (
+            Controller,
+            b"{\"command\":\"cancel\"}\n",
+            Verdict::Unread,
+            &[],
+        ),
+        (Engine, prompt, Verdict::NotEvent, &[TooLong, Stray]),
+    ];
+    assert_eq!(watched(Monitor::with_max_line_len(20), steps), [Unanswered]);
+
+    let mut monitor = Monitor::with_max_line_len(20);
+    monitor.command(b"{\"command\":\"cancel\"}\n");
+    let judged = monitor.command_too_long();
+    assert_eq!(judged.n, 2);
+    let owes = "{\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 20 bytes\"}";
+    assert_eq!(
+        judged.violations[0].message(),
+        "longer than 20 bytes, the line limit"
+    );
+    assert_eq!(
+        judged.violations[0].details(),
+        [("max", Detail::Number(20))]
+    );
+    assert_eq!(
+        judged.violations[1].to_string(),
+        format!("refused; the engine owes {owes}")
+    );
+    assert_eq!(
+        judged.violations[1].detail("owes"),
+        Some(&Detail::Text(owes.to_owned()))
+    );
+    assert_eq!(monitor.lines(), (2, 0));
+    let unanswered = monitor.finish();
+    assert_eq!(
+        unanswered[0].message(),
+        format!("command 2 was refused and never answered; the engine owed {owes}")
+    );
+    assert_eq!(
+        unanswered[0].details(),
+        [
+            ("command_n", Detail::Number(2)),
+            ("owed", Detail::Text(owes.to_owned()))
+        ]
+    );
+    assert!(monitor.finish().is_empty(), "finish forgets what it named");
+}
+
+#[test]
+fn each_kind_has_the_name_the_tap_writes_and_its_level() {
+    use Kind::*;
+    let table = [
+        (Refused, "refused", false),
+        (NotCanonical, "not_canonical", true),
+        (Crlf, "crlf", true),
+        (Blank, "blank", true),
+        (Bom, "bom", false),
+        (TooLong, "too_long", false),
+        (Stray, "stray", false),
+        (WrongAnswer, "wrong_answer", false),
+        (UnexpectedAnswer, "unexpected_answer", false),
+        (Unanswered, "unanswered", false),
+        (StillReading, "still_reading", false),
+    ];
+    for (kind, name, note) in table {
+        assert_eq!((kind.as_str(), kind.is_note()), (name, note));
+    }
+    let verdicts = [
+        (Verdict::Command, "command"),
+        (Verdict::Refused, "refused"),
+        (Verdict::Blank, "blank"),
+        (Verdict::Unread, "unread"),
+        (Verdict::Event, "event"),
+        (Verdict::CommandError, "command_error"),
+        (Verdict::NotEvent, "not_event"),
+    ];
+    for (verdict, name) in verdicts {
+        assert_eq!(verdict.as_str(), name);
+    }
 }

@@ -1,14 +1,23 @@
 //! Tools for testing against the wire, in process: what the CLI's
 //! workbench commands run, for a Rust test that needs no binary.
 //!
-//! [`MockEngine`] is `serve-command mock-engine`: a deterministic engine
-//! with no model that answers a controller's commands with the events
-//! `openseek serve` writes, for a controller's tests. Like every other
-//! path, it reads and writes through the crate's one rule set ([`v2`]'s
-//! reader, serve policy and event encoder): it writes no rule of its own.
+//! - [`MockEngine`] is `serve-command mock-engine`: a deterministic engine
+//!   with no model that answers a controller's commands with the events
+//!   `openseek serve` writes, for a controller's tests.
+//! - [`Monitor`] is `serve-command tap`'s judgement: fed both directions
+//!   of a session a line at a time, it names what either side gets wrong
+//!   (a refused line, the `command_error` the engine owes it and whether
+//!   it came, stray output, an engine reading on after a line that ends
+//!   its reading).
+//!
+//! Like every other path, both read and write through the crate's one rule
+//! set ([`v2`]'s readers, serve policy and encoders): neither writes a
+//! rule of its own.
 //!
 //! [`v2`]: crate::v2
 
 mod mock_engine;
+mod monitor;
 
 pub use mock_engine::{MockEngine, ScriptError};
+pub use monitor::{Detail, Judged, Kind, Monitor, Verdict, Violation};
