@@ -1407,7 +1407,7 @@ fn conform_usage_and_vectors_errors_exit_2() {
         (
             "bad-base64",
             "{\"line_base64\":\"eA=\",\"not_json\":true}\n",
-            "line 1: \"line_base64\" is not base64: length 3 is not a multiple of 4",
+            "line 1: \"line_base64\" is not base64: Invalid padding",
         ),
         (
             "two-outcomes",
