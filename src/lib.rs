@@ -105,7 +105,7 @@
 //! | `arbitrary` | `impl Arbitrary` for [`v2::Command`], [`v2::Event`] and [`v1::Command`], for cargo-fuzz targets |
 //! | `proptest` | [`v2::strategy`] and [`v1::strategy`]: proptest strategies for commands and events, and for near-miss lines paired with their outcome, for an engine's (or a controller's) own tests |
 //! | `avx2` (default) | the long-string scans (a long prompt's escaping and decoding) on AVX2 where the CPU has it, picked at run time, through `pulp` (6 crates); without it they use SSE2, a few percent slower on long non-ASCII text |
-//! | `workbench` | [`workbench::MockEngine`] and [`workbench::Monitor`]: `serve-command mock-engine` and the judgement of `serve-command tap` in process, for a controller's (or an engine's) tests. No dependency of its own |
+//! | `workbench` | [`workbench::MockEngine`], [`workbench::Monitor`] and [`workbench::CheckEngine`]: `serve-command mock-engine`, the judgement of `serve-command tap` and `serve-command check-engine` in process, for a controller's or an engine's tests. No dependency of its own |
 //! | `cli` | the `serve-command` binary (below); turns on `proptest` and `workbench` |
 //!
 //! # The CLI
@@ -122,7 +122,7 @@
 //! `mock-engine` is an engine with no model for a controller's tests
 //! ([`workbench::MockEngine`] in process; the tap's judgement is
 //! [`workbench::Monitor`]), and `check-engine` checks an
-//! engine in any language over its stdio. `serve-command --help` says more; `serve-command --version` names the
+//! engine in any language over its stdio ([`workbench::CheckEngine`]). `serve-command --help` says more; `serve-command --version` names the
 //! upstream sources each rule set follows.
 //!
 //! # The wire

@@ -141,7 +141,7 @@ PASS must   stdout-events
     // The 382 lines sent are cut to 20 in the summary.
     assert!(stdout.contains("  sent (383 lines):\n"), "{stdout}");
     assert!(
-        stdout.contains("    ... 363 more (all in --report)\n"),
+        stdout.contains("    ... 363 more (all in the report)\n"),
         "{stdout}"
     );
 }

@@ -7,7 +7,9 @@
 #![cfg(feature = "workbench")]
 
 use serve_command::v2::{Command, Event, EventReader};
-use serve_command::workbench::{Detail, Kind, MockEngine, Monitor, ScriptError, Verdict};
+use serve_command::workbench::{
+    Check, CheckEngine, Detail, Kind, Level, MockEngine, Monitor, Report, ScriptError, Verdict,
+};
 use std::io::{self, Write};
 
 /// `engine` served `input` in memory: its output, and the error that ended
@@ -373,4 +375,114 @@ fn each_kind_has_the_name_the_tap_writes_and_its_level() {
     for (verdict, name) in verdicts {
         assert_eq!(verdict.as_str(), name);
     }
+}
+
+/// The checks, in the order run, with their levels.
+const CHECKS: &[(&str, Level)] = &[
+    ("protocol-errors", Level::Must),
+    ("serve-refusals", Level::Must),
+    ("not-json", Level::Must),
+    ("blank-lines", Level::Must),
+    ("crlf", Level::Must),
+    ("split-writes", Level::Must),
+    ("no-final-lf", Level::Must),
+    ("line-at-limit", Level::Should),
+    ("jobs-snapshot", Level::Must),
+    ("stdout-events", Level::Must),
+    ("no-stderr-answers", Level::Should),
+];
+
+#[track_caller]
+fn assert_checks(report: &Report) {
+    let got: Vec<(&str, Level)> = report
+        .checks()
+        .iter()
+        .map(|c| (c.name(), c.level()))
+        .collect();
+    assert_eq!(got, CHECKS);
+}
+
+/// The mock engine passes every check, run as an engine binary is.
+#[cfg(all(feature = "cli", unix))]
+#[test]
+fn check_engine_passes_the_mock_engine() {
+    let mut engine = std::process::Command::new(env!("CARGO_BIN_EXE_serve-command"));
+    engine.arg("mock-engine");
+    let report = CheckEngine::new().run(&mut engine).unwrap();
+    assert_checks(&report);
+    assert!(report.checks().iter().all(Check::passed), "{report}");
+    assert_eq!(
+        (report.conforms(), report.failed(), report.must_failed()),
+        (true, 0, 0)
+    );
+    assert!(report
+        .to_string()
+        .ends_with("PASS should no-stderr-answers\n11/11 checks pass; every must holds\n"));
+}
+
+/// An engine that writes a banner and reads nothing fails every check
+/// that needs an answer, and the one that forbids stray output.
+#[cfg(unix)]
+#[test]
+fn check_engine_names_what_a_banner_only_engine_breaks() {
+    let mut engine = std::process::Command::new("sh");
+    engine.args(["-c", "echo engine ready; cat >/dev/null"]);
+    let report = CheckEngine::new()
+        .timeout(std::time::Duration::from_secs(20))
+        .run(&mut engine)
+        .unwrap();
+    assert_checks(&report);
+    let failed: Vec<&str> = report
+        .checks()
+        .iter()
+        .filter(|c| !c.passed())
+        .map(Check::name)
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            "protocol-errors",
+            "serve-refusals",
+            "not-json",
+            "blank-lines",
+            "crlf",
+            "split-writes",
+            "no-final-lf",
+            "line-at-limit",
+            "jobs-snapshot",
+            "stdout-events",
+        ]
+    );
+    assert_eq!(
+        (report.conforms(), report.failed(), report.must_failed()),
+        (false, 10, 9)
+    );
+    let stray = report.checks()[9].failure().unwrap();
+    assert_eq!(
+        stray.why(),
+        "in protocol-errors, stdout line 1 is not an event (expected a JSON value at byte 0): engine ready"
+    );
+    assert_eq!(
+        (stray.scenario(), stray.received(), stray.ended()),
+        (
+            "protocol-errors",
+            &["engine ready".to_owned()][..],
+            "exited with status 0"
+        )
+    );
+    let snapshot = report.checks()[8].failure().unwrap();
+    assert_eq!(
+        snapshot.why(),
+        "no jobs_snapshot answered request_id \"check-engine-snapshot\""
+    );
+    assert_eq!(
+        snapshot.sent(),
+        ["{\"command\":\"jobs_snapshot\",\"request_id\":\"check-engine-snapshot\"}"]
+    );
+    assert!(
+        report
+            .to_string()
+            .ends_with("1/11 checks pass; 9 must checks fail\n"),
+        "{report}"
+    );
 }

@@ -9,6 +9,9 @@
 //!   (a refused line, the `command_error` the engine owes it and whether
 //!   it came, stray output, an engine reading on after a line that ends
 //!   its reading).
+//! - [`CheckEngine`] is `serve-command check-engine`: runs an engine
+//!   binary, in any language, over its real stdio, and checks what every
+//!   engine owes whatever its model does.
 //!
 //! Like every other path, both read and write through the crate's one rule
 //! set ([`v2`]'s readers, serve policy and encoders): neither writes a
@@ -16,8 +19,11 @@
 //!
 //! [`v2`]: crate::v2
 
+mod check_engine;
 mod mock_engine;
 mod monitor;
+mod run;
 
+pub use check_engine::{Check, CheckEngine, Failure, Level, Report};
 pub use mock_engine::{MockEngine, ScriptError};
 pub use monitor::{Detail, Judged, Kind, Monitor, Verdict, Violation};

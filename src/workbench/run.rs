@@ -1,0 +1,207 @@
+//! Running a program under test: fed its input in pieces, its output
+//! collected, within a timeout and an output cap. Shared by the
+//! workbench's engine check and the CLI's `conform` (which includes this
+//! file by path: the binary sees only the library's public API), so it
+//! uses nothing but `std`.
+
+use std::io::{self, Read, Write};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// Past this much output a program is stopped: it cannot be answering one
+/// short line per line it was sent.
+pub const MAX_OUTPUT: usize = 64 << 20;
+
+/// What a program is fed on its stdin: pieces, each one write, with a pause
+/// between them; then its stdin is closed.
+pub struct Feed {
+    pub pieces: Vec<Vec<u8>>,
+    pub pause: Duration,
+}
+
+impl Feed {
+    /// All of `input` at once.
+    pub fn whole(input: Vec<u8>) -> Self {
+        Feed {
+            pieces: vec![input],
+            pause: Duration::ZERO,
+        }
+    }
+}
+
+/// What a program did with its input, by [`run_program`].
+pub struct Ran {
+    /// Its stdout, up to a little over [`MAX_OUTPUT`].
+    pub stdout: Vec<u8>,
+    /// Its stderr, when piped; else empty.
+    pub stderr: Vec<u8>,
+    /// How it ended; `None` when it was killed: it ran past the timeout or
+    /// wrote more than [`MAX_OUTPUT`].
+    pub status: Option<ExitStatus>,
+    /// It wrote more than [`MAX_OUTPUT`] on stdout or stderr.
+    pub overflowed: bool,
+}
+
+/// Starts `program`, feeds it `feed` (from a thread: a program that answers
+/// before it has read everything, or never reads, must not block us),
+/// collects its stdout (and its stderr, when `stderr` is `Stdio::piped()`)
+/// and waits for it to exit, for at most `timeout` in all. A program that
+/// runs past it, or writes more than [`MAX_OUTPUT`], is killed, and what it
+/// wrote until then is kept. The error is the one of starting it, or of
+/// reading its output.
+pub fn run_program(
+    program: &mut Command,
+    feed: Feed,
+    stderr: Stdio,
+    timeout: Duration,
+) -> io::Result<Ran> {
+    let deadline = Instant::now() + timeout;
+    let mut child = program
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()?;
+    let mut stdin = child.stdin.take().expect("piped");
+    std::thread::spawn(move || {
+        // A program that stops reading is judged by what it answers.
+        for (i, piece) in feed.pieces.iter().enumerate() {
+            if i > 0 && !feed.pause.is_zero() {
+                std::thread::sleep(feed.pause);
+            }
+            if stdin.write_all(piece).and_then(|()| stdin.flush()).is_err() {
+                return;
+            }
+        }
+    });
+    let (tx, rx) = mpsc::channel();
+    let out = collect(child.stdout.take().expect("piped"), tx.clone());
+    let err = child
+        .stderr
+        .take()
+        .map(|stderr| collect(stderr, tx.clone()));
+    drop(tx);
+    let mut open = 1 + usize::from(err.is_some());
+    let mut overflowed = false;
+    let mut killed = false;
+    while open > 0 {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(Ok(over)) => {
+                open -= 1;
+                if over {
+                    overflowed = true;
+                    killed = true;
+                    break;
+                }
+            }
+            Ok(Err(e)) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(e);
+            }
+            Err(_) => {
+                killed = true;
+                break;
+            }
+        }
+    }
+    let status = loop {
+        if killed {
+            let _ = child.kill();
+            let _ = child.wait();
+            // What is still in the pipes, briefly (a child of the program
+            // may hold them open).
+            let grace = Instant::now() + Duration::from_millis(200);
+            while open > 0
+                && rx
+                    .recv_timeout(grace.saturating_duration_since(Instant::now()))
+                    .is_ok()
+            {
+                open -= 1;
+            }
+            break None;
+        }
+        match child.try_wait()? {
+            Some(status) => break Some(status),
+            None if Instant::now() >= deadline => killed = true,
+            None => std::thread::sleep(Duration::from_millis(10)),
+        }
+    };
+    let take = |buf: &Arc<Mutex<Vec<u8>>>| {
+        std::mem::take(&mut *buf.lock().unwrap_or_else(PoisonError::into_inner))
+    };
+    Ok(Ran {
+        stdout: take(&out),
+        stderr: err.as_ref().map(take).unwrap_or_default(),
+        status,
+        overflowed,
+    })
+}
+
+/// Reads `src` to its end (or past [`MAX_OUTPUT`]) into the buffer it
+/// returns, from a thread, and then says on `done` whether it stopped past
+/// the limit, or how reading failed.
+fn collect(
+    mut src: impl Read + Send + 'static,
+    done: mpsc::Sender<io::Result<bool>>,
+) -> Arc<Mutex<Vec<u8>>> {
+    let buf = Arc::new(Mutex::new(Vec::new()));
+    let shared = Arc::clone(&buf);
+    std::thread::spawn(move || {
+        let mut chunk = vec![0u8; 64 * 1024];
+        let result = loop {
+            match src.read(&mut chunk) {
+                Ok(0) => break Ok(false),
+                Ok(n) => {
+                    let mut buf = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                    buf.extend_from_slice(&chunk[..n]);
+                    if buf.len() > MAX_OUTPUT {
+                        break Ok(true);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        let _ = done.send(result);
+    });
+    buf
+}
+
+/// Lines as the oracle splits its input: on LF, a last line without LF
+/// counted unless empty.
+pub fn split_lines(output: &[u8]) -> Vec<Vec<u8>> {
+    let mut lines: Vec<Vec<u8>> = output.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+    if lines.last().is_some_and(Vec::is_empty) {
+        lines.pop();
+    }
+    lines
+}
+
+pub fn ended(status: ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("was killed by signal {signal}");
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exited with status {code}"),
+        None => format!("ended: {status}"),
+    }
+}
+
+/// An answer as the report shows it: control characters (a CR before the
+/// LF, say) made visible, invalid UTF-8 as U+FFFD.
+pub fn visible(answer: &[u8]) -> String {
+    String::from_utf8_lossy(answer)
+        .chars()
+        .map(|c| match c {
+            '\r' => "\\r".to_owned(),
+            '\t' => "\\t".to_owned(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
