@@ -14,11 +14,16 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, ExitStatus, Stdio};
-use std::sync::{mpsc, Arc, Mutex, PoisonError};
+use std::sync::mpsc::{self, SyncSender};
 use std::time::Duration;
 
 /// How much of a stream is read at once: a pipe's whole buffer.
 const CHUNK: usize = 64 * 1024;
+
+/// Batches of lines a pump may hand the judge before it waits for the
+/// judge to catch up: what bounds the tap's memory (each batch is one read,
+/// and the line it completes, at most the line limit).
+const IN_FLIGHT: usize = 2;
 
 /// After the engine has exited, how long the tap waits for the lines it
 /// has read from its stdin to be judged before it exits (it does not wait
@@ -163,25 +168,52 @@ pub fn run(args: Tap, revision: Revision) -> output::Result<ExitCode> {
             return Ok(ExitCode::from(code));
         }
     };
-    let judge = Arc::new(Mutex::new(Judge::new(max, log)));
     let (Some(engine_in), Some(engine_out), Some(engine_err)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
         unreachable!("all three are piped")
     };
+    // One judge for the three streams, on its own thread: a pump hands it
+    // the lines of each read before it forwards them, so the judge sees a
+    // refused line before the engine's answer to it, and forwards without
+    // waiting for the judgement.
+    let (to_judge, batches) = mpsc::sync_channel(IN_FLIGHT);
+    let judge = std::thread::spawn(move || {
+        let mut judge = Judge::new(max, log);
+        for batch in batches {
+            match batch {
+                Batch::Lines { dir, bytes, parts } => {
+                    for part in parts {
+                        judge.line(
+                            dir,
+                            match part {
+                                Part::Line(start, end) => Piece::Line(&bytes[start..end]),
+                                Part::TooLong => Piece::TooLong,
+                            },
+                        );
+                    }
+                    judge.flush_log();
+                }
+                Batch::Finish { said, code } => {
+                    judge.finish(&said, code);
+                    return;
+                }
+            }
+        }
+    });
 
     let (done, commands_done) = mpsc::channel();
-    let shared = Arc::clone(&judge);
+    let shared = to_judge.clone();
     // Not joined: it may wait on a controller that never closes its end.
     std::thread::spawn(move || {
         pump(io::stdin(), engine_in, &shared, Dir::Command, max);
         let _ = done.send(());
     });
-    let shared = Arc::clone(&judge);
+    let shared = to_judge.clone();
     let events = std::thread::spawn(move || {
         pump(engine_out, io::stdout(), &shared, Dir::Event, max);
     });
-    let shared = Arc::clone(&judge);
+    let shared = to_judge.clone();
     let stderr = std::thread::spawn(move || {
         pump(engine_err, io::stderr(), &shared, Dir::Stderr, max);
     });
@@ -192,11 +224,62 @@ pub fn run(args: Tap, revision: Revision) -> output::Result<ExitCode> {
         .map_err(|e| io_error("waiting for the engine", &e))?;
     let _ = commands_done.recv_timeout(GRACE);
     let (said, code) = exit_of(status);
-    judge
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .finish(&said, code);
+    let _ = to_judge.send(Batch::Finish { said, code });
+    let _ = judge.join();
     Ok(ExitCode::from(code))
+}
+
+/// What a pump hands the judge.
+enum Batch {
+    /// The lines one read completed, in order: `parts` index `bytes`.
+    Lines {
+        dir: Dir,
+        bytes: Vec<u8>,
+        parts: Vec<Part>,
+    },
+    /// The engine has exited: the summary, and the judge's end.
+    Finish { said: String, code: u8 },
+}
+
+/// One line of a [`Batch`].
+enum Part {
+    /// `bytes[start..end]`, its LF included (absent only on the last line
+    /// of a stream).
+    Line(usize, usize),
+    /// A line longer than the limit, not held.
+    TooLong,
+}
+
+/// The lines one read completed, gathered for the judge.
+#[derive(Default)]
+struct Gathered {
+    bytes: Vec<u8>,
+    parts: Vec<Part>,
+}
+
+impl Gathered {
+    fn line(&mut self, line: &[u8]) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(line);
+        self.parts.push(Part::Line(start, self.bytes.len()));
+    }
+
+    fn too_long(&mut self) {
+        self.parts.push(Part::TooLong);
+    }
+
+    /// Hands what was gathered to the judge (when it has gone, the lines
+    /// go unjudged: the tap is ending).
+    fn send(&mut self, judge: &SyncSender<Batch>, dir: Dir) {
+        if self.parts.is_empty() {
+            return;
+        }
+        let _ = judge.send(Batch::Lines {
+            dir,
+            bytes: std::mem::take(&mut self.bytes),
+            parts: std::mem::take(&mut self.parts),
+        });
+    }
 }
 
 /// `exit N` or `signal N`, and the exit code that passes it on.
@@ -218,14 +301,14 @@ fn exit_of(status: ExitStatus) -> (String, u8) {
     (status.to_string(), 1)
 }
 
-/// Copies `src` to `dst`, each line once it is complete, and hands each
-/// line to the judge first: a refused command line is owed its answer
-/// before the engine can give it. A line over `max` is judged as soon as
+/// Copies `src` to `dst`, each line once it is complete, and hands the
+/// lines of each read to the judge first: a refused command line is owed
+/// its answer before the engine can give it. A line over `max` is judged as soon as
 /// it is, and forwarded in pieces as they come. When `dst` fails (its
 /// reader has gone: the engine closed its stdin, the controller its
 /// end of the tap's stdout), stops reading `src`, as a broken pipe would
 /// stop the writer.
-fn pump(mut src: impl Read, dst: impl Write, judge: &Mutex<Judge>, dir: Dir, max: usize) {
+fn pump(mut src: impl Read, dst: impl Write, judge: &SyncSender<Batch>, dir: Dir, max: usize) {
     let mut dst = Some(dst);
     let mut buf = vec![0u8; CHUNK];
     // The current line's bytes so far, not yet forwarded (at most `max`,
@@ -233,6 +316,7 @@ fn pump(mut src: impl Read, dst: impl Write, judge: &Mutex<Judge>, dir: Dir, max
     let mut partial: Vec<u8> = Vec::new();
     // The current line is over the limit: its bytes are forwarded as they come.
     let mut long = false;
+    let mut gathered = Gathered::default();
     loop {
         let n = match src.read(&mut buf) {
             Ok(0) => break,
@@ -252,7 +336,6 @@ fn pump(mut src: impl Read, dst: impl Write, judge: &Mutex<Judge>, dir: Dir, max
         // `partial` holds the start of the line this chunk goes on with.
         let mut held = !partial.is_empty();
         {
-            let mut judge = judge.lock().unwrap_or_else(PoisonError::into_inner);
             let mut start = 0;
             for lf in memchr::memchr_iter(b'\n', chunk) {
                 let end = lf + 1;
@@ -261,17 +344,17 @@ fn pump(mut src: impl Read, dst: impl Write, judge: &Mutex<Judge>, dir: Dir, max
                 } else if held {
                     held = false;
                     if partial.len() + (lf - start) > max {
-                        judge.line(dir, Piece::TooLong);
+                        gathered.too_long();
                     } else {
                         partial.extend_from_slice(&chunk[..end]);
                         from = end;
-                        judge.line(dir, Piece::Line(&partial));
+                        gathered.line(&partial);
                     }
                     send_partial = true;
                 } else if lf - start > max {
-                    judge.line(dir, Piece::TooLong);
+                    gathered.too_long();
                 } else {
-                    judge.line(dir, Piece::Line(&chunk[start..end]));
+                    gathered.line(&chunk[start..end]);
                 }
                 start = end;
             }
@@ -283,13 +366,13 @@ fn pump(mut src: impl Read, dst: impl Write, judge: &Mutex<Judge>, dir: Dir, max
                 // Still `held`: no LF came, and the line goes on.
                 let before = if held { partial.len() } else { 0 };
                 if before + tail > max {
-                    judge.line(dir, Piece::TooLong);
+                    gathered.too_long();
                     long = true;
                     send_partial |= held;
                     to = n;
                 }
             }
-            judge.flush_log();
+            gathered.send(judge, dir);
         }
         let mut sent = true;
         if send_partial {
@@ -307,10 +390,8 @@ fn pump(mut src: impl Read, dst: impl Write, judge: &Mutex<Judge>, dir: Dir, max
     }
     if !long && !partial.is_empty() {
         // The last line, without its LF.
-        let mut judge = judge.lock().unwrap_or_else(PoisonError::into_inner);
-        judge.line(dir, Piece::Line(&partial));
-        judge.flush_log();
-        drop(judge);
+        gathered.line(&partial);
+        gathered.send(judge, dir);
         forward(&mut dst, &partial);
     }
     // Dropping `dst` closes the engine's stdin: the end of input, passed on.
