@@ -1,6 +1,8 @@
 //! `serve-command check-engine`, run as a child process against engines
 //! built for the purpose: `mock-engine` (every check holds), and small
-//! `sh` engines that each break rules, each caught and named.
+//! `sh` engines that each break rules (a banner, a wrong message, answers
+//! on stderr, reading on, dying on a long line, a stray `command_error`),
+//! each caught and named.
 #![cfg(all(feature = "cli", unix))]
 
 use serde_json::Value;
@@ -161,6 +163,57 @@ fn a_banner_on_stdout_fails_stdout_events() {
     );
     assert!(stdout.contains("  received ("), "{stdout}");
     assert!(stdout.contains("\n    engine v1.0 ready\n"), "{stdout}");
+}
+
+#[test]
+fn an_engine_dying_on_a_long_line_fails_line_at_limit() {
+    // Dies (says so on stderr, and stops reading) at a line over 1 MB;
+    // `cut` spares `awk` holding 64 MiB.
+    let (code, stdout) = check(
+        &[],
+        r#"cut -c1-1000001 | awk 'length($0) > 1000000 { print "panicked: line too long" > "/dev/stderr"; exit 1 } { print; fflush() }' | "$1" mock-engine"#,
+    );
+    // A `should`: the engine still conforms.
+    assert_eq!(code, 0);
+    assert_eq!(
+        verdicts(&stdout),
+        ALL_PASS
+            .replace(
+                "PASS should line-at-limit\n",
+                "FAIL should line-at-limit\n  why: no jobs_snapshot answered request_id \"check-engine-at-limit\"\n"
+            )
+            .replace("11/11 checks pass; every must holds", "10/11 checks pass; every must holds")
+    );
+    assert!(
+        stdout.contains("  stderr tail (1 line):\n    panicked: line too long\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_stray_command_error_fails_every_check_of_the_answers() {
+    let (code, stdout) = check(
+        &[],
+        r#"echo '{"event":"command_error","error":"engine warming up"}'; exec "$1" mock-engine"#,
+    );
+    assert_eq!(code, 1);
+    let says = |owed: &str| {
+        format!("  why: command_error 1 says \"engine warming up\"; owed \"{owed}\"\n")
+    };
+    let content = "invalid content: JsonDecodeError((, expected content string or array))";
+    let blank = "goal text must not be blank";
+    let not_owed = "  why: command_error 1 was not owed (0 owed): \"engine warming up\"\n";
+    let expected = format!(
+        "FAIL must   protocol-errors\n{}FAIL must   serve-refusals\n{}FAIL must   not-json\n{}FAIL must   blank-lines\n{}FAIL must   crlf\n{}FAIL must   split-writes\n{}FAIL must   no-final-lf\n{}FAIL should line-at-limit\n{not_owed}FAIL must   jobs-snapshot\n{not_owed}PASS must   stdout-events\nPASS should no-stderr-answers\n2/11 checks pass; 8 must checks fail\n",
+        says(content),
+        says(blank),
+        says("command stream: expected a string key at byte 1"),
+        says(blank),
+        says(content),
+        says(blank),
+        says(content),
+    );
+    assert_eq!(verdicts(&stdout), expected);
 }
 
 #[test]
