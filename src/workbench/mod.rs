@@ -13,8 +13,8 @@
 //!   binary, in any language, over its real stdio, and checks what every
 //!   engine owes whatever its model does.
 //!
-//! Like every other path, both read and write through the crate's one rule
-//! set ([`v2`]'s readers, serve policy and encoders): neither writes a
+//! Like every other path, each reads and writes through the crate's one
+//! rule set ([`v2`]'s readers, serve policy and encoders): none writes a
 //! rule of its own.
 //!
 //! [`v2`]: crate::v2
