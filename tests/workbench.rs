@@ -345,6 +345,22 @@ fn a_line_over_the_limit_is_refused_and_ends_the_engines_reading() {
 }
 
 #[test]
+fn an_event_line_at_the_limit_is_read_and_one_byte_over_is_not() {
+    use Kind::*;
+    let step: &[u8] = b"{\"event\":\"agent_step\",\"step\":1}\n"; // 31 bytes and its LF
+    let steps: &[Step] = &[
+        (Engine, step, Verdict::Event, &[]),
+        (
+            Engine,
+            b"{\"event\":\"agent_step\",\"step\":12}\n",
+            Verdict::NotEvent,
+            &[TooLong, Stray],
+        ),
+    ];
+    assert_eq!(watched(Monitor::with_max_line_len(31), steps), []);
+}
+
+#[test]
 fn each_kind_has_the_name_the_tap_writes_and_its_level() {
     use Kind::*;
     let table = [
