@@ -502,3 +502,130 @@ fn check_engine_names_what_a_banner_only_engine_breaks() {
         "{report}"
     );
 }
+
+/// The mock engine and the monitor, two tools over the same rules, agree:
+/// whatever a controller sends, the engine's side of the session breaks
+/// no rule the monitor checks.
+#[cfg(feature = "proptest")]
+mod mock_engine_against_the_monitor {
+    use proptest::prelude::*;
+    use serve_command::v2::strategy;
+    use serve_command::workbench::{Judged, Kind, MockEngine, Monitor};
+    use std::cell::RefCell;
+    use std::collections::VecDeque;
+    use std::io::{self, BufRead, Read, Write};
+    use std::rc::Rc;
+
+    /// The controller's side: hands the engine one line at a time, and
+    /// before each, shows the monitor the engine's answers to the lines
+    /// before it and then the line itself, in the order they would cross
+    /// a pipe.
+    struct Controller {
+        lines: VecDeque<Vec<u8>>,
+        current: Vec<u8>,
+        at: usize,
+        written: Rc<RefCell<Vec<u8>>>,
+        monitor: Monitor,
+        engine_side: Vec<Judged>,
+    }
+
+    impl Controller {
+        /// The engine's complete lines written so far, to the monitor.
+        fn drain(&mut self) {
+            let mut written = self.written.borrow_mut();
+            let end = written
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            for line in written[..end].split_inclusive(|&b| b == b'\n') {
+                self.engine_side.push(self.monitor.event(line));
+            }
+            written.drain(..end);
+        }
+    }
+
+    impl Read for Controller {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.fill_buf()?.read(buf)?;
+            self.consume(n);
+            Ok(n)
+        }
+    }
+
+    impl BufRead for Controller {
+        fn fill_buf(&mut self) -> io::Result<&[u8]> {
+            if self.at == self.current.len() {
+                self.drain();
+                if let Some(line) = self.lines.pop_front() {
+                    self.monitor.command(&line);
+                    self.current = line;
+                    self.at = 0;
+                }
+            }
+            Ok(&self.current[self.at..])
+        }
+        fn consume(&mut self, n: usize) {
+            self.at += n;
+        }
+    }
+
+    struct Shared(Rc<RefCell<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A line a controller might send: a near-miss line of the crate's
+    /// strategy (most of them), or bytes that are not JSON.
+    fn line() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            6 => strategy::line().prop_map(|(line, _)| line.into_bytes()),
+            1 => prop::collection::vec(any::<u8>(), 0..12),
+            1 => Just(b"{\"command\":\"jobs_snapshot\",\"request_id\":\"r1\"}".to_vec()),
+            1 => Just(b"{\"command\":\"approval\",\"id\":\"approval-1\",\"allow\":true}".to_vec()),
+        ]
+        .prop_map(|mut line| {
+            line.retain(|&b| b != b'\n');
+            line.push(b'\n');
+            line
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn the_mock_engine_owes_nothing_the_monitor_finds(
+            lines in prop::collection::vec(line(), 0..10),
+            asks in any::<bool>(),
+        ) {
+            let script = if asks { r#"{"approval":{}}"# } else { "" };
+            let written = Rc::new(RefCell::new(Vec::new()));
+            let mut controller = Controller {
+                lines: lines.into(),
+                current: Vec::new(),
+                at: 0,
+                written: Rc::clone(&written),
+                monitor: Monitor::new(),
+                engine_side: Vec::new(),
+            };
+            MockEngine::with_script(script)
+                .unwrap()
+                .serve(&mut controller, Shared(written))
+                .unwrap();
+            // What it writes after the end of its input.
+            controller.drain();
+            for judged in &controller.engine_side {
+                let kinds: Vec<Kind> = judged.violations.iter().map(|v| v.kind()).collect();
+                prop_assert!(kinds.is_empty(), "event {}: {:?}", judged.n, judged.violations);
+            }
+            prop_assert_eq!(controller.monitor.finish(), vec![]);
+        }
+    }
+}
