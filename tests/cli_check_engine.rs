@@ -191,6 +191,32 @@ fn an_engine_dying_on_a_long_line_fails_line_at_limit() {
 }
 
 #[test]
+fn line_at_limit_sends_a_line_as_long_as_the_limit_given() {
+    // The engine of the test above, told its own limit: it reads the line.
+    let path = std::env::temp_dir().join(format!(
+        "serve-command-check-engine-limit-{}.json",
+        std::process::id()
+    ));
+    let (code, stdout) = check(
+        &[
+            "--max-line-len",
+            "1000000",
+            "--report",
+            path.to_str().unwrap(),
+        ],
+        r#"cut -c1-1000001 | awk 'length($0) > 1000000 { print "panicked: line too long" > "/dev/stderr"; exit 1 } { print; fflush() }' | "$1" mock-engine"#,
+    );
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!((code, verdicts(&stdout)), (0, ALL_PASS.to_owned()));
+    assert_eq!(report["max_line_len"], 1_000_000);
+    assert_eq!(
+        report["checks"][7]["rule"],
+        "a line of exactly 1000000 bytes (the engine's limit, as given; JSON padded with spaces) is read"
+    );
+}
+
+#[test]
 fn a_stray_command_error_fails_every_check_of_the_answers() {
     let (code, stdout) = check(
         &[],
@@ -314,6 +340,7 @@ fn the_report_holds_the_same_as_json() {
             "conforms",
             "engine",
             "failed",
+            "max_line_len",
             "must_failed",
             "passed",
             "revision",
@@ -324,6 +351,7 @@ fn the_report_holds_the_same_as_json() {
     assert_eq!(report["engine"][4], BIN);
     assert_eq!(report["revision"], "v2");
     assert_eq!(report["timeout_secs"], 60.0);
+    assert_eq!(report["max_line_len"], 67_108_864);
     assert_eq!(
         (
             &report["passed"],

@@ -424,9 +424,14 @@ fn assert_checks(report: &Report) {
 fn check_engine_passes_the_mock_engine() {
     let mut engine = std::process::Command::new(env!("CARGO_BIN_EXE_serve-command"));
     engine.arg("mock-engine");
-    let report = CheckEngine::new().run(&mut engine).unwrap();
+    // A limit shorter than the probe line is the probe's length.
+    let report = CheckEngine::new().max_line_len(10).run(&mut engine).unwrap();
     assert_checks(&report);
     assert!(report.checks().iter().all(Check::passed), "{report}");
+    assert_eq!(
+        report.checks()[7].rule(),
+        "a line of exactly 64 bytes (the engine's limit, as given; JSON padded with spaces) is read"
+    );
     assert_eq!(
         (report.conforms(), report.failed(), report.must_failed()),
         (true, 0, 0)

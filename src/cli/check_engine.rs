@@ -6,8 +6,10 @@
 use crate::conform::seconds;
 use crate::output::{self, io_error, stdout_error, Failure};
 use crate::revision::Revision;
+use crate::size::{self, Size};
 use clap::Args;
 use serde_json::{json, Value};
+use serve_command::v2::DEFAULT_MAX_LINE_LEN;
 use serve_command::workbench::{self, Report};
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
@@ -37,7 +39,8 @@ use std::time::Duration;
 ///   must   crlf             lines ending in CRLF read as lines
 ///   must   split-writes     lines arriving in many small writes
 ///   must   no-final-lf      a last line without LF still read
-///   should line-at-limit    a line of exactly 64 MiB (the crate's limit) read
+///   should line-at-limit    a line of exactly --max-line-len bytes (by
+///                           default 64 MiB, the crate's limit) read
 ///   must   jobs-snapshot    `jobs_snapshot` answered by a `jobs_snapshot`
 ///                           event with the same `request_id`
 ///   must   stdout-events    every stdout line, in every scenario, an event
@@ -56,7 +59,7 @@ use std::time::Duration;
 /// the engine's stderr (at most 20 lines each; --report has them all);
 /// then a count. --report FILE writes the same as one JSON object:
 ///
-///   {"engine":[ARGS...],"revision":"v2","timeout_secs":S,
+///   {"engine":[ARGS...],"revision":"v2","timeout_secs":S,"max_line_len":N,
 ///    "checks":[{"name":N,"level":"must"|"should","passed":B,"rule":R,
 ///               "failure":null|{"why":W,"scenario":N,"sent":[...],
 ///                 "received":[...],"stderr_tail":[...],"ended":E}}],
@@ -78,6 +81,10 @@ pub struct CheckEngine {
     /// Write the results as JSON to FILE (created, or truncated).
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
+    /// The engine's own limit on a line's length (LF excluded), for
+    /// line-at-limit: bytes, or with KiB, MiB or GiB (`65536`, `64KiB`).
+    #[arg(long, value_name = "SIZE", default_value_t = Size(DEFAULT_MAX_LINE_LEN), value_parser = size::parse)]
+    max_line_len: Size,
     /// Seconds ENGINE may take for one scenario before it is killed.
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds)]
     timeout: Duration,
@@ -106,6 +113,7 @@ pub fn run(args: CheckEngine, revision: Revision) -> output::Result<ExitCode> {
     engine.args(&args.engine[1..]);
     let report = workbench::CheckEngine::new()
         .timeout(args.timeout)
+        .max_line_len(args.max_line_len.0)
         .run(&mut engine)
         .map_err(|e| io_error(format!("cannot run {shown}"), &e))?;
     if let Some((name, file)) = &mut report_file {
@@ -161,6 +169,7 @@ fn report_json(args: &CheckEngine, report: &Report) -> Value {
         "engine": args.engine.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
         "revision": "v2",
         "timeout_secs": args.timeout.as_secs_f64(),
+        "max_line_len": args.max_line_len.0,
         "checks": checks,
         "passed": report.checks().len() - report.failed(),
         "failed": report.failed(),

@@ -45,7 +45,7 @@ const STDERR_TAIL: usize = 20;
 /// | must | `crlf` | lines ending in CRLF read as lines |
 /// | must | `split-writes` | lines arriving in many small writes |
 /// | must | `no-final-lf` | a last line without LF still read |
-/// | should | `line-at-limit` | a line of exactly 64 MiB (the crate's limit) read |
+/// | should | `line-at-limit` | a line as long as the engine's limit ([`CheckEngine::max_line_len`], by default 64 MiB, the crate's) read |
 /// | must | `jobs-snapshot` | `jobs_snapshot` answered by a `jobs_snapshot` event with the same `request_id` |
 /// | must | `stdout-events` | every stdout line, in every scenario, an event (no banner, no log line) |
 /// | should | `no-stderr-answers` | no owed `command_error` missing from stdout whose message is on stderr instead |
@@ -72,6 +72,7 @@ const STDERR_TAIL: usize = 20;
 #[derive(Clone, Debug)]
 pub struct CheckEngine {
     timeout: Duration,
+    max_line_len: usize,
 }
 
 impl Default for CheckEngine {
@@ -86,7 +87,18 @@ impl CheckEngine {
     pub fn new() -> CheckEngine {
         CheckEngine {
             timeout: Duration::from_secs(10),
+            max_line_len: DEFAULT_MAX_LINE_LEN,
         }
+    }
+
+    /// The engine's own limit on a line's length, in bytes without the LF:
+    /// `line-at-limit` sends a line of exactly that many (the default is
+    /// the crate's, [`DEFAULT_MAX_LINE_LEN`]; a limit shorter than the
+    /// probe line itself is taken as the probe's length).
+    #[must_use]
+    pub fn max_line_len(mut self, max: usize) -> CheckEngine {
+        self.max_line_len = max;
+        self
     }
 
     /// How long the engine may take for one scenario before it is killed
@@ -105,7 +117,7 @@ impl CheckEngine {
     /// The engine cannot be started, or its output cannot be read.
     pub fn run(&self, engine: &mut std::process::Command) -> io::Result<Report> {
         let mut runs = Vec::new();
-        for scenario in scenarios() {
+        for scenario in scenarios(self.max_line_len) {
             let feed = Feed {
                 pieces: scenario.feed.pieces.clone(),
                 pause: scenario.feed.pause,
@@ -449,7 +461,7 @@ fn joined(lines: &[Vec<u8>], end: &[u8]) -> Vec<u8> {
     out
 }
 
-fn scenarios() -> Vec<Scenario> {
+fn scenarios(max_line_len: usize) -> Vec<Scenario> {
     let errors = vector_lines(VECTORS_V2, protocol_error);
     let refusals = vector_lines(SERVE_V2, declined);
     let refused = refusals[0].clone();
@@ -575,15 +587,22 @@ fn scenarios() -> Vec<Scenario> {
     ));
 
     let mut line = snapshot("check-engine-at-limit");
+    let len = max_line_len.max(line.len());
     let close = line.pop().expect("a JSON object");
-    line.resize(DEFAULT_MAX_LINE_LEN - 1, b' ');
+    line.resize(len - 1, b' ');
     line.push(close);
     out.push(whole(
         "line-at-limit",
         Level::Should,
-        format!(
-            "a line of exactly {DEFAULT_MAX_LINE_LEN} bytes (64 MiB, the crate's limit; JSON padded with spaces) is read"
-        ),
+        if len == DEFAULT_MAX_LINE_LEN {
+            format!(
+                "a line of exactly {len} bytes (64 MiB, the crate's limit; JSON padded with spaces) is read"
+            )
+        } else {
+            format!(
+                "a line of exactly {len} bytes (the engine's limit, as given; JSON padded with spaces) is read"
+            )
+        },
         joined(&[line], b"\n"),
     ));
 
