@@ -425,7 +425,10 @@ fn check_engine_passes_the_mock_engine() {
     let mut engine = std::process::Command::new(env!("CARGO_BIN_EXE_serve-command"));
     engine.arg("mock-engine");
     // A limit shorter than the probe line is the probe's length.
-    let report = CheckEngine::new().max_line_len(10).run(&mut engine).unwrap();
+    let report = CheckEngine::new()
+        .max_line_len(10)
+        .run(&mut engine)
+        .unwrap();
     assert_checks(&report);
     assert!(report.checks().iter().all(Check::passed), "{report}");
     assert_eq!(

@@ -51,6 +51,8 @@ pub struct Judge {
     errors: u64,
     notes: u64,
     log: Option<Log>,
+    /// A record being written to the log.
+    scratch: Vec<u8>,
     /// The summary is written: nothing more is judged.
     finished: bool,
 }
@@ -73,6 +75,7 @@ impl Judge {
                 name,
                 out: BufWriter::with_capacity(64 * 1024, file),
             }),
+            scratch: Vec::new(),
             finished: false,
         }
     }
@@ -126,11 +129,14 @@ impl Judge {
         }
         let (commands, events) = self.monitor.lines();
         let stderr = self.stderr_lines;
-        self.write_log(&format!(
+        self.write_log(
+            format!(
             "{{\"t_ms\":{},\"dir\":\"summary\",\"lines\":{{\"command\":{commands},\"event\":{events},\"stderr\":{stderr}}},\"violations\":{{{by_kind}}},\"status\":{},\"code\":{code}}}\n",
             self.t_ms(),
             json(status),
-        ));
+        )
+            .as_bytes(),
+        );
         let plural = |n: u64, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
         let verdict = if said.is_empty() {
             "no violations".to_owned()
@@ -179,64 +185,81 @@ impl Judge {
         if self.log.is_none() {
             return;
         }
-        let mut record = format!("{{\"t_ms\":{},\"dir\":\"{dir}\"", self.t_ms());
-        match piece {
-            None => {}
-            Some(piece) => {
-                record += &format!(",\"n\":{n}");
-                match piece {
-                    Piece::Line(bytes) => {
-                        let (text, lf) = match bytes.strip_suffix(b"\n") {
-                            Some(text) => (text, true),
-                            None => (*bytes, false),
-                        };
-                        match std::str::from_utf8(text) {
-                            Ok(text) => record += &format!(",\"line\":{}", json(text)),
-                            Err(_) => {
-                                use base64::Engine;
-                                let b64 = base64::engine::general_purpose::STANDARD.encode(text);
-                                record += &format!(",\"line_base64\":\"{b64}\"");
-                            }
+        // Built in a buffer kept from record to record: no allocation per
+        // line once it has grown to the longest.
+        let mut r = std::mem::take(&mut self.scratch);
+        r.clear();
+        // Writes to a `Vec` cannot fail.
+        let _ = write!(r, "{{\"t_ms\":{},\"dir\":\"{dir}\"", self.t_ms());
+        if let Some(piece) = piece {
+            let _ = write!(r, ",\"n\":{n}");
+            match piece {
+                Piece::Line(bytes) => {
+                    let (text, lf) = match bytes.strip_suffix(b"\n") {
+                        Some(text) => (text, true),
+                        None => (*bytes, false),
+                    };
+                    match std::str::from_utf8(text) {
+                        Ok(text) => {
+                            r.extend_from_slice(b",\"line\":");
+                            json_to(&mut r, text);
                         }
-                        if !lf {
-                            record += ",\"lf\":false";
+                        Err(_) => {
+                            use base64::Engine;
+                            r.extend_from_slice(b",\"line_base64\":\"");
+                            r.extend_from_slice(
+                                base64::engine::general_purpose::STANDARD
+                                    .encode(text)
+                                    .as_bytes(),
+                            );
+                            r.push(b'"');
                         }
                     }
-                    Piece::TooLong => record += ",\"line\":null",
+                    if !lf {
+                        r.extend_from_slice(b",\"lf\":false");
+                    }
                 }
-                record += &format!(",\"verdict\":\"{verdict}\"");
+                Piece::TooLong => r.extend_from_slice(b",\"line\":null"),
             }
+            let _ = write!(r, ",\"verdict\":\"{verdict}\"");
         }
-        record += extra;
-        record += ",\"violations\":[";
+        r.extend_from_slice(extra.as_bytes());
+        r.extend_from_slice(b",\"violations\":[");
         for (i, v) in found.iter().enumerate() {
             let level = if v.kind().is_note() { "note" } else { "error" };
-            record += &format!(
-                "{}{{\"kind\":\"{}\",\"level\":\"{level}\",\"message\":{}",
-                if i == 0 { "" } else { "," },
-                v.kind().as_str(),
-                json(v.message()),
+            let comma = if i == 0 { "" } else { "," };
+            let _ = write!(
+                r,
+                "{comma}{{\"kind\":\"{}\",\"level\":\"{level}\",\"message\":",
+                v.kind().as_str()
             );
+            json_to(&mut r, v.message());
             for (key, detail) in v.details() {
-                record += &match detail {
-                    Detail::Text(text) => format!(",{}:{}", json(key), json(text)),
-                    Detail::Number(n) => format!(",{}:{n}", json(key)),
-                    _ => String::new(),
-                };
+                r.push(b',');
+                json_to(&mut r, key);
+                r.push(b':');
+                match detail {
+                    Detail::Text(text) => json_to(&mut r, text),
+                    Detail::Number(n) => {
+                        let _ = write!(r, "{n}");
+                    }
+                    _ => r.extend_from_slice(b"null"),
+                }
             }
-            record += "}";
+            r.push(b'}');
         }
-        record += "]}\n";
-        self.write_log(&record);
+        r.extend_from_slice(b"]}\n");
+        self.write_log(&r);
+        self.scratch = r;
     }
 
     fn t_ms(&self) -> u128 {
         self.start.elapsed().as_millis()
     }
 
-    fn write_log(&mut self, record: &str) {
+    fn write_log(&mut self, record: &[u8]) {
         if let Some(log) = &mut self.log {
-            if let Err(e) = log.out.write_all(record.as_bytes()) {
+            if let Err(e) = log.out.write_all(record) {
                 self.log_failed(&e);
             }
         }
@@ -267,6 +290,12 @@ impl Judge {
 /// A JSON string.
 fn json(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
+}
+
+/// `s` as a JSON string, appended to `out`.
+fn json_to(out: &mut Vec<u8>, s: &str) {
+    // Writing to a `Vec` cannot fail.
+    let _ = serde_json::to_writer(out, s);
 }
 
 /// One report line on stderr; nowhere left to say so if that fails.
