@@ -637,3 +637,38 @@ mod mock_engine_against_the_monitor {
         }
     }
 }
+
+#[test]
+fn reading_on_names_the_line_that_stopped_the_engine_and_why() {
+    let mut monitor = Monitor::new();
+    monitor.command(b"{not json\n");
+    monitor.command(b"{\"command\":\"jobs_snapshot\",\"request_id\":\"r9\"}\n");
+    monitor.event(b"{\"event\":\"command_error\",\"error\":\"command stream: expected a string key at byte 1\"}\n");
+    let judged =
+        monitor.event(b"{\"event\":\"jobs_snapshot\",\"request_id\":\"r9\",\"jobs\":[]}\n");
+    let v = &judged.violations[0];
+    assert_eq!(
+        v.message(),
+        "the engine read on after command 1 (not JSON): this jobs_snapshot answers command 2"
+    );
+    assert_eq!(
+        v.details(),
+        [
+            ("command_n", Detail::Number(2)),
+            ("stopped_at", Detail::Number(1))
+        ]
+    );
+
+    // Over the limit, the other line that stops an engine.
+    let mut monitor = Monitor::with_max_line_len(100);
+    monitor.command_too_long();
+    monitor.command(b"{\"command\":\"cancel\"}\n");
+    monitor.command(b"{\"command\":\"nap\"}\n");
+    monitor.event(b"{\"event\":\"command_error\",\"error\":\"command stream: line 1 is longer than 100 bytes\"}\n");
+    let judged =
+        monitor.event(b"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}\n");
+    assert_eq!(
+        judged.violations[0].message(),
+        "the engine read on after command 1 (over the limit): this command_error answers command 3"
+    );
+}
