@@ -672,3 +672,149 @@ fn reading_on_names_the_line_that_stopped_the_engine_and_why() {
         "the engine read on after command 1 (over the limit): this command_error answers command 3"
     );
 }
+
+#[test]
+fn reading_on_is_shown_by_the_answer_that_names_the_unread_line() {
+    // After a line that is not JSON, each command whose answer carries its
+    // id back: only that event, with that id, shows the engine read on.
+    let rows: &[(&[u8], &[u8], &[u8], &[u8])] = &[
+        // (command, its answer, the same kind for another id, another kind with the same id)
+        (
+            b"{\"command\":\"jobs_snapshot\",\"request_id\":\"r9\"}\n",
+            b"{\"event\":\"jobs_snapshot\",\"request_id\":\"r9\",\"jobs\":[]}\n",
+            b"{\"event\":\"jobs_snapshot\",\"request_id\":\"r8\",\"jobs\":[]}\n",
+            b"{\"event\":\"job_stop_result\",\"request_id\":\"r9\",\"generation\":\"g\",\"job_id\":\"j\",\"outcome\":\"stopped\"}\n",
+        ),
+        (
+            b"{\"command\":\"job_stop\",\"request_id\":\"r2\",\"generation\":\"runtime-1\",\"job_id\":\"bg-1\"}\n",
+            b"{\"event\":\"job_stop_result\",\"request_id\":\"r2\",\"generation\":\"runtime-1\",\"job_id\":\"bg-1\",\"outcome\":\"stopped\"}\n",
+            b"{\"event\":\"job_stop_result\",\"request_id\":\"r3\",\"generation\":\"runtime-1\",\"job_id\":\"bg-1\",\"outcome\":\"stopped\"}\n",
+            b"{\"event\":\"jobs_snapshot\",\"request_id\":\"r2\",\"jobs\":[]}\n",
+        ),
+        (
+            b"{\"command\":\"predict\",\"request_id\":\"p1\",\"source_sequence\":7}\n",
+            b"{\"event\":\"prediction_result\",\"request_id\":\"p1\",\"source_sequence\":7,\"outcome\":{\"kind\":\"cancelled\"}}\n",
+            b"{\"event\":\"prediction_result\",\"request_id\":\"p2\",\"source_sequence\":7,\"outcome\":{\"kind\":\"cancelled\"}}\n",
+            b"{\"event\":\"jobs_snapshot\",\"request_id\":\"p1\",\"jobs\":[]}\n",
+        ),
+        (
+            b"{\"command\":\"approval\",\"id\":\"ap-1\",\"allow\":true}\n",
+            b"{\"event\":\"approval_resolved\",\"id\":\"ap-1\",\"outcome\":\"allowed_once\"}\n",
+            b"{\"event\":\"approval_resolved\",\"id\":\"ap-2\",\"outcome\":\"allowed_once\"}\n",
+            b"{\"event\":\"jobs_snapshot\",\"request_id\":\"ap-1\",\"jobs\":[]}\n",
+        ),
+        (
+            b"{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":\"x\",\"submission_id\":\"s-a\"}\n",
+            b"{\"event\":\"steer_applied\",\"kind\":\"prompt\",\"content\":\"x\",\"submission_id\":\"s-a\"}\n",
+            b"{\"event\":\"steer_applied\",\"kind\":\"prompt\",\"content\":\"x\",\"submission_id\":\"s-b\"}\n",
+            b"{\"event\":\"jobs_snapshot\",\"request_id\":\"s-a\",\"jobs\":[]}\n",
+        ),
+        (
+            b"{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":\"x\",\"submission_id\":\"s-a\"}\n",
+            b"{\"event\":\"steer_dropped\",\"content\":\"x\",\"submission_id\":\"s-a\"}\n",
+            b"{\"event\":\"steer_dropped\",\"content\":\"x\",\"submission_id\":\"s-b\"}\n",
+            b"{\"event\":\"steer_dropped\",\"content\":\"x\"}\n",
+        ),
+    ];
+    for &(command, answer, other_id, other_kind) in rows {
+        use Kind::StillReading;
+        let shown = String::from_utf8_lossy(command);
+        let steps: &[Step] = &[
+            (Controller, b"{not json\n", Verdict::Refused, &[Kind::Refused]),
+            (Controller, command, Verdict::Unread, &[]),
+            (Engine, b"{\"event\":\"command_error\",\"error\":\"command stream: expected a string key at byte 1\"}\n", Verdict::CommandError, &[]),
+            (Engine, other_id, Verdict::Event, &[]),
+            (Engine, other_kind, Verdict::Event, &[]),
+            (Engine, answer, Verdict::Event, &[StillReading]),
+            // Named once: a second answer is not a second line read.
+            (Engine, answer, Verdict::Event, &[]),
+        ];
+        assert_eq!(watched(Monitor::new(), steps), [], "{shown}");
+    }
+}
+
+#[test]
+fn the_lines_kept_after_a_stop_are_capped_at_4096_each_way() {
+    // After the stop, the monitor keeps at most 4096 unread lines with an
+    // id and 4096 unread refused lines: what reads on past them goes
+    // unnamed, and memory stays bounded however long the engine reads on.
+    let mut monitor = Monitor::new();
+    monitor.command(b"{not json\n");
+    for i in 0..=4096 {
+        let line = format!("{{\"command\":\"jobs_snapshot\",\"request_id\":\"r{i}\"}}\n");
+        assert_eq!(monitor.command(line.as_bytes()).verdict, Verdict::Unread);
+    }
+    for _ in 0..=4096 {
+        assert_eq!(
+            monitor.command(b"{\"command\":\"nap\"}\n").verdict,
+            Verdict::Unread
+        );
+    }
+    let kinds = |judged: serve_command::workbench::Judged| -> Vec<Kind> {
+        judged.violations.iter().map(|v| v.kind()).collect()
+    };
+    let snapshot =
+        |i: u32| format!("{{\"event\":\"jobs_snapshot\",\"request_id\":\"r{i}\",\"jobs\":[]}}\n");
+    assert_eq!(kinds(monitor.event(snapshot(4096).as_bytes())), []);
+    assert_eq!(
+        kinds(monitor.event(snapshot(4095).as_bytes())),
+        [Kind::StillReading]
+    );
+    assert_eq!(
+        kinds(monitor.event(snapshot(0).as_bytes())),
+        [Kind::StillReading]
+    );
+
+    let error = b"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}\n";
+    // The first answers the line that stopped the engine (another message:
+    // a wrong answer), then 4096 kept unread lines, then nothing kept.
+    assert_eq!(kinds(monitor.event(error)), [Kind::WrongAnswer]);
+    for _ in 0..4096 {
+        assert_eq!(kinds(monitor.event(error)), [Kind::StillReading]);
+    }
+    assert_eq!(kinds(monitor.event(error)), [Kind::UnexpectedAnswer]);
+}
+
+#[test]
+fn a_wrong_answer_and_a_long_canonical_line_are_shown_as_json_and_cut() {
+    let mut monitor = Monitor::new();
+    monitor.command(b"{\"command\":\"goal\",\"action\":\"set\",\"text\":\" \"}\n");
+    let judged = monitor.event(b"{\"event\":\"command_error\",\"error\":\"no \\\"goal\\\"\"}\n");
+    assert_eq!(
+        judged.violations[0].message(),
+        "the command_error for command 1 says \"no \\\"goal\\\"\"; the engine owes \"goal text must not be blank\""
+    );
+    let judged = monitor.event(b"{\"event\":\"command_error\",\"error\":\"x\\ny\"}\n");
+    assert_eq!(
+        judged.violations[0].message(),
+        "a command_error with no refused line to answer: \"x\\ny\""
+    );
+
+    // A canonical line of 200 characters is shown whole; past that, its
+    // first 200 characters (not bytes) and its length.
+    let prefix = "{\"command\":\"prompt\",\"content\":\"";
+    for (text_len, shown) in [
+        (200 - prefix.len() - 2, None),
+        (201 - prefix.len() - 2, Some(200)),
+    ] {
+        let text = "é".repeat(text_len);
+        let canonical = format!("{prefix}{text}\"}}");
+        let line = format!("{{\"content\":\"{text}\",\"command\":\"prompt\"}}\n");
+        let judged = monitor.command(line.as_bytes());
+        let cut = match shown {
+            None => canonical.clone(),
+            Some(n) => {
+                let head: String = canonical.chars().take(n).collect();
+                format!("{head}... ({} bytes)", canonical.len())
+            }
+        };
+        assert_eq!(
+            judged.violations[0].message(),
+            format!("not canonical (extra keys, legacy fields, another key order or spacing); the crate writes {cut}")
+        );
+        assert_eq!(
+            judged.violations[0].detail("canonical"),
+            Some(&Detail::Text(canonical))
+        );
+    }
+}
