@@ -677,8 +677,10 @@ fn reading_on_names_the_line_that_stopped_the_engine_and_why() {
 fn reading_on_is_shown_by_the_answer_that_names_the_unread_line() {
     // After a line that is not JSON, each command whose answer carries its
     // id back: only that event, with that id, shows the engine read on.
-    let rows: &[(&[u8], &[u8], &[u8], &[u8])] = &[
-        // (command, its answer, the same kind for another id, another kind with the same id)
+    // (command, its answer, the same kind for another id, another kind with
+    // the same id)
+    type Row = (&'static [u8], &'static [u8], &'static [u8], &'static [u8]);
+    let rows: &[Row] = &[
         (
             b"{\"command\":\"jobs_snapshot\",\"request_id\":\"r9\"}\n",
             b"{\"event\":\"jobs_snapshot\",\"request_id\":\"r9\",\"jobs\":[]}\n",
