@@ -373,6 +373,46 @@ pub type EventLineError = LineError<EventError>;
 /// Why an [`EventReader`] refused a line, or stopped.
 pub type EventReadError = crate::error::ReadError<EventError>;
 
+/// [`Event::from_slice`] by the rules: the line's members on the stack,
+/// then upstream's `parse`.
+fn decode_line(line: &[u8]) -> Result<Event, EventLineError> {
+    let mut members = Members::new();
+    match crate::wire::scan::parse_object(line, &mut members) {
+        Err(e) => Err(LineError::Syntax(e)),
+        Ok(false) => Err(LineError::Parse(EventError::NotAnObject)),
+        Ok(true) => decode_members(members.object()).map_err(LineError::Parse),
+    }
+}
+
+/// A shortcut, not a rule: a line exactly as the emitter writes an
+/// `assistant_delta` or `reasoning_delta` whose text needs no escape is
+/// that event, whatever the rules say of anything else. Deltas are most of
+/// the lines of a turn, and this reads one in a prefix compare, one scan
+/// for the closing quote and the UTF-8 check. Any other line (another
+/// event, another key order, spacing, an escape, bad UTF-8), and every
+/// error, goes to [`decode_line`]; a test holds the two to the same answer.
+#[inline]
+fn plain_delta(line: &[u8]) -> Option<Event> {
+    const ASSISTANT: &[u8] = br#"{"event":"assistant_delta","content":""#;
+    const REASONING: &[u8] = br#"{"event":"reasoning_delta","content":""#;
+    let (assistant, rest) = match line.strip_prefix(ASSISTANT) {
+        Some(rest) => (true, rest),
+        None => (false, line.strip_prefix(REASONING)?),
+    };
+    let text = rest.strip_suffix(br#""}"#)?;
+    let mut seen = 0;
+    if crate::wire::find::next_stop::<crate::wire::find::Special>(text, 0, &mut seen) != text.len()
+    {
+        return None;
+    }
+    let content = String::from_utf8(text.to_vec()).ok()?;
+    Some(if assistant {
+        Event::AssistantDelta { content }
+    } else {
+        Event::ReasoningDelta { content }
+    })
+}
+
 impl Event {
     /// Decodes one line (without its LF) as upstream's `parse` decides.
     ///
@@ -386,12 +426,10 @@ impl Event {
     /// [`LineError::Parse`] with the [`EventError`] for JSON that is not an
     /// event a client reads.
     pub fn from_slice(line: &[u8]) -> Result<Event, EventLineError> {
-        let mut members = Members::new();
-        match crate::wire::scan::parse_object(line, &mut members) {
-            Err(e) => Err(LineError::Syntax(e)),
-            Ok(false) => Err(LineError::Parse(EventError::NotAnObject)),
-            Ok(true) => decode_members(members.object()).map_err(LineError::Parse),
+        if let Some(event) = plain_delta(line) {
+            return Ok(event);
         }
+        decode_line(line)
     }
 
     /// Decodes a JSON value as upstream's `parse` decides.
@@ -538,3 +576,91 @@ pub type EventReader<R> = crate::wire::read::CommandReader<R, Event>;
 /// ```
 #[cfg(feature = "tokio")]
 pub type EventCodec = crate::wire::codec::CommandCodec<Event>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `line` read by [`Event::from_slice`] and by the rules alone: the same.
+    /// Returns whether the shortcut took it.
+    #[track_caller]
+    fn same_as_the_rules(line: &[u8]) -> bool {
+        let by_rules = decode_line(line);
+        assert_eq!(
+            Event::from_slice(line),
+            by_rules,
+            "{}",
+            String::from_utf8_lossy(line)
+        );
+        match plain_delta(line) {
+            Some(event) => {
+                assert_eq!(Ok(event), by_rules);
+                true
+            }
+            None => false,
+        }
+    }
+
+    #[test]
+    fn a_plain_delta_as_the_emitter_writes_it_is_read_in_one_step() {
+        let rows: &[(&[u8], bool)] = &[
+            (br#"{"event":"assistant_delta","content":"Hel"}"#, true),
+            (br#"{"event":"reasoning_delta","content":"Hel"}"#, true),
+            (br#"{"event":"assistant_delta","content":""}"#, true),
+            ("{\"event\":\"assistant_delta\",\"content\":\" caf\u{e9} \u{65e5}\u{672c} \u{1f600}\"}".as_bytes(), true),
+            // An escape, spacing, another key order, more keys: the rules.
+            (br#"{"event":"assistant_delta","content":"a\nb"}"#, false),
+            (br#"{"event":"assistant_delta","content":"a\""}"#, false),
+            (br#"{"event":"assistant_delta", "content":"a"}"#, false),
+            (br#"{"content":"a","event":"assistant_delta"}"#, false),
+            (br#"{"event":"assistant_delta","content":"a","x":"b"}"#, false),
+            (br#"{"event":"assistant_delta","content":"a"} "#, false),
+            (b"{\"event\":\"assistant_delta\",\"content\":\"a\"}\r", false),
+            (br#"{"event":"assistant_delta","content":"a"}}"#, false),
+            (br#"{"event":"assistant_delta","content":"a\"}"#, false),
+            (br#"{"event":"assistant_delta","content":"}"#, false),
+            (br#"{"event":"agent_step","step":1}"#, false),
+            // What the rules refuse: a raw control byte, bad UTF-8.
+            (b"{\"event\":\"assistant_delta\",\"content\":\"a\tb\"}", false),
+            (b"{\"event\":\"assistant_delta\",\"content\":\"a\xffb\"}", false),
+            (b"{\"event\":\"reasoning_delta\",\"content\":\"\xe6\x97\"}", false),
+        ];
+        for &(line, shortcut) in rows {
+            assert_eq!(
+                same_as_the_rules(line),
+                shortcut,
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+        #[test]
+        fn any_bytes_after_a_delta_prefix_read_as_the_rules_read_them(
+            reasoning in any::<bool>(),
+            text in prop::collection::vec(
+                prop_oneof![
+                    4 => 0x20u8..0x7f,
+                    1 => Just(b'"'),
+                    1 => Just(b'\\'),
+                    1 => Just(b'}'),
+                    1 => any::<u8>(),
+                ],
+                0..24,
+            ),
+            end in prop_oneof![Just(&b"\"}"[..]), Just(&b"\" }"[..]), Just(&b"}"[..]), Just(&b""[..])],
+        ) {
+            let mut line = if reasoning {
+                br#"{"event":"reasoning_delta","content":""#.to_vec()
+            } else {
+                br#"{"event":"assistant_delta","content":""#.to_vec()
+            };
+            line.extend_from_slice(&text);
+            line.extend_from_slice(end);
+            same_as_the_rules(&line);
+        }
+    }
+}
