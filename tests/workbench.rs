@@ -91,6 +91,18 @@ fn a_script_line_that_is_no_turn_is_named() {
             "unknown key \"tool\" in \"approval\" (it has \"tool_name\", \"detail\" and \"body\")",
             "script line 1: unknown key \"tool\" in \"approval\" (it has \"tool_name\", \"detail\" and \"body\")",
         ),
+        (
+            "{\"events\":[],\"answer\":\"ok\"}",
+            1,
+            "\"events\" is the whole turn: no other key goes with it",
+            "script line 1: \"events\" is the whole turn: no other key goes with it",
+        ),
+        (
+            "{\"answer\":\"ok\"}\n{\"events\":{}}",
+            2,
+            "\"events\" is an array of event objects",
+            "script line 2: \"events\" is an array of event objects",
+        ),
     ];
     for &(script, line, reason, display) in table {
         let err: ScriptError = MockEngine::with_script(script).unwrap_err();
