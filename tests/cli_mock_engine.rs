@@ -182,7 +182,7 @@ const SESSIONS: &[Session] = &[
         ],
     ),
     (
-        "a turn waits for its approval; steers and goals land when it resumes, prompts after it",
+        "a turn waits for its approval; steers and goals (set, then cleared) land in order when it resumes, prompts after it",
         Some(concat!(
             "{\"approval\":{\"tool_name\":\"mbtx\",\"detail\":\"write src/\",\"body\":\"fs.write()\"},\"answer\":\"Written\"}\n",
             "{\"answer\":\"Next\"}\n",
@@ -192,6 +192,7 @@ const SESSIONS: &[Session] = &[
             r#"{"command":"steer","content":"use tabs","submission_id":"s-1"}"#,
             r#"{"command":"prompt","content":"then this"}"#,
             r#"{"command":"goal","action":"set","text":"tests pass"}"#,
+            r#"{"command":"goal","action":"clear"}"#,
             r#"{"command":"jobs_snapshot","request_id":"req-1"}"#,
             r#"{"command":"approval","id":"approval-9","allow":true}"#,
             r#"{"command":"approval","id":"approval-1","allow":false}"#,
@@ -204,6 +205,7 @@ const SESSIONS: &[Session] = &[
             r#"{"event":"tool_result","tool_call_id":"call-1","tool_name":"mbtx","is_error":true,"content":"the user rejected this action","brief":null}"#,
             r#"{"event":"steer_applied","kind":"prompt","content":"use tabs","submission_id":"s-1"}"#,
             r#"{"event":"goal_updated","goal":"tests pass"}"#,
+            r#"{"event":"goal_updated","goal":null}"#,
             STEP2,
             r#"{"event":"assistant_delta","content":"Written"}"#,
             r#"{"event":"assistant_message","content":"Written"}"#,
