@@ -65,12 +65,16 @@ pub fn run_program(
     let mut stdin = child.stdin.take().expect("piped");
     std::thread::spawn(move || {
         // A program that stops reading is judged by what it answers.
-        for (i, piece) in feed.pieces.iter().enumerate() {
-            if i > 0 && !feed.pause.is_zero() {
-                std::thread::sleep(feed.pause);
-            }
-            if stdin.write_all(piece).and_then(|()| stdin.flush()).is_err() {
+        let mut pieces = feed.pieces.iter();
+        let mut piece = pieces.next();
+        while let Some(bytes) = piece {
+            if stdin.write_all(bytes).and_then(|()| stdin.flush()).is_err() {
                 return;
+            }
+            piece = pieces.next();
+            // A pause between two pieces, none after the last.
+            if piece.is_some() {
+                std::thread::sleep(feed.pause);
             }
         }
     });
@@ -204,4 +208,40 @@ pub fn visible(answer: &[u8]) -> String {
             c => c.to_string(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{run_program, Feed};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    /// Pieces reach the program in order, with the pause between each two
+    /// (so that a line split over them comes in several reads): three
+    /// pieces take at least two pauses.
+    #[cfg(unix)]
+    #[test]
+    fn pieces_are_fed_in_order_with_a_pause_between_each_two() {
+        let pause = Duration::from_millis(150);
+        let feed = Feed {
+            pieces: vec![
+                b"{\"comm".to_vec(),
+                b"and\":\"can".to_vec(),
+                b"cel\"}\n".to_vec(),
+            ],
+            pause,
+        };
+        let start = Instant::now();
+        let ran = run_program(
+            &mut Command::new("cat"),
+            feed,
+            Stdio::null(),
+            Duration::from_secs(30),
+        );
+        let elapsed = start.elapsed();
+        let ran = ran.expect("cat runs");
+        assert_eq!(ran.stdout, b"{\"command\":\"cancel\"}\n");
+        assert!(ran.status.is_some_and(|s| s.success()));
+        assert!(elapsed >= 2 * pause, "{elapsed:?}");
+    }
 }
