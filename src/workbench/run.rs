@@ -212,9 +212,72 @@ pub fn visible(answer: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{run_program, Feed};
+    use super::{collect, run_program, Feed, MAX_OUTPUT};
+    use std::io::{self, Read};
     use std::process::{Command, Stdio};
+    use std::sync::mpsc;
     use std::time::{Duration, Instant};
+
+    /// A reader that gives its steps in order, then end of input: `Ok(n)`
+    /// reads `n` bytes of `x`, `Err(kind)` fails once with that kind.
+    struct Steps(std::vec::IntoIter<Result<usize, io::ErrorKind>>);
+
+    impl Read for Steps {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match self.0.next() {
+                None => Ok(0),
+                Some(Ok(n)) => {
+                    let n = n.min(buf.len());
+                    buf[..n].fill(b'x');
+                    Ok(n)
+                }
+                Some(Err(kind)) => Err(kind.into()),
+            }
+        }
+    }
+
+    /// What `collect` kept of `steps`, and what it said when it stopped:
+    /// `Ok(past the limit)` or the failed read's kind.
+    fn collected(steps: Vec<Result<usize, io::ErrorKind>>) -> (usize, Result<bool, io::ErrorKind>) {
+        let (tx, rx) = mpsc::channel();
+        let buf = collect(Steps(steps.into_iter()), tx);
+        let said = rx.recv().expect("collect says when it stops");
+        let len = buf.lock().expect("not poisoned").len();
+        (len, said.map_err(|e| e.kind()))
+    }
+
+    /// An interrupted read is tried again; any other failure ends reading
+    /// and is said; what was read before it is kept.
+    #[test]
+    fn an_interrupted_read_is_retried_and_another_failure_ends_reading() {
+        use io::ErrorKind::{BrokenPipe, Interrupted};
+        let table: &[(
+            Vec<Result<usize, io::ErrorKind>>,
+            (usize, Result<bool, io::ErrorKind>),
+        )] = &[
+            (vec![Ok(3), Err(Interrupted), Ok(4)], (7, Ok(false))),
+            (vec![Ok(3), Err(BrokenPipe), Ok(4)], (3, Err(BrokenPipe))),
+        ];
+        for (steps, want) in table {
+            assert_eq!(collected(steps.clone()), *want, "{steps:?}");
+        }
+    }
+
+    /// Output up to [`MAX_OUTPUT`] is all kept; a byte more stops reading
+    /// as past the limit.
+    #[test]
+    fn output_is_past_the_limit_only_beyond_max_output() {
+        let chunks = |total: usize| {
+            let mut steps = vec![Ok(64 * 1024); total / (64 * 1024)];
+            steps.push(Ok(total % (64 * 1024)));
+            steps
+        };
+        assert_eq!(collected(chunks(MAX_OUTPUT)), (MAX_OUTPUT, Ok(false)));
+        assert_eq!(
+            collected(chunks(MAX_OUTPUT + 1)),
+            (MAX_OUTPUT + 1, Ok(true))
+        );
+    }
 
     /// Pieces reach the program in order, with the pause between each two
     /// (so that a line split over them comes in several reads): three
