@@ -218,9 +218,15 @@ mod tests {
     use std::sync::mpsc;
     use std::time::{Duration, Instant};
 
+    /// A read's outcome: `Ok(n)` reads `n` bytes, `Err(kind)` fails.
+    type Step = Result<usize, io::ErrorKind>;
+    /// What `collect` kept (bytes) and said: `Ok(past the limit)` or how
+    /// reading failed.
+    type Collected = (usize, Result<bool, io::ErrorKind>);
+
     /// A reader that gives its steps in order, then end of input: `Ok(n)`
     /// reads `n` bytes of `x`, `Err(kind)` fails once with that kind.
-    struct Steps(std::vec::IntoIter<Result<usize, io::ErrorKind>>);
+    struct Steps(std::vec::IntoIter<Step>);
 
     impl Read for Steps {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -238,7 +244,7 @@ mod tests {
 
     /// What `collect` kept of `steps`, and what it said when it stopped:
     /// `Ok(past the limit)` or the failed read's kind.
-    fn collected(steps: Vec<Result<usize, io::ErrorKind>>) -> (usize, Result<bool, io::ErrorKind>) {
+    fn collected(steps: Vec<Step>) -> Collected {
         let (tx, rx) = mpsc::channel();
         let buf = collect(Steps(steps.into_iter()), tx);
         let said = rx.recv().expect("collect says when it stops");
@@ -251,10 +257,7 @@ mod tests {
     #[test]
     fn an_interrupted_read_is_retried_and_another_failure_ends_reading() {
         use io::ErrorKind::{BrokenPipe, Interrupted};
-        let table: &[(
-            Vec<Result<usize, io::ErrorKind>>,
-            (usize, Result<bool, io::ErrorKind>),
-        )] = &[
+        let table: &[(Vec<Step>, Collected)] = &[
             (vec![Ok(3), Err(Interrupted), Ok(4)], (7, Ok(false))),
             (vec![Ok(3), Err(BrokenPipe), Ok(4)], (3, Err(BrokenPipe))),
         ];
