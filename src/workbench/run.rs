@@ -212,7 +212,7 @@ pub fn visible(answer: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{collect, run_program, Feed, MAX_OUTPUT};
+    use super::{collect, run_program, visible, Feed, MAX_OUTPUT};
     use std::io::{self, Read};
     use std::process::{Command, Stdio};
     use std::sync::mpsc;
@@ -309,5 +309,21 @@ mod tests {
         assert_eq!(ran.stdout, b"{\"command\":\"cancel\"}\n");
         assert!(ran.status.is_some_and(|s| s.success()));
         assert!(elapsed >= 2 * pause, "{elapsed:?}");
+    }
+
+    /// A CR, a tab and other controls are shown as escapes, bad UTF-8 as
+    /// U+FFFD; everything else as it is.
+    #[test]
+    fn an_answer_is_shown_with_its_controls_visible() {
+        let table: &[(&[u8], &str)] = &[
+            (b"{\"event\":\"x\"}\r", "{\"event\":\"x\"}\\r"),
+            (b"a\tb", "a\\tb"),
+            (b"\x00\x1b[0m\x7f", "\\u{0}\\u{1b}[0m\\u{7f}"),
+            ("é 日本".as_bytes(), "é 日本"),
+            (b"\xffok", "\u{fffd}ok"),
+        ];
+        for &(answer, shown) in table {
+            assert_eq!(visible(answer), shown, "{answer:?}");
+        }
     }
 }
