@@ -212,7 +212,7 @@ impl WireStr for RawStr<'_> {
             (Raw::Utf8(text), true) if self.dense && text.len() >= CHUNKED => {
                 unescape_into(Chunked {
                     out: String::with_capacity(text.len()),
-                    src: text,
+                    src: text.as_bytes(),
                     buf: [0; CHUNK + 32],
                     len: 0,
                 })
@@ -221,6 +221,18 @@ impl WireStr for RawStr<'_> {
                 out: String::with_capacity(text.len()),
                 src: text,
             }),
+            (Raw::Ascii(raw), true) if self.dense && raw.len() >= CHUNKED => {
+                let out = unescape_into(Chunked {
+                    out: Vec::with_capacity(raw.len()),
+                    src: raw,
+                    buf: [0; CHUNK + 32],
+                    len: 0,
+                });
+                match String::from_utf8(out) {
+                    Ok(s) => s,
+                    Err(e) => unreachable_invalid(e.as_bytes()),
+                }
+            }
             (Raw::Ascii(raw), _) => {
                 // Built as bytes, with no boundary to keep; the final check is
                 // std's ASCII fast path (unless a `\u` escape put non-ASCII
@@ -323,24 +335,44 @@ const LONG: usize = 256;
 /// backslash, an escape is a whole character), so every bufferful is valid
 /// UTF-8 as it stands; and the `String`, allocated at the raw string's
 /// length, is still the one allocation.
-struct Chunked<'a> {
-    out: String,
-    src: &'a str,
+struct Chunked<'a, O> {
+    out: O,
+    src: &'a [u8],
     /// `CHUNK` bytes, and room past them for one run's 32-byte copy.
     buf: [u8; CHUNK + 32],
     len: usize,
 }
 
-impl Chunked<'_> {
-    /// Pushes the buffer onto the `String`.
+/// Where [`Chunked`] pushes each bufferful: a `String` (text holding
+/// non-ASCII, each piece checked by `simdutf8`) or bytes (ASCII text,
+/// checked once at the end by std's ASCII fast path).
+trait Gathered {
+    /// Appends `piece`, which ends between characters.
+    fn push_piece(&mut self, piece: &[u8]);
+}
+
+impl Gathered for String {
+    #[inline]
+    fn push_piece(&mut self, piece: &[u8]) {
+        match simdutf8::basic::from_utf8(piece) {
+            Ok(text) => self.push_str(text),
+            Err(_) => self.push_str(&unreachable_invalid(piece)),
+        }
+    }
+}
+
+impl Gathered for Vec<u8> {
+    #[inline]
+    fn push_piece(&mut self, piece: &[u8]) {
+        self.extend_from_slice(piece);
+    }
+}
+
+impl<O: Gathered> Chunked<'_, O> {
+    /// Pushes the buffer onto the output.
     #[inline(never)]
     fn flush(&mut self) {
-        match simdutf8::basic::from_utf8(&self.buf[..self.len]) {
-            Ok(text) => self.out.push_str(text),
-            Err(_) => self
-                .out
-                .push_str(&unreachable_invalid(&self.buf[..self.len])),
-        }
+        self.out.push_piece(&self.buf[..self.len]);
         self.len = 0;
     }
 
@@ -353,7 +385,7 @@ impl Chunked<'_> {
     }
 
     /// A run longer than a fixed copy: into the buffer as well (one
-    /// `memcpy`), unless it is long enough to go straight to the `String`
+    /// `memcpy`), unless it is long enough to go straight to the output
     /// after the buffer. (Each flush of a buffer holding a few bytes would
     /// cost more than the copy.)
     #[inline(never)]
@@ -363,28 +395,28 @@ impl Chunked<'_> {
             if self.len + n > CHUNK + 32 {
                 self.flush();
             }
-            self.buf[self.len..self.len + n].copy_from_slice(&self.src.as_bytes()[run..end]);
+            self.buf[self.len..self.len + n].copy_from_slice(&self.src[run..end]);
             self.len += n;
             return;
         }
         if self.len > 0 {
             self.flush();
         }
-        self.out.push_str(&self.src[run..end]);
+        self.out.push_piece(&self.src[run..end]);
     }
 }
 
-impl Unescaped for Chunked<'_> {
-    type Out = String;
+impl<O: Gathered> Unescaped for Chunked<'_, O> {
+    type Out = O;
     #[inline(always)]
     fn src(&self) -> &[u8] {
-        self.src.as_bytes()
+        self.src
     }
     #[inline(always)]
     fn run(&mut self, run: usize, end: usize) {
         let n = end - run;
         if n <= 32 {
-            if let Some(block) = self.src.as_bytes().get(run..run + 32) {
+            if let Some(block) = self.src.get(run..run + 32) {
                 self.room();
                 self.buf[self.len..self.len + 32].copy_from_slice(block);
                 self.len += n;
@@ -397,7 +429,7 @@ impl Unescaped for Chunked<'_> {
     fn run_then(&mut self, run: usize, end: usize, c: u8) {
         let n = end - run;
         if n < 32 {
-            if let Some(block) = self.src.as_bytes().get(run..run + 32) {
+            if let Some(block) = self.src.get(run..run + 32) {
                 self.room();
                 self.buf[self.len..self.len + 32].copy_from_slice(block);
                 self.buf[self.len + n] = c;
@@ -416,7 +448,7 @@ impl Unescaped for Chunked<'_> {
         let n = c.encode_utf8(&mut self.buf[self.len..self.len + 4]).len();
         self.len += n;
     }
-    fn done(mut self) -> String {
+    fn done(mut self) -> O {
         if self.len > 0 {
             self.flush();
         }
@@ -513,7 +545,7 @@ fn unescape_into<U: Unescaped>(mut u: U) -> U::Out {
             continue;
         }
         let mut m = backslash_bits(block);
-        sparse = m.count_ones() <= SPARSE;
+        sparse = sparse_bits(m);
         while m != 0 {
             let at = i + m.trailing_zeros() as usize;
             run = push_escaped(&mut u, run, at);
@@ -1056,7 +1088,7 @@ impl<'a> Parser<'a> {
                 i += 64;
                 continue;
             }
-            sparse = all.count_ones() <= SPARSE;
+            sparse = sparse_bits(all);
             // The bytes an escape's backslash escapes: those after an odd
             // run of backslashes (simdjson's carry trick; no escape reaches
             // into a block from the one before, so nothing carries in).
@@ -1574,9 +1606,17 @@ const DENSE: u32 = 4;
 /// The mean distance between escapes, in bytes, under which a string is
 /// dense.
 const DENSE_GAP: usize = 32;
-/// At most this many stops in a block, and the next block is first tested
-/// for any stop at all before its masks are built.
-const SPARSE: u32 = 3;
+/// Whether a block's mask `m` holds at most three stops: then the next
+/// block is first tested for any stop at all before its masks are built.
+/// Its three lowest bits cleared leave nothing: `count_ones` is a dozen
+/// instructions on the x86-64 baseline, which has no `popcnt`, and in code
+/// every block pays it.
+#[inline(always)]
+fn sparse_bits(m: u64) -> bool {
+    let m = m & m.wrapping_sub(1);
+    let m = m & m.wrapping_sub(1);
+    m & m.wrapping_sub(1) == 0
+}
 const LONE_SURROGATE: &str = "lone UTF-16 surrogate escape (cannot be held by a Rust String)";
 
 /// Where the value of the known key `key` names goes, comparing keys after
@@ -1670,16 +1710,18 @@ mod tests {
         }
     }
 
-    #[test]
-    fn dense_strings_decode_as_serde_json_decodes_them() {
-        let mut rng = Rng(0x5eed_0010);
+    /// Strings of `pieces` decode as serde_json decodes them, read by a
+    /// command and skipped (as a value and as a key).
+    #[track_caller]
+    fn dense_strings_decode_as_serde_json(pieces: &[&str], seed: u64) {
+        let mut rng = Rng(seed);
         for case in 0..3000 {
             let mut raw = String::new();
             // One in eight long enough (up to about 5 KiB) for the stack
             // buffer of `Chunked` to fill, more than once.
-            let pieces = if case % 8 == 0 { 1000 } else { 80 };
-            for _ in 0..rng.below(pieces) {
-                raw.push_str(PIECES[rng.below(PIECES.len())]);
+            let n = if case % 8 == 0 { 1000 } else { 80 };
+            for _ in 0..rng.below(n) {
+                raw.push_str(pieces[rng.below(pieces.len())]);
             }
             let want: String = serde_json::from_str(&format!("\"{raw}\"")).unwrap();
             let line = format!(r#"{{"command":"prompt","text":"{raw}"}}"#);
@@ -1692,6 +1734,20 @@ mod tests {
                 "{line}"
             );
         }
+    }
+
+    #[test]
+    fn dense_strings_decode_as_serde_json_decodes_them() {
+        dense_strings_decode_as_serde_json(PIECES, 0x5eed_0010);
+    }
+
+    /// Raw ASCII (pasted code): unescaped as bytes, through `Chunked` once
+    /// long and dense, `\u` escapes of non-ASCII included.
+    #[test]
+    fn dense_ascii_strings_decode_as_serde_json_decodes_them() {
+        let ascii: Vec<&str> = PIECES.iter().copied().filter(|p| p.is_ascii()).collect();
+        assert_eq!(ascii.len(), PIECES.len() - 4);
+        dense_strings_decode_as_serde_json(&ascii, 0x5eed_0011);
     }
 
     #[track_caller]
