@@ -1750,6 +1750,23 @@ mod tests {
         dense_strings_decode_as_serde_json(&ascii, 0x5eed_0011);
     }
 
+    #[test]
+    fn a_block_is_sparse_with_at_most_three_stops() {
+        let table: &[(u64, bool)] = &[
+            (0, true),
+            (1, true),
+            (1 << 63, true),
+            (0b101, true),
+            (1 | 1 << 31 | 1 << 63, true),
+            (0b1111, false),
+            (1 | 1 << 20 | 1 << 40 | 1 << 63, false),
+            (u64::MAX, false),
+        ];
+        for &(mask, sparse) in table {
+            assert_eq!(super::sparse_bits(mask), sparse, "{mask:#x}");
+        }
+    }
+
     #[track_caller]
     fn error_at(line: &[u8], what: &str, at: usize) {
         match Command::from_slice(line) {
