@@ -202,10 +202,7 @@ impl WireStr for RawStr<'_> {
         if let (Raw::Ascii(raw), false) = (self.raw, self.escaped) {
             // Copied first: the copy is aligned, so the check that makes it
             // a `String` takes its word-at-a-time path from the first byte.
-            return match String::from_utf8(raw.to_vec()) {
-                Ok(s) => s,
-                Err(e) => unreachable_invalid(e.as_bytes()),
-            };
+            return checked_string(raw.to_vec());
         }
         match (self.raw, self.escaped) {
             (Raw::Utf8(text), false) => text.to_owned(),
@@ -222,16 +219,12 @@ impl WireStr for RawStr<'_> {
                 src: text,
             }),
             (Raw::Ascii(raw), true) if self.dense && raw.len() >= CHUNKED => {
-                let out = unescape_into(Chunked {
+                checked_string(unescape_into(Chunked {
                     out: Vec::with_capacity(raw.len()),
                     src: raw,
                     buf: [0; CHUNK + 32],
                     len: 0,
-                });
-                match String::from_utf8(out) {
-                    Ok(s) => s,
-                    Err(e) => unreachable_invalid(e.as_bytes()),
-                }
+                }))
             }
             (Raw::Ascii(raw), _) => {
                 // Built as bytes, with no boundary to keep; the final check is
@@ -241,10 +234,7 @@ impl WireStr for RawStr<'_> {
                     out: Vec::with_capacity(raw.len()),
                     src: raw,
                 });
-                match String::from_utf8(out) {
-                    Ok(s) => s,
-                    Err(e) => unreachable_invalid(e.as_bytes()),
-                }
+                checked_string(out)
             }
         }
     }
@@ -325,9 +315,11 @@ const CHUNK: usize = 2048;
 /// straight to the `String`.
 const LONG: usize = 256;
 
-/// Long text holding non-ASCII: unescaped as bytes into a stack buffer, with
+/// Long text dense with escapes (holding non-ASCII, or ASCII such as pasted
+/// code): unescaped as bytes into a stack buffer, with
 /// the fixed-size copies of [`Bytes`] and no character boundary to keep,
-/// then each bufferful checked by `simdutf8` and pushed onto the `String`.
+/// then each bufferful pushed onto the output ([`Gathered`]: a `String`
+/// checks it with `simdutf8`, ASCII is checked once at the end).
 /// [`Str`] instead checks boundaries at both ends of every run and its
 /// copy, and a run whose 16-byte copy ends inside a character costs a
 /// `memcpy` call: in text dense with escapes and non-ASCII, most of its
@@ -592,6 +584,16 @@ fn push_escaped<U: Unescaped>(u: &mut U, run: usize, at: usize) -> usize {
             u.run_then(run, at, c);
             at + 2
         }
+    }
+}
+
+/// Bytes the scan found valid as a `String`: std's check, ASCII's fast
+/// path unless a `\u` escape put non-ASCII in.
+#[inline]
+fn checked_string(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => unreachable_invalid(e.as_bytes()),
     }
 }
 
