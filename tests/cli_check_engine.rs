@@ -395,6 +395,7 @@ fn the_report_holds_the_same_as_json() {
             "scenario": "jobs-snapshot",
             "sent": ["{\"command\":\"jobs_snapshot\",\"request_id\":\"check-engine-snapshot\"}"],
             "received": [],
+            "received_lines": 0,
             "stderr_tail": ["engine: no answers"],
             "ended": "exited with status 0",
         })

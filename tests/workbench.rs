@@ -523,6 +523,43 @@ fn check_engine_names_what_a_banner_only_engine_breaks() {
     );
 }
 
+/// An engine that floods stdout is killed at the output cap, and each
+/// failure says so (not a timeout, which it was not) and keeps the first
+/// thousand lines it wrote, counting the rest.
+#[cfg(unix)]
+#[test]
+fn check_engine_kills_an_engine_that_floods_stdout_and_keeps_its_first_lines() {
+    let mut engine = std::process::Command::new("sh");
+    // 1,000-byte lines: 64 MiB of them is 67,000 lines a scenario.
+    engine.args(["-c", "exec yes \"$(printf '%01000d' 0 | tr 0 y)\""]);
+    let report = CheckEngine::new()
+        .timeout(std::time::Duration::from_secs(60))
+        .run(&mut engine)
+        .unwrap();
+    let snapshot = report.checks()[8].failure().unwrap();
+    assert_eq!(
+        (snapshot.why(), snapshot.ended()),
+        (
+            "no jobs_snapshot answered request_id \"check-engine-snapshot\" (wrote more than 64 MiB; killed)",
+            "wrote more than 64 MiB; killed"
+        )
+    );
+    let line = format!("{}... (1000 bytes)", "y".repeat(300));
+    assert_eq!(snapshot.received().len(), 1000);
+    assert!(snapshot.received().iter().all(|l| *l == line));
+    assert!(
+        snapshot.received_lines() >= (64 << 20) / 1001,
+        "{}",
+        snapshot.received_lines()
+    );
+    let summary = report.to_string();
+    let more = format!(
+        "    ... {} more (the first 1000 in the report)\n",
+        snapshot.received_lines() - 20
+    );
+    assert!(summary.contains(&more), "{summary}");
+}
+
 /// The mock engine and the monitor, two tools over the same rules, agree:
 /// whatever a controller sends, the engine's side of the session breaks
 /// no rule the monitor checks.

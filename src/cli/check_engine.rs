@@ -56,13 +56,15 @@ use std::time::Duration;
 ///
 /// Prints one line per check, `PASS` or `FAIL`, its level and name; after
 /// each failure why, the lines sent, the lines received and the tail of
-/// the engine's stderr (at most 20 lines each; --report has them all);
-/// then a count. --report FILE writes the same as one JSON object:
+/// the engine's stderr (at most 20 lines each; --report has every line
+/// sent and the first 1,000 received); then a count. --report FILE writes
+/// the same as one JSON object:
 ///
 ///   {"engine":[ARGS...],"revision":"v2","timeout_secs":S,"max_line_len":N,
 ///    "checks":[{"name":N,"level":"must"|"should","passed":B,"rule":R,
 ///               "failure":null|{"why":W,"scenario":N,"sent":[...],
-///                 "received":[...],"stderr_tail":[...],"ended":E}}],
+///                 "received":[...],"received_lines":N,"stderr_tail":[...],
+///                 "ended":E}}],
 ///    "passed":P,"failed":F,"must_failed":M,"conforms":B}
 ///
 /// Exit status: 0 when every `must` check passes (a `should` may fail), 1
@@ -152,6 +154,7 @@ fn report_json(args: &CheckEngine, report: &Report) -> Value {
                     "scenario": failure.scenario(),
                     "sent": failure.sent(),
                     "received": failure.received(),
+                    "received_lines": failure.received_lines(),
                     "stderr_tail": failure.stderr_tail(),
                     "ended": failure.ended(),
                 })

@@ -3,7 +3,7 @@
 use crate::decode::escape_line_breaks;
 use crate::output::{self, io_error, stdout_error, Failure};
 use crate::revision::{Revision, NO_EVENTS_IN_V1};
-use crate::run::{ended, run_program, split_lines, visible, Feed, MAX_OUTPUT};
+use crate::run::{ended, lines, run_program, split_lines, visible, Feed, MAX_OUTPUT};
 use clap::Args;
 use serde_json::Value;
 use std::ffi::OsString;
@@ -395,21 +395,21 @@ fn answers(
             "did not finish within {timeout:?}; killed it"
         )));
     };
-    let lines = split_lines(&ran.stdout);
+    // Counted before they are copied: 64 MiB of short lines would be
+    // gigabytes as a `Vec` each.
+    let count = lines(&ran.stdout).count();
     if !status.success() {
         return Err(misbehaved(format!(
-            "{} (after {} of {expected_lines} lines)",
+            "{} (after {count} of {expected_lines} lines)",
             ended(status),
-            lines.len()
         )));
     }
-    if lines.len() != expected_lines {
+    if count != expected_lines {
         return Err(misbehaved(format!(
-            "answered {} lines for {expected_lines}",
-            lines.len()
+            "answered {count} lines for {expected_lines}"
         )));
     }
-    Ok(lines)
+    Ok(split_lines(&ran.stdout))
 }
 
 /// Standard base64 (RFC 4648, `+/`, padded), strictly, as the `base64`

@@ -8,7 +8,7 @@
 //! What the engine wrote is read as a controller reads it
 //! (`v2::EventReader`, `command_error_cause`).
 
-use super::run::{ended, run_program, split_lines, visible, Feed, Ran, MAX_OUTPUT};
+use super::run::{ended, lines, run_program, split_lines, visible, Feed, Ran, MAX_OUTPUT};
 use crate::v2::{self, Command, CommandReader, Event, EventReader, DEFAULT_MAX_LINE_LEN};
 use serde_json::Value;
 use std::fmt;
@@ -27,6 +27,10 @@ const SHOWN_LINES: usize = 20;
 const SHOWN_CHARS: usize = 300;
 /// The last lines of the engine's stderr a failure shows.
 const STDERR_TAIL: usize = 20;
+/// The engine's stdout lines a failure keeps, the first of them: an engine
+/// that floods its stdout with short lines is reported in kilobytes, not in
+/// gigabytes.
+const RECEIVED_KEPT: usize = 1000;
 
 /// Checks an engine binary over its real stdio: what any engine must do
 /// whatever its model does, for an engine in any language.
@@ -123,14 +127,9 @@ impl CheckEngine {
                 pause: scenario.feed.pause,
             };
             let ran = run_program(engine, feed, Stdio::piped(), self.timeout)?;
-            let lines = split_lines(&ran.stdout);
-            let owed = owed(&scenario.feed.pieces.concat());
-            runs.push(Run {
-                scenario,
-                ran,
-                lines,
-                owed,
-            });
+            // Judged at once, so that only what the report shows is kept
+            // of each run's output.
+            runs.push(Run::judged(scenario, &ran));
         }
         Ok(Report {
             checks: judge(&runs),
@@ -224,14 +223,14 @@ impl Check {
     ) -> Check {
         let failure = failure.map(|(why, i)| {
             let run = &runs[i];
-            let strings = |lines: &[Vec<u8>]| lines.iter().map(|l| shown(l)).collect();
             Failure {
                 why,
                 scenario: run.scenario.name,
-                sent: strings(&split_lines(&run.input())),
-                received: strings(&run.lines),
-                stderr_tail: strings(&stderr_tail(&run.ran.stderr)),
-                ended: run.ended(),
+                sent: split_lines(&run.input()).iter().map(|l| shown(l)).collect(),
+                received: run.received.clone(),
+                received_lines: run.received_lines,
+                stderr_tail: run.stderr_tail.clone(),
+                ended: run.ended.clone(),
             }
         });
         Check {
@@ -283,6 +282,7 @@ pub struct Failure {
     scenario: &'static str,
     sent: Vec<String>,
     received: Vec<String>,
+    received_lines: usize,
     stderr_tail: Vec<String>,
     ended: String,
 }
@@ -306,10 +306,18 @@ impl Failure {
         &self.sent
     }
 
-    /// Every line the engine wrote on stdout.
+    /// The lines the engine wrote on stdout: all of them, or the first
+    /// 1,000 of an engine that wrote more ([`Failure::received_lines`]).
     #[must_use]
     pub fn received(&self) -> &[String] {
         &self.received
+    }
+
+    /// How many lines the engine wrote on stdout, those
+    /// [`Failure::received`] leaves out included.
+    #[must_use]
+    pub fn received_lines(&self) -> usize {
+        self.received_lines
     }
 
     /// The last 20 lines the engine wrote on stderr.
@@ -374,29 +382,83 @@ impl Answer {
     }
 }
 
-/// A scenario run: what was sent and what came back.
+/// A scenario run, judged: what each check needs of it, and what a
+/// failure shows. The engine's output itself is not kept.
 struct Run {
     scenario: Scenario,
-    ran: Ran,
-    /// The engine's stdout lines, without LF.
-    lines: Vec<Vec<u8>>,
-    /// What the crate's reader says the input is owed.
-    owed: Vec<Answer>,
+    /// Why the answers are not those owed ([`answers_differ`]).
+    differs: Option<String>,
+    /// The first stdout line that is not an event, and why.
+    stray: Option<String>,
+    /// The first owed `command_error` missing from stdout and on stderr.
+    on_stderr: Option<String>,
+    /// The first [`RECEIVED_KEPT`] stdout lines, shown.
+    received: Vec<String>,
+    /// How many lines the engine wrote on stdout.
+    received_lines: usize,
+    stderr_tail: Vec<String>,
+    ended: String,
 }
 
 impl Run {
-    fn input(&self) -> Vec<u8> {
-        self.scenario.feed.pieces.concat()
-    }
-
-    fn ended(&self) -> String {
-        match self.ran.status {
+    /// `scenario`'s run judged by what the engine wrote: each stdout line
+    /// read once, as it is reached.
+    fn judged(scenario: Scenario, ran: &Ran) -> Run {
+        let name = scenario.name;
+        let owed = owed(&scenario.feed.pieces.concat());
+        let ended = match ran.status {
             Some(status) => ended(status),
-            None if self.ran.overflowed => {
+            None if ran.overflowed => {
                 format!("wrote more than {} MiB; killed", MAX_OUTPUT >> 20)
             }
             None => "did not exit within the timeout; killed".to_owned(),
+        };
+        let (mut got, mut stray, mut received, mut received_lines) =
+            (Vec::new(), None, Vec::new(), 0);
+        for (n, line) in lines(&ran.stdout).enumerate() {
+            received_lines += 1;
+            if received.len() < RECEIVED_KEPT {
+                received.push(shown(line));
+            }
+            match read_event(line) {
+                Ok(answer) => got.extend(answer),
+                Err(why) if stray.is_none() => {
+                    stray = Some(format!(
+                        "in {name}, stdout line {} is not an event ({why}): {}",
+                        n + 1,
+                        shown(line)
+                    ));
+                }
+                Err(_) => {}
+            }
         }
+        let killed = ran.status.is_none().then_some(ended.as_str());
+        let stderr = String::from_utf8_lossy(&ran.stderr);
+        let on_stderr = owed.iter().find_map(|answer| match answer {
+            Answer::Error(message)
+                if !got.contains(answer) && stderr.contains(message.as_str()) =>
+            {
+                Some(format!(
+                    "in {name}, the owed {} is missing from stdout, and its message is on stderr",
+                    answer.shown()
+                ))
+            }
+            _ => None,
+        });
+        Run {
+            differs: answers_differ(&owed, &got, killed),
+            stray,
+            on_stderr,
+            received,
+            received_lines,
+            stderr_tail: stderr_tail(&ran.stderr),
+            ended,
+            scenario,
+        }
+    }
+
+    fn input(&self) -> Vec<u8> {
+        self.scenario.feed.pieces.concat()
     }
 }
 
@@ -673,87 +735,45 @@ fn judge(runs: &[Run]) -> Vec<Check> {
             run.scenario.name,
             run.scenario.level,
             run.scenario.rule.clone(),
-            answers_differ(run).map(|why| (why, i)),
+            run.differs.clone().map(|why| (why, i)),
             runs,
         ));
     }
-
-    let mut stray = None;
-    'runs: for (i, run) in runs.iter().enumerate() {
-        for (n, line) in run.lines.iter().enumerate() {
-            if let Err(why) = read_event(line) {
-                stray = Some((
-                    format!(
-                        "in {}, stdout line {} is not an event ({why}): {}",
-                        run.scenario.name,
-                        n + 1,
-                        shown(line)
-                    ),
-                    i,
-                ));
-                break 'runs;
-            }
-        }
-    }
+    // The first run, in order, that shows it.
+    let first = |of: fn(&Run) -> &Option<String>| {
+        runs.iter()
+            .enumerate()
+            .find_map(|(i, run)| of(run).clone().map(|why| (why, i)))
+    };
     outcomes.push(Check::new(
         "stdout-events",
         Level::Must,
         "every line the engine writes on stdout, in every scenario, is an event (no banner, no log line)".to_owned(),
-        stray,
+        first(|run| &run.stray),
         runs,
     ));
-
-    let mut on_stderr = None;
-    'runs: for (i, run) in runs.iter().enumerate() {
-        let got: Vec<Answer> = run
-            .lines
-            .iter()
-            .filter_map(|l| read_event(l).ok().flatten())
-            .collect();
-        let stderr = String::from_utf8_lossy(&run.ran.stderr);
-        for answer in &run.owed {
-            if let Answer::Error(message) = &answer {
-                if !got.contains(answer) && stderr.contains(message.as_str()) {
-                    on_stderr = Some((
-                        format!(
-                            "in {}, the owed {} is missing from stdout, and its message is on stderr",
-                            run.scenario.name,
-                            answer.shown()
-                        ),
-                        i,
-                    ));
-                    break 'runs;
-                }
-            }
-        }
-    }
     outcomes.push(Check::new(
         "no-stderr-answers",
         Level::Should,
         "no command_error owed is written on stderr instead of stdout".to_owned(),
-        on_stderr,
+        first(|run| &run.on_stderr),
         runs,
     ));
     outcomes
 }
 
-/// Why the answers of `run` are not those owed, if they are not: the
+/// Why the answers `got` are not those `owed`, if they are not: the
 /// `command_error` messages must be those owed, in order; each
 /// `jobs_snapshot` owed must come once, after the errors owed for the
-/// lines before it; none other may come.
-fn answers_differ(run: &Run) -> Option<String> {
-    let owed = &run.owed;
-    let got: Vec<Answer> = run
-        .lines
-        .iter()
-        .filter_map(|l| read_event(l).ok().flatten())
-        .collect();
-    let killed = run
-        .ran
-        .status
-        .is_none()
-        .then(|| format!(" ({})", run.ended()));
-    let why = |what: String| Some(format!("{what}{}", killed.clone().unwrap_or_default()));
+/// lines before it; none other may come. An engine that was `killed`
+/// (how, said) fails for that if for nothing else.
+fn answers_differ(owed: &[Answer], got: &[Answer], killed: Option<&str>) -> Option<String> {
+    let why = |what: String| {
+        Some(match killed {
+            Some(how) => format!("{what} ({how})"),
+            None => what,
+        })
+    };
     let errors = |answers: &[Answer]| -> Vec<String> {
         answers
             .iter()
@@ -763,7 +783,7 @@ fn answers_differ(run: &Run) -> Option<String> {
             })
             .collect()
     };
-    let (owed_errors, got_errors) = (errors(owed), errors(&got));
+    let (owed_errors, got_errors) = (errors(owed), errors(got));
     for (k, want) in owed_errors.iter().enumerate() {
         match got_errors.get(k) {
             None => {
@@ -840,30 +860,44 @@ fn answers_differ(run: &Run) -> Option<String> {
             extra.shown()
         ));
     }
-    run.ran.status.is_none().then(|| run.ended())
+    killed.map(str::to_owned)
 }
 
 /// A failure's details in the human summary.
 fn details(failure: &Failure) -> String {
     let mut out = format!("  why: {}\n", failure.why);
-    out += &listed("sent", &failure.sent, SHOWN_LINES, false);
-    out += &listed("received", &failure.received, SHOWN_LINES, false);
-    out += &listed("stderr tail", &failure.stderr_tail, STDERR_TAIL, true);
+    out += &listed(
+        "sent",
+        &failure.sent,
+        failure.sent.len(),
+        SHOWN_LINES,
+        false,
+    );
+    out += &listed(
+        "received",
+        &failure.received,
+        failure.received_lines,
+        SHOWN_LINES,
+        false,
+    );
+    let tail = &failure.stderr_tail;
+    out += &listed("stderr tail", tail, tail.len(), STDERR_TAIL, true);
     out += &format!("  engine: {}\n", failure.ended);
     out
 }
 
 /// `what (N lines):` and the lines, at most `max` of them (the first, or
-/// the last when `tail`).
-fn listed(what: &str, lines: &[String], max: usize, tail: bool) -> String {
-    let plural = if lines.len() == 1 { "" } else { "s" };
-    let mut out = format!("  {what} ({} line{plural}):\n", lines.len());
-    let more = lines.len().saturating_sub(max);
+/// the last when `tail`), of `total` (more than `lines` when the report
+/// keeps only some).
+fn listed(what: &str, lines: &[String], total: usize, max: usize, tail: bool) -> String {
+    let plural = if total == 1 { "" } else { "s" };
+    let mut out = format!("  {what} ({total} line{plural}):\n");
     let some = if tail {
-        &lines[more..]
+        &lines[lines.len().saturating_sub(max)..]
     } else {
-        &lines[..lines.len() - more]
+        &lines[..lines.len().min(max)]
     };
+    let more = total - some.len();
     if tail && more > 0 {
         out += &format!("    ... {more} more before\n");
     }
@@ -871,15 +905,28 @@ fn listed(what: &str, lines: &[String], max: usize, tail: bool) -> String {
         out += &format!("    {line}\n");
     }
     if !tail && more > 0 {
-        out += &format!("    ... {more} more (all in the report)\n");
+        if total == lines.len() {
+            out += &format!("    ... {more} more (all in the report)\n");
+        } else {
+            out += &format!(
+                "    ... {more} more (the first {} in the report)\n",
+                lines.len()
+            );
+        }
     }
     out
 }
 
-/// The last [`STDERR_TAIL`] lines of `stderr`.
-fn stderr_tail(stderr: &[u8]) -> Vec<Vec<u8>> {
-    let lines = split_lines(stderr);
-    lines[lines.len().saturating_sub(STDERR_TAIL)..].to_vec()
+/// The last [`STDERR_TAIL`] lines of `stderr`, shown.
+fn stderr_tail(stderr: &[u8]) -> Vec<String> {
+    let mut tail = std::collections::VecDeque::with_capacity(STDERR_TAIL + 1);
+    for line in lines(stderr) {
+        tail.push_back(line);
+        if tail.len() > STDERR_TAIL {
+            tail.pop_front();
+        }
+    }
+    tail.iter().map(|l| shown(l)).collect()
 }
 
 /// A line as the summary and the report show it: control characters made

@@ -173,13 +173,18 @@ fn collect(
 }
 
 /// Lines as the oracle splits its input: on LF, a last line without LF
-/// counted unless empty.
+/// counted unless empty. Borrowed, so that a flood of short lines costs
+/// no allocation per line.
+pub fn lines(output: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let body = output.strip_suffix(b"\n").unwrap_or(output);
+    // `split` of nothing is one empty line; no output is none.
+    let count = if output.is_empty() { 0 } else { usize::MAX };
+    body.split(|&b| b == b'\n').take(count)
+}
+
+/// [`lines`], owned.
 pub fn split_lines(output: &[u8]) -> Vec<Vec<u8>> {
-    let mut lines: Vec<Vec<u8>> = output.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
-    if lines.last().is_some_and(Vec::is_empty) {
-        lines.pop();
-    }
-    lines
+    lines(output).map(<[u8]>::to_vec).collect()
 }
 
 pub fn ended(status: ExitStatus) -> String {
@@ -212,7 +217,7 @@ pub fn visible(answer: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{collect, run_program, visible, Feed, MAX_OUTPUT};
+    use super::{collect, run_program, split_lines, visible, Feed, MAX_OUTPUT};
     use std::io::{self, Read};
     use std::process::{Command, Stdio};
     use std::sync::mpsc;
@@ -324,6 +329,25 @@ mod tests {
         ];
         for &(answer, shown) in table {
             assert_eq!(visible(answer), shown, "{answer:?}");
+        }
+    }
+
+    /// Output splits as the oracle splits its input: on LF, a last line
+    /// without LF counted, an empty one after the last LF not.
+    #[test]
+    fn output_splits_into_lines_as_the_oracle_splits_input() {
+        let cases: &[(&[u8], &[&[u8]])] = &[
+            (b"", &[]),
+            (b"\n", &[b""]),
+            (b"\n\n", &[b"", b""]),
+            (b"a", &[b"a"]),
+            (b"a\n", &[b"a"]),
+            (b"a\n\n", &[b"a", b""]),
+            (b"a\nb", &[b"a", b"b"]),
+            (b"a\r\nb\n", &[b"a\r", b"b"]),
+        ];
+        for &(output, want) in cases {
+            assert_eq!(split_lines(output), want, "{output:?}");
         }
     }
 }
