@@ -456,17 +456,25 @@ fn check_engine_passes_the_mock_engine() {
         .ends_with("PASS should no-stderr-answers\n11/11 checks pass; every must holds\n"));
 }
 
+/// The engine check's report on `sh -c script`, each scenario given a
+/// minute.
+#[cfg(unix)]
+#[track_caller]
+fn check_sh(script: &str) -> Report {
+    let mut engine = std::process::Command::new("sh");
+    engine.args(["-c", script]);
+    CheckEngine::new()
+        .timeout(std::time::Duration::from_secs(60))
+        .run(&mut engine)
+        .unwrap()
+}
+
 /// An engine that writes a banner and reads nothing fails every check
 /// that needs an answer, and the one that forbids stray output.
 #[cfg(unix)]
 #[test]
 fn check_engine_names_what_a_banner_only_engine_breaks() {
-    let mut engine = std::process::Command::new("sh");
-    engine.args(["-c", "echo engine ready; cat >/dev/null"]);
-    let report = CheckEngine::new()
-        .timeout(std::time::Duration::from_secs(20))
-        .run(&mut engine)
-        .unwrap();
+    let report = check_sh("echo engine ready; cat >/dev/null");
     assert_checks(&report);
     let failed: Vec<&str> = report
         .checks()
@@ -529,13 +537,8 @@ fn check_engine_names_what_a_banner_only_engine_breaks() {
 #[cfg(unix)]
 #[test]
 fn check_engine_kills_an_engine_that_floods_stdout_and_keeps_its_first_lines() {
-    let mut engine = std::process::Command::new("sh");
     // 1,000-byte lines: 64 MiB of them is 67,000 lines a scenario.
-    engine.args(["-c", "exec yes \"$(printf '%01000d' 0 | tr 0 y)\""]);
-    let report = CheckEngine::new()
-        .timeout(std::time::Duration::from_secs(60))
-        .run(&mut engine)
-        .unwrap();
+    let report = check_sh("exec yes \"$(printf '%01000d' 0 | tr 0 y)\"");
     let snapshot = report.checks()[8].failure().unwrap();
     assert_eq!(
         (snapshot.why(), snapshot.ended()),
