@@ -563,6 +563,27 @@ fn check_engine_kills_an_engine_that_floods_stdout_and_keeps_its_first_lines() {
     assert!(summary.contains(&more), "{summary}");
 }
 
+/// The timeout set is the one kept: an engine that takes two seconds to
+/// start reading is killed at 300 ms in every scenario, and judged by
+/// what it wrote (nothing).
+#[cfg(unix)]
+#[test]
+fn check_engine_kills_an_engine_past_the_timeout_set() {
+    let mut engine = std::process::Command::new("sh");
+    engine.args(["-c", "sleep 2; cat >/dev/null"]);
+    let report = CheckEngine::new()
+        .timeout(std::time::Duration::from_millis(300))
+        .run(&mut engine)
+        .unwrap();
+    let ended: Vec<&str> = report
+        .checks()
+        .iter()
+        .filter_map(|c| c.failure())
+        .map(|f| f.ended())
+        .collect();
+    assert_eq!(ended, ["did not exit within the timeout; killed"; 9]);
+}
+
 /// The mock engine and the monitor, two tools over the same rules, agree:
 /// whatever a controller sends, the engine's side of the session breaks
 /// no rule the monitor checks.

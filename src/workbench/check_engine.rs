@@ -866,45 +866,28 @@ fn answers_differ(owed: &[Answer], got: &[Answer], killed: Option<&str>) -> Opti
 /// A failure's details in the human summary.
 fn details(failure: &Failure) -> String {
     let mut out = format!("  why: {}\n", failure.why);
-    out += &listed(
-        "sent",
-        &failure.sent,
-        failure.sent.len(),
-        SHOWN_LINES,
-        false,
-    );
-    out += &listed(
-        "received",
-        &failure.received,
-        failure.received_lines,
-        SHOWN_LINES,
-        false,
-    );
+    out += &listed("sent", &failure.sent, failure.sent.len());
+    out += &listed("received", &failure.received, failure.received_lines);
     let tail = &failure.stderr_tail;
-    out += &listed("stderr tail", tail, tail.len(), STDERR_TAIL, true);
+    out += &listed("stderr tail", tail, tail.len());
     out += &format!("  engine: {}\n", failure.ended);
     out
 }
 
-/// `what (N lines):` and the lines, at most `max` of them (the first, or
-/// the last when `tail`), of `total` (more than `lines` when the report
-/// keeps only some).
-fn listed(what: &str, lines: &[String], total: usize, max: usize, tail: bool) -> String {
+// The stderr tail is shown whole.
+const _: () = assert!(STDERR_TAIL <= SHOWN_LINES);
+
+/// `what (N lines):` and the first [`SHOWN_LINES`] of `lines`, of `total`
+/// (more than `lines` when the report keeps only some).
+fn listed(what: &str, lines: &[String], total: usize) -> String {
     let plural = if total == 1 { "" } else { "s" };
     let mut out = format!("  {what} ({total} line{plural}):\n");
-    let some = if tail {
-        &lines[lines.len().saturating_sub(max)..]
-    } else {
-        &lines[..lines.len().min(max)]
-    };
-    let more = total - some.len();
-    if tail && more > 0 {
-        out += &format!("    ... {more} more before\n");
-    }
+    let some = &lines[..lines.len().min(SHOWN_LINES)];
     for line in some {
         out += &format!("    {line}\n");
     }
-    if !tail && more > 0 {
+    let more = total - some.len();
+    if more > 0 {
         if total == lines.len() {
             out += &format!("    ... {more} more (all in the report)\n");
         } else {
@@ -943,4 +926,61 @@ fn shown(line: &[u8]) -> String {
 
 fn quoted(s: &str) -> String {
     serde_json::to_string(s).expect("a string serializes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{listed, shown};
+
+    /// A line is shown with its controls visible and cut after 300
+    /// characters, or after 1,200 bytes of fewer characters, its length
+    /// said when cut.
+    #[test]
+    fn a_line_is_shown_cut_at_300_characters_or_1200_bytes() {
+        let x301 = "x".repeat(301);
+        let emoji300 = "😀".repeat(300);
+        let emoji301 = "😀".repeat(301);
+        let cases: &[(&str, String)] = &[
+            ("plain", "plain".to_owned()),
+            ("a\r", "a\\r".to_owned()),
+            (&x301, format!("{}... (301 bytes)", "x".repeat(300))),
+            (&emoji300, emoji300.clone()),
+            (&emoji301, format!("{emoji300}... (1204 bytes)")),
+        ];
+        for (line, want) in cases {
+            assert_eq!(shown(line.as_bytes()), *want, "{line:?}");
+        }
+    }
+
+    /// A list shows its first 20 lines and says how many more there are,
+    /// and whether the report has them all.
+    #[test]
+    fn a_list_shows_twenty_lines_and_counts_the_rest() {
+        let lines = |n: usize| (1..=n).map(|i| i.to_string()).collect::<Vec<_>>();
+        let shown = |n: usize| (1..=n).map(|i| format!("    {i}\n")).collect::<String>();
+        let cases: &[(Vec<String>, usize, String)] = &[
+            (lines(0), 0, "  sent (0 lines):\n".to_owned()),
+            (lines(1), 1, format!("  sent (1 line):\n{}", shown(1))),
+            (lines(20), 20, format!("  sent (20 lines):\n{}", shown(20))),
+            (
+                lines(25),
+                25,
+                format!(
+                    "  sent (25 lines):\n{}    ... 5 more (all in the report)\n",
+                    shown(20)
+                ),
+            ),
+            (
+                lines(25),
+                30,
+                format!(
+                    "  sent (30 lines):\n{}    ... 10 more (the first 25 in the report)\n",
+                    shown(20)
+                ),
+            ),
+        ];
+        for (kept, total, want) in cases {
+            assert_eq!(listed("sent", kept, *total), *want, "{total}");
+        }
+    }
 }
