@@ -930,7 +930,7 @@ fn quoted(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{listed, shown};
+    use super::{answers_differ, listed, shown, Answer};
 
     /// A line is shown with its controls visible and cut after 300
     /// characters, or after 1,200 bytes of fewer characters, its length
@@ -982,5 +982,41 @@ mod tests {
         for (kept, total, want) in cases {
             assert_eq!(listed("sent", kept, *total), *want, "{total}");
         }
+    }
+
+    /// Why answers differ from those owed, each rule's message exactly.
+    #[test]
+    fn answers_differ_says_which_rule_they_break() {
+        use Answer::{Error as E, Snapshot as S};
+        let (a, b) = (|| E("a".into()), || E("b".into()));
+        let (s, t) = (|| S("s".into()), || S("t".into()));
+        let cases: Vec<(Vec<Answer>, Vec<Answer>, Option<&str>)> = vec![
+            (vec![a(), s()], vec![a(), s()], None),
+            (vec![a()], vec![], Some("command_error 1 of 1 owed never came: \"a\"")),
+            (vec![a()], vec![b()], Some("command_error 1 says \"b\"; owed \"a\"")),
+            (vec![], vec![a()], Some("command_error 1 was not owed (0 owed): \"a\"")),
+            (
+                vec![a(), s()],
+                vec![s(), a()],
+                Some("the jobs_snapshot for \"s\" came after 0 command_errors, before the 1 owed for the lines sent before it"),
+            ),
+            (vec![s()], vec![], Some("no jobs_snapshot answered request_id \"s\"")),
+            (vec![s()], vec![s(), s()], Some("request_id \"s\" was answered 2 times")),
+            (vec![s()], vec![s(), t()], Some("jobs_snapshot \"t\" answers no line the engine reads")),
+        ];
+        for (owed, got, want) in &cases {
+            assert_eq!(
+                answers_differ(owed, got, None).as_deref(),
+                *want,
+                "{owed:?} {got:?}"
+            );
+        }
+        // A killed engine fails for that, and any other failure says it.
+        let killed = Some("did not exit within the timeout; killed");
+        assert_eq!(answers_differ(&[s()], &[s()], killed).as_deref(), killed);
+        assert_eq!(
+            answers_differ(&[a()], &[], killed).as_deref(),
+            Some("command_error 1 of 1 owed never came: \"a\" (did not exit within the timeout; killed)")
+        );
     }
 }
