@@ -930,7 +930,7 @@ fn quoted(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{answers_differ, listed, shown, Answer};
+    use super::{answers_differ, listed, shown, stderr_tail, Answer};
 
     /// A line is shown with its controls visible and cut after 300
     /// characters, or after 1,200 bytes of fewer characters, its length
@@ -1018,5 +1018,22 @@ mod tests {
             answers_differ(&[a()], &[], killed).as_deref(),
             Some("command_error 1 of 1 owed never came: \"a\" (did not exit within the timeout; killed)")
         );
+    }
+
+    /// The stderr tail is the last 20 lines, or all of fewer.
+    #[test]
+    fn the_stderr_tail_is_the_last_twenty_lines() {
+        let numbered =
+            |from: usize, to: usize| (from..=to).map(|i| i.to_string()).collect::<Vec<_>>();
+        let stderr = |n: usize| {
+            numbered(1, n)
+                .iter()
+                .map(|l| format!("{l}\n"))
+                .collect::<String>()
+        };
+        assert_eq!(stderr_tail(stderr(25).as_bytes()), numbered(6, 25));
+        assert_eq!(stderr_tail(stderr(20).as_bytes()), numbered(1, 20));
+        assert_eq!(stderr_tail(b"only, no LF"), ["only, no LF"]);
+        assert_eq!(stderr_tail(b""), Vec::<String>::new());
     }
 }
