@@ -3,7 +3,7 @@
 use crate::decode::escape_line_breaks;
 use crate::output::{self, io_error, stdout_error, Failure};
 use crate::revision::{Revision, NO_EVENTS_IN_V1};
-use crate::run::{ended, lines, run_program, split_lines, visible, Feed, MAX_OUTPUT};
+use crate::run::{ended, lines, run_program, visible, Feed, MAX_OUTPUT};
 use clap::Args;
 use serde_json::Value;
 use std::ffi::OsString;
@@ -409,7 +409,7 @@ fn answers(
             "answered {count} lines for {expected_lines}"
         )));
     }
-    Ok(split_lines(&ran.stdout))
+    Ok(lines(&ran.stdout).map(<[u8]>::to_vec).collect())
 }
 
 /// Standard base64 (RFC 4648, `+/`, padded), strictly, as the `base64`

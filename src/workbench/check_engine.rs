@@ -8,7 +8,7 @@
 //! What the engine wrote is read as a controller reads it
 //! (`v2::EventReader`, `command_error_cause`).
 
-use super::run::{ended, lines, run_program, split_lines, visible, Feed, Ran, MAX_OUTPUT};
+use super::run::{ended, lines, run_program, visible, Feed, Ran, MAX_OUTPUT};
 use crate::v2::{self, Command, CommandReader, Event, EventReader, DEFAULT_MAX_LINE_LEN};
 use serde_json::Value;
 use std::fmt;
@@ -218,20 +218,16 @@ impl Check {
         name: &'static str,
         level: Level,
         rule: String,
-        failure: Option<(String, usize)>,
-        runs: &[Run],
+        failure: Option<(String, &Run)>,
     ) -> Check {
-        let failure = failure.map(|(why, i)| {
-            let run = &runs[i];
-            Failure {
-                why,
-                scenario: run.scenario.name,
-                sent: split_lines(&run.input()).iter().map(|l| shown(l)).collect(),
-                received: run.received.clone(),
-                received_lines: run.received_lines,
-                stderr_tail: run.stderr_tail.clone(),
-                ended: run.ended.clone(),
-            }
+        let failure = failure.map(|(why, run)| Failure {
+            why,
+            scenario: run.scenario.name,
+            sent: run.sent.clone(),
+            received: run.received.clone(),
+            received_lines: run.received_lines,
+            stderr_tail: run.stderr_tail.clone(),
+            ended: run.ended.clone(),
         });
         Check {
             name,
@@ -392,6 +388,8 @@ struct Run {
     stray: Option<String>,
     /// The first owed `command_error` missing from stdout and on stderr.
     on_stderr: Option<String>,
+    /// The lines sent, shown.
+    sent: Vec<String>,
     /// The first [`RECEIVED_KEPT`] stdout lines, shown.
     received: Vec<String>,
     /// How many lines the engine wrote on stdout.
@@ -405,7 +403,8 @@ impl Run {
     /// read once, as it is reached.
     fn judged(scenario: Scenario, ran: &Ran) -> Run {
         let name = scenario.name;
-        let owed = owed(&scenario.feed.pieces.concat());
+        let input = scenario.feed.pieces.concat();
+        let owed = owed(&input);
         let ended = match ran.status {
             Some(status) => ended(status),
             None if ran.overflowed => {
@@ -449,16 +448,13 @@ impl Run {
             differs: answers_differ(&owed, &got, killed),
             stray,
             on_stderr,
+            sent: lines(&input).map(shown).collect(),
             received,
             received_lines,
             stderr_tail: stderr_tail(&ran.stderr),
             ended,
             scenario,
         }
-    }
-
-    fn input(&self) -> Vec<u8> {
-        self.scenario.feed.pieces.concat()
     }
 }
 
@@ -730,34 +726,30 @@ fn read_event(line: &[u8]) -> Result<Option<Answer>, String> {
 
 fn judge(runs: &[Run]) -> Vec<Check> {
     let mut outcomes = Vec::new();
-    for (i, run) in runs.iter().enumerate() {
+    for run in runs {
         outcomes.push(Check::new(
             run.scenario.name,
             run.scenario.level,
             run.scenario.rule.clone(),
-            run.differs.clone().map(|why| (why, i)),
-            runs,
+            run.differs.clone().map(|why| (why, run)),
         ));
     }
     // The first run, in order, that shows it.
     let first = |of: fn(&Run) -> &Option<String>| {
         runs.iter()
-            .enumerate()
-            .find_map(|(i, run)| of(run).clone().map(|why| (why, i)))
+            .find_map(|run| of(run).clone().map(|why| (why, run)))
     };
     outcomes.push(Check::new(
         "stdout-events",
         Level::Must,
         "every line the engine writes on stdout, in every scenario, is an event (no banner, no log line)".to_owned(),
         first(|run| &run.stray),
-        runs,
     ));
     outcomes.push(Check::new(
         "no-stderr-answers",
         Level::Should,
         "no command_error owed is written on stderr instead of stdout".to_owned(),
         first(|run| &run.on_stderr),
-        runs,
     ));
     outcomes
 }

@@ -182,11 +182,6 @@ pub fn lines(output: &[u8]) -> impl Iterator<Item = &[u8]> {
     body.split(|&b| b == b'\n').take(count)
 }
 
-/// [`lines`], owned.
-pub fn split_lines(output: &[u8]) -> Vec<Vec<u8>> {
-    lines(output).map(<[u8]>::to_vec).collect()
-}
-
 pub fn ended(status: ExitStatus) -> String {
     #[cfg(unix)]
     {
@@ -217,7 +212,7 @@ pub fn visible(answer: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{collect, run_program, split_lines, visible, Feed, MAX_OUTPUT};
+    use super::{collect, lines, run_program, visible, Feed, MAX_OUTPUT};
     use std::io::{self, Read};
     use std::process::{Command, Stdio};
     use std::sync::mpsc;
@@ -347,7 +342,7 @@ mod tests {
             (b"a\r\nb\n", &[b"a\r", b"b"]),
         ];
         for &(output, want) in cases {
-            assert_eq!(split_lines(output), want, "{output:?}");
+            assert_eq!(lines(output).collect::<Vec<_>>(), want, "{output:?}");
         }
     }
 }
