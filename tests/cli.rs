@@ -2847,7 +2847,7 @@ fn corpus_events_writes_event_lines_and_their_outcomes() {
         let text = std::str::from_utf8(&line).unwrap();
         let (verdict, outcome) = match serve_command::v2::Event::from_slice(&line) {
             Ok(event) => ("ok", format!("\"ok\":{}", json(event.to_line().trim_end()))),
-            Err(serve_command::v2::EventLineError::Parse(e)) => (
+            Err(serve_command::v2::EventLineError::NotAnEvent(e)) => (
                 "none",
                 format!("\"none\":true,\"why\":{}", json(&e.to_string())),
             ),

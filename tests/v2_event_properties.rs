@@ -46,7 +46,7 @@ fn apart(mut event: Event) -> (Event, Vec<Option<Value>>) {
 fn decoded(line: &str) -> Result<Event, EventError> {
     match Event::from_slice(line.as_bytes()) {
         Ok(event) => Ok(event),
-        Err(LineError::Parse(e)) => Err(e),
+        Err(LineError::NotAnEvent(e)) => Err(e),
         Err(e) => panic!("not JSON to the decoder: {e}: {line:?}"),
     }
 }
@@ -167,8 +167,8 @@ proptest! {
         while let Some(item) = reader.next() {
             let item = match item {
                 Ok(event) => Ok(event),
-                Err(ReadError::Line { line, error: LineError::Syntax(_) }) => Err(format!("line {line}: not JSON")),
-                Err(e @ (ReadError::Line { .. } | ReadError::TooLong { .. })) => Err(e.to_string()),
+                Err(ReadError::NotJson { line, .. }) => Err(format!("line {line}: not JSON")),
+                Err(e @ (ReadError::NotAnEvent { .. } | ReadError::TooLong { .. })) => Err(e.to_string()),
                 Err(e) => panic!("the reader stopped: {e}"),
             };
             got.push((reader.line_number(), item));

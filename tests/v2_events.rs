@@ -3,7 +3,9 @@
 //! and back out through every path that writes one.
 
 use serde_json::Value;
-use serve_command::v2::{Event, EventError, EventLineError as LineError, EventReader};
+use serve_command::v2::{
+    Event, EventError, EventLineError as LineError, EventReadError, EventReader,
+};
 
 const VECTORS: &str = include_str!("vectors/events.jsonl");
 
@@ -59,8 +61,8 @@ fn verdict(line: &str) -> Verdict {
             );
             Verdict::Ok(written.trim_end_matches('\n').to_owned())
         }
-        Err(LineError::Parse(_)) => Verdict::None,
-        Err(LineError::Syntax(_)) => Verdict::NotJson,
+        Err(LineError::NotAnEvent(_)) => Verdict::None,
+        Err(LineError::NotJson(_)) => Verdict::NotJson,
         Err(e) => panic!("a kind of error this does not know: {e:?}"),
     }
 }
@@ -112,6 +114,9 @@ fn from_json_decides_as_from_slice() {
     assert!(compared > 1500, "{compared}");
 }
 
+/// A controller skips every line that is not an event and reads on: each
+/// error names its line and says what is wrong with it as an event line,
+/// and none of them ends the stream (only a failed read does).
 #[test]
 fn a_reader_reads_on_past_every_bad_line() {
     let stream = concat!(
@@ -120,24 +125,69 @@ fn a_reader_reads_on_past_every_bad_line() {
         "\n",
         "{\"event\":\"fleet_started\"}\n",
         "{\"event\":\"agent_step\",\"step\":\"2\"}\r\n",
+        "{\"event\":\"assistant_delta\",\"content\":\"a line over the limit of 64 bytes, skipped\"}\n",
         "{\"event\":\"agent_finished\",\"answer\":\"ok\"}",
     );
-    let items: Vec<_> = EventReader::new(stream.as_bytes())
-        .map(|item| item.map_err(|e| e.to_string()))
+    let items: Vec<_> = EventReader::with_max_line_len(stream.as_bytes(), 64)
+        .map(|item| {
+            item.map_err(|e| {
+                assert!(!e.is_io(), "{e}");
+                let kind = match &e {
+                    EventReadError::NotJson { .. } => "not JSON",
+                    EventReadError::NotAnEvent { .. } => "not an event",
+                    EventReadError::TooLong { .. } => "too long",
+                    _ => "other",
+                };
+                (kind, e.line(), e.to_string())
+            })
+        })
         .collect();
     assert_eq!(
         items,
         [
             Ok(Event::agent_step(1)),
-            Err("line 2: expected a JSON value at byte 0".to_owned()),
-            Err("line 4: unknown event: fleet_started".to_owned()),
-            Err(
+            Err((
+                "not JSON",
+                Some(2),
+                "line 2: not JSON: expected a JSON value at byte 0".to_owned()
+            )),
+            Err((
+                "not an event",
+                Some(4),
+                "line 4: unknown event: fleet_started".to_owned()
+            )),
+            Err((
+                "not an event",
+                Some(5),
                 "line 5: agent_step: \"step\" must be an integer from -2147483648 to 2147483647"
                     .to_owned()
-            ),
+            )),
+            Err((
+                "too long",
+                Some(6),
+                "line 6 is longer than 64 bytes".to_owned()
+            )),
             Ok(Event::agent_finished("ok")),
         ]
     );
+}
+
+/// A failed read is the one error that ends an event stream.
+#[test]
+fn only_a_failed_read_ends_an_event_stream() {
+    struct Broken;
+    impl std::io::Read for Broken {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Err(std::io::ErrorKind::BrokenPipe.into())
+        }
+    }
+    let mut reader = EventReader::new(std::io::BufReader::new(Broken));
+    let err = reader.next().unwrap().unwrap_err();
+    assert!(err.is_io());
+    assert_eq!(err.line(), None);
+    assert_eq!(err.to_string(), "read failed: broken pipe");
+    assert!(matches!(err, EventReadError::Io(ref e) if e.kind() == std::io::ErrorKind::BrokenPipe));
+    assert!(reader.next().is_none());
 }
 
 /// Each reason a line is not an event, exactly.
@@ -184,7 +234,7 @@ fn why_a_line_is_not_an_event() {
     for (line, error) in table {
         assert_eq!(
             Event::from_slice(line.as_bytes()),
-            Err(LineError::Parse(error.clone())),
+            Err(LineError::NotAnEvent(error.clone())),
             "{line}"
         );
     }

@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(&again, event);
         assert_eq!(again.to_line(), line, "a fixed point");
     }
-    if !matches!(decoded, Err(LineError::Syntax(_))) {
+    if !matches!(decoded, Err(LineError::NotJson(_))) {
         let mut with_lf = data.to_vec();
         with_lf.push(b'\n');
         assert_eq!(Event::from_slice(&with_lf), decoded, "with a LF");
@@ -43,8 +43,11 @@ fuzz_target!(|data: &[u8]| {
         match (reader.next(), &decoded) {
             (None, _) => assert!(blank, "no item for a line that is not blank"),
             (Some(Ok(a)), Ok(b)) => assert_eq!(&a, b),
-            (Some(Err(ReadError::Line { line: 1, error })), d) => {
-                assert_eq!(Err::<Event, _>(error), *d, "reader")
+            (Some(Err(ReadError::NotJson { line: 1, error })), d) => {
+                assert_eq!(Err::<Event, _>(LineError::NotJson(error)), *d, "reader")
+            }
+            (Some(Err(ReadError::NotAnEvent { line: 1, error })), d) => {
+                assert_eq!(Err::<Event, _>(LineError::NotAnEvent(error)), *d, "reader")
             }
             (item, d) => panic!("reader says {item:?}, from_slice {d:?}"),
         }
@@ -62,14 +65,14 @@ fuzz_target!(|data: &[u8]| {
                 // event with the same data values.
                 (Ok(a), Ok(b)) if !data.windows(6).any(|w| w == b"\"data\"") => assert_eq!(a, b),
                 (Ok(a), Ok(b)) => assert_eq!(apart(a.clone()), apart(b.clone()), "from_json"),
-                (Err(LineError::Parse(a)), Err(b)) => assert_eq!(a, b),
+                (Err(LineError::NotAnEvent(a)), Err(b)) => assert_eq!(a, b),
                 _ => panic!("from_slice says {decoded:?}, from_json says {parsed:?}"),
             }
             // Deserialize reads the members in order; its error is the
             // EventError's message.
             match (serde_json::from_slice::<Event>(data), &decoded) {
                 (Ok(a), Ok(b)) => assert_eq!(apart(a), apart(b.clone()), "Deserialize"),
-                (Err(e), Err(LineError::Parse(why))) => {
+                (Err(e), Err(LineError::NotAnEvent(why))) => {
                     let msg = e.to_string();
                     let (msg, _) = msg.rsplit_once(" at line ").unwrap_or((&msg, ""));
                     assert_eq!(msg, why.to_string(), "Deserialize");
@@ -78,7 +81,7 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         Err(e) => {
-            if !matches!(decoded, Err(LineError::Syntax(_))) {
+            if !matches!(decoded, Err(LineError::NotJson(_))) {
                 let msg = e.to_string();
                 assert!(
                     msg.starts_with("number out of range")

@@ -177,7 +177,9 @@ fn command_outcome<C: Summarized>(_line: &str, outcome: Result<C, String>) -> St
 fn event_outcome(line: &str, _predicted: Result<Event, EventError>) -> String {
     match Event::from_slice(line.as_bytes()) {
         Ok(event) => format!("\"ok\":{}", json(&event.to_string())),
-        Err(EventLineError::Parse(e)) => format!("\"none\":true,\"why\":{}", json(&e.to_string())),
+        Err(EventLineError::NotAnEvent(e)) => {
+            format!("\"none\":true,\"why\":{}", json(&e.to_string()))
+        }
         Err(e) => format!("\"not_json\":true,\"why\":{}", json(&e.to_string())),
     }
 }

@@ -163,11 +163,8 @@ fn run_events(args: &Decode) -> output::Result<ExitCode> {
             Line::Decoded(Err(error)) => {
                 refused += 1;
                 let verdict: &[u8] = match &error {
-                    ReadError::TooLong { .. } => b"TOOLONG\n",
-                    ReadError::Line {
-                        error: LineError::Syntax(_),
-                        ..
-                    } => b"NOTJSON\n",
+                    v2::EventReadError::TooLong { .. } => b"TOOLONG\n",
+                    v2::EventReadError::NotJson { .. } => b"NOTJSON\n",
                     _ => b"NONE\n",
                 };
                 if args.format == Format::Verdict {
@@ -210,20 +207,14 @@ fn run_events(args: &Decode) -> output::Result<ExitCode> {
 
 /// A line that is not an event, grouped for the summary: the reason
 /// without what differs from line to line.
-fn event_error_kind(error: &ReadError<v2::EventError>) -> String {
+fn event_error_kind(error: &v2::EventReadError) -> String {
     match error {
-        ReadError::Line {
-            error: LineError::Parse(e),
-            ..
-        } => match e {
+        v2::EventReadError::NotAnEvent { error, .. } => match error {
             v2::EventError::UnknownEvent(_) => "unknown event".to_owned(),
             e => e.to_string(),
         },
-        ReadError::Line {
-            error: LineError::Syntax(_),
-            ..
-        } => "not JSON".to_owned(),
-        ReadError::TooLong { .. } => "too long".to_owned(),
+        v2::EventReadError::NotJson { .. } => "not JSON".to_owned(),
+        v2::EventReadError::TooLong { .. } => "too long".to_owned(),
         other => other.to_string(),
     }
 }
@@ -232,7 +223,7 @@ fn event_error_kind(error: &ReadError<v2::EventError>) -> String {
 /// `each`, with its number; stdout flushed before each read that would
 /// wait. Stops at the first file that cannot be opened or read, after what
 /// came before it.
-fn each_line<C: serve_command::generic::Revision>(
+fn each_line<C: serve_command::generic::Message>(
     args: &Decode,
     mut each: impl FnMut(&mut BufWriter<io::StdoutLock<'static>>, Number<'_>, Line<C>) -> io::Result<()>,
 ) -> output::Result<()> {
@@ -287,10 +278,10 @@ fn each_line<C: serve_command::generic::Revision>(
 }
 
 /// What one physical input line turned into.
-enum Line<C: serve_command::generic::Revision> {
+enum Line<C: serve_command::generic::Message> {
     /// Only spaces, tabs and CRs: the engine skips it.
     Blank,
-    Decoded(Result<C, ReadError<C::ParseError>>),
+    Decoded(Result<C, C::ReadError>),
     /// A command the engine declines, with why (only with --serve-policy).
     Refused(C, &'static str),
 }
@@ -314,21 +305,27 @@ struct Lines<W, C> {
     reader: CommandReader<Input<W>, C>,
     /// The input has really ended.
     eof: Rc<Cell<bool>>,
+    /// Why the input could not be read: the reader's error item says only
+    /// that it failed (its type is the message's), this keeps the error.
+    failed: Rc<Cell<Option<io::Error>>>,
 }
 
-impl<W: Write, C: serve_command::generic::Revision> Lines<W, C> {
+impl<W: Write, C: serve_command::generic::Message> Lines<W, C> {
     fn new(input: Box<dyn Read>, out: Rc<RefCell<W>>, max: usize) -> Self {
         let eof = Rc::new(Cell::new(false));
+        let failed = Rc::new(Cell::new(None));
         let input = Input {
             inner: BufReader::with_capacity(64 * 1024, input),
             out,
             line_ended: false,
             eof: Rc::clone(&eof),
+            failed: Rc::clone(&failed),
             flush_error: None,
         };
         Lines {
             reader: CommandReader::with_max_line_len(input, max),
             eof,
+            failed,
         }
     }
 
@@ -338,7 +335,7 @@ impl<W: Write, C: serve_command::generic::Revision> Lines<W, C> {
     }
 }
 
-impl<W: Write, C: serve_command::generic::Revision> Iterator for Lines<W, C> {
+impl<W: Write, C: serve_command::generic::Message> Iterator for Lines<W, C> {
     type Item = io::Result<(u64, Line<C>)>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -348,7 +345,12 @@ impl<W: Write, C: serve_command::generic::Revision> Iterator for Lines<W, C> {
         loop {
             let before = self.reader.line_number();
             match self.reader.next() {
-                Some(Err(ReadError::Io(e))) => return Some(Err(e)),
+                Some(Err(e)) => {
+                    return Some(match self.failed.take() {
+                        Some(io) => Err(io),
+                        None => Ok((self.reader.line_number(), Line::Decoded(Err(e)))),
+                    })
+                }
                 Some(item) => return Some(Ok((self.reader.line_number(), Line::Decoded(item)))),
                 None if self.reader.line_number() > before => {
                     return Some(Ok((self.reader.line_number(), Line::Blank)))
@@ -374,6 +376,8 @@ struct Input<W> {
     line_ended: bool,
     /// The real end was read.
     eof: Rc<Cell<bool>>,
+    /// The read (or the flush before it) failed, and why.
+    failed: Rc<Cell<Option<io::Error>>>,
     /// A failed flush: stdout's error, not the input's.
     flush_error: Option<io::Error>,
 }
@@ -394,10 +398,21 @@ impl<W: Write> BufRead for Input<W> {
         if self.inner.buffer().is_empty() {
             if let Err(e) = self.out.borrow_mut().flush() {
                 self.flush_error = Some(e);
+                self.failed.set(Some(io::Error::other("stdout failed")));
                 return Err(io::Error::other("stdout failed"));
             }
         }
-        let chunk = self.inner.fill_buf()?;
+        let chunk = match self.inner.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(e) => {
+                let kind = e.kind();
+                // The reader retries an interruption: no failure yet.
+                if kind != io::ErrorKind::Interrupted {
+                    self.failed.set(Some(e));
+                }
+                return Err(kind.into());
+            }
+        };
         self.eof.set(chunk.is_empty());
         Ok(chunk)
     }

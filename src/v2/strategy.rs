@@ -30,7 +30,7 @@
 //! });
 //! proptest!(|((line, outcome) in strategy::event_line())| {
 //!     let got = Event::from_slice(line.as_bytes());
-//!     prop_assert_eq!(got, outcome.map_err(EventLineError::Parse));
+//!     prop_assert_eq!(got, outcome.map_err(EventLineError::NotAnEvent));
 //! });
 //! ```
 

@@ -1,7 +1,7 @@
 //! The tokio codec: [`CommandReader`]'s framing for `FramedRead`, and the
 //! wire line for `FramedWrite`, written once for every revision.
 
-use crate::revision::Revision;
+use crate::revision::Message;
 use crate::wire::framing::{Framer, Item};
 use crate::wire::read::DEFAULT_MAX_LINE_LEN;
 use bytes::{Buf, BufMut, BytesMut};
@@ -59,7 +59,7 @@ pub struct CommandCodec<C> {
     revision: PhantomData<fn() -> C>,
 }
 
-impl<C: Revision> CommandCodec<C> {
+impl<C: Message> CommandCodec<C> {
     /// A codec with the limit [`DEFAULT_MAX_LINE_LEN`].
     #[must_use]
     pub fn new() -> Self {
@@ -103,7 +103,7 @@ impl<C: Revision> CommandCodec<C> {
     }
 }
 
-impl<C: Revision> Default for CommandCodec<C> {
+impl<C: Message> Default for CommandCodec<C> {
     /// Same as [`CommandCodec::new`].
     fn default() -> Self {
         Self::new()
@@ -127,7 +127,7 @@ impl<C> fmt::Debug for CommandCodec<C> {
     }
 }
 
-impl<C: Revision> Decoder for CommandCodec<C> {
+impl<C: Message> Decoder for CommandCodec<C> {
     type Item = Item<C>;
     type Error = io::Error;
 
@@ -152,7 +152,7 @@ impl<C: Revision> Decoder for CommandCodec<C> {
     }
 }
 
-impl<C: Revision> Encoder<&C> for CommandCodec<C> {
+impl<C: Message> Encoder<&C> for CommandCodec<C> {
     type Error = io::Error;
 
     fn encode(&mut self, cmd: &C, dst: &mut BytesMut) -> io::Result<()> {
@@ -160,7 +160,7 @@ impl<C: Revision> Encoder<&C> for CommandCodec<C> {
     }
 }
 
-impl<C: Revision> Encoder<C> for CommandCodec<C> {
+impl<C: Message> Encoder<C> for CommandCodec<C> {
     type Error = io::Error;
 
     fn encode(&mut self, cmd: C, dst: &mut BytesMut) -> io::Result<()> {

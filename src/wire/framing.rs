@@ -7,13 +7,13 @@
 //! is reported once and then discarded without being buffered. Every chunking
 //! of the same bytes yields the same items, with the same line numbers.
 
-use crate::error::ReadError;
-use crate::revision::Revision;
+use crate::revision::sealed::FromRead;
+use crate::revision::Message;
 use crate::wire::find;
 use std::fmt;
 
 /// What one line turns into.
-pub(crate) type Item<C> = Result<C, ReadError<<C as Revision>::ParseError>>;
+pub(crate) type Item<C> = Result<C, <C as Message>::ReadError>;
 
 /// Line-buffer capacity kept from one line to the next. A bigger buffer is
 /// released after its line, so one huge prompt does not pin its memory for
@@ -55,7 +55,7 @@ impl Framer {
     /// never nothing unless `chunk` is empty) and returns its length, with
     /// the item that prefix completed, if any.
     #[inline]
-    pub(crate) fn feed<C: Revision>(&mut self, chunk: &[u8]) -> (usize, Option<Item<C>>) {
+    pub(crate) fn feed<C: Message>(&mut self, chunk: &[u8]) -> (usize, Option<Item<C>>) {
         let lf = find::lf(chunk);
         if let Some(i) = lf {
             // The common line: whole in this chunk, with nothing held before
@@ -71,7 +71,7 @@ impl Framer {
     /// [`Framer::feed`] for every other case: a line that spans chunks, is
     /// too long, or is being dropped.
     #[inline(never)]
-    fn feed_rest<C: Revision>(
+    fn feed_rest<C: Message>(
         &mut self,
         chunk: &[u8],
         lf: Option<usize>,
@@ -94,7 +94,7 @@ impl Framer {
                 self.line += 1;
                 self.discarding = true;
                 self.reset_partial();
-                (chunk.len(), Some(Err(self.too_long())))
+                (chunk.len(), Some(Err(self.too_long::<C>())))
             }
             None => {
                 self.push(chunk);
@@ -104,7 +104,7 @@ impl Framer {
     }
 
     /// End of input: the unterminated last line, if there is one.
-    pub(crate) fn finish<C: Revision>(&mut self) -> Option<Item<C>> {
+    pub(crate) fn finish<C: Message>(&mut self) -> Option<Item<C>> {
         if self.discarding {
             // Already counted and reported.
             self.discarding = false;
@@ -117,10 +117,10 @@ impl Framer {
     }
 
     /// The current line ends with `tail` (its LF, if any, excluded).
-    fn end_line<C: Revision>(&mut self, tail: &[u8]) -> Option<Item<C>> {
+    fn end_line<C: Message>(&mut self, tail: &[u8]) -> Option<Item<C>> {
         self.line += 1;
         let item = if self.partial.len().saturating_add(tail.len()) > self.max {
-            Some(Err(self.too_long()))
+            Some(Err(self.too_long::<C>()))
         } else if self.partial.is_empty() {
             // The whole line is in this chunk: decoded in place, not copied.
             decode(tail, self.line)
@@ -132,11 +132,8 @@ impl Framer {
         item
     }
 
-    fn too_long<E>(&self) -> ReadError<E> {
-        ReadError::TooLong {
-            line: self.line,
-            max: self.max,
-        }
+    fn too_long<C: Message>(&self) -> C::ReadError {
+        C::ReadError::too_long(self.line, self.max)
     }
 
     /// Appends to `partial`, which callers have checked stays within `max`.
@@ -173,14 +170,11 @@ impl fmt::Debug for Framer {
 
 /// One complete line, LF excluded: nothing if it is blank (as the reference
 /// skips it), else the command or why it is not one.
-fn decode<C: Revision>(line: &[u8], number: u64) -> Option<Item<C>> {
+fn decode<C: Message>(line: &[u8], number: u64) -> Option<Item<C>> {
     if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
         return None;
     }
-    Some(C::decode_line(line).map_err(|error| ReadError::Line {
-        line: number,
-        error,
-    }))
+    Some(C::decode_line(line).map_err(|error| FromRead::line(number, error)))
 }
 
 #[cfg(test)]

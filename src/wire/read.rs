@@ -1,15 +1,17 @@
 //! Reading commands from a byte stream, as an engine reads its stdin:
 //! written once, for every revision.
 
-use crate::error::ReadError;
-use crate::revision::Revision;
+use crate::revision::sealed::FromRead;
+use crate::revision::Message;
 use crate::wire::framing::{Framer, Item};
 use std::fmt;
 use std::io::{self, BufRead};
 use std::marker::PhantomData;
 
 /// The longest line, in bytes and without its LF, that [`CommandReader::new`]
-/// reads: 64 MiB. Longer lines are refused with [`ReadError::TooLong`].
+/// reads: 64 MiB. Longer lines are refused with
+/// [`ReadError::TooLong`](crate::generic::ReadError::TooLong) (an event
+/// line with [`EventReadError::TooLong`](crate::v2::EventReadError::TooLong)).
 ///
 /// ```
 /// assert_eq!(serve_command::v2::DEFAULT_MAX_LINE_LEN, 67_108_864);
@@ -22,9 +24,12 @@ pub const DEFAULT_MAX_LINE_LEN: usize = 64 * 1024 * 1024;
 /// An engine names its revision: [`v2::CommandReader`] (today's protocol)
 /// or [`v1::CommandReader`] (the first revision's), aliases of this type with `C`
 /// filled in. `C` is the revision's command type; code that handles either
-/// revision stays generic over [`Revision`].
+/// revision stays generic over [`Revision`](crate::generic::Revision). A
+/// controller reads events with [`v2::EventReader`], this type with
+/// [`v2::Event`] filled in, whose errors are its own
+/// ([`v2::EventReadError`]).
 ///
-/// An iterator of `Result<C, ReadError<C::ParseError>>`:
+/// For commands, an iterator of `Result<C, ReadError<C::ParseError>>`:
 /// - a line of only spaces, tabs and CRs is skipped, with no item;
 /// - a line that is not a command is an `Err(ReadError::Line)`, and reading
 ///   goes on (the reference engine stops at a line that is not JSON; an
@@ -41,6 +46,9 @@ pub const DEFAULT_MAX_LINE_LEN: usize = 64 * 1024 * 1024;
 ///
 /// [`v1::CommandReader`]: crate::v1::CommandReader
 /// [`v2::CommandReader`]: crate::v2::CommandReader
+/// [`v2::EventReader`]: crate::v2::EventReader
+/// [`v2::Event`]: crate::v2::Event
+/// [`v2::EventReadError`]: crate::v2::EventReadError
 ///
 /// ```
 /// use serve_command::v2::{Command, CommandReader, ReadError};
@@ -62,7 +70,7 @@ pub struct CommandReader<R, C> {
     revision: PhantomData<fn() -> C>,
 }
 
-impl<R: BufRead, C: Revision> CommandReader<R, C> {
+impl<R: BufRead, C: Message> CommandReader<R, C> {
     /// A reader with the limit [`DEFAULT_MAX_LINE_LEN`].
     #[must_use]
     pub fn new(inner: R) -> Self {
@@ -100,7 +108,7 @@ impl<R: BufRead, C: Revision> CommandReader<R, C> {
     }
 }
 
-impl<R: BufRead, C: Revision> Iterator for CommandReader<R, C> {
+impl<R: BufRead, C: Message> Iterator for CommandReader<R, C> {
     type Item = Item<C>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -113,7 +121,7 @@ impl<R: BufRead, C: Revision> Iterator for CommandReader<R, C> {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     self.failed = true;
-                    return Some(Err(ReadError::Io(e)));
+                    return Some(Err(FromRead::io(e)));
                 }
             };
             if chunk.is_empty() {

@@ -714,7 +714,8 @@ fn read_event(line: &[u8]) -> Result<Option<Answer>, String> {
     match EventReader::with_max_line_len(line, usize::MAX).next() {
         None => Ok(None),
         // Its line number is the reader's, always 1 here: left out.
-        Some(Err(crate::generic::ReadError::Line { error, .. })) => Err(error.to_string()),
+        Some(Err(v2::EventReadError::NotJson { error, .. })) => Err(error.to_string()),
+        Some(Err(v2::EventReadError::NotAnEvent { error, .. })) => Err(error.to_string()),
         Some(Err(e)) => Err(e.to_string()),
         Some(Ok(event)) => Ok(match (event.command_error_cause(), event) {
             (Some(cause), _) => Some(Answer::Error(cause.to_string())),

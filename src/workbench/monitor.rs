@@ -525,11 +525,8 @@ impl Monitor {
             }
             Some(Err(error)) => {
                 let reason = match &error {
-                    ReadError::Line {
-                        error: LineError::Syntax(e),
-                        ..
-                    } => format!("not JSON: {e}"),
-                    ReadError::Line { error, .. } => error.to_string(),
+                    v2::EventReadError::NotJson { error, .. } => format!("not JSON: {error}"),
+                    v2::EventReadError::NotAnEvent { error, .. } => error.to_string(),
                     other => other.to_string(),
                 };
                 found.push(stray(&reason));

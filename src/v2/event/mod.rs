@@ -18,13 +18,12 @@ mod serde;
 mod write;
 
 pub use self::command_error::{CommandErrorCause, Refusal};
-pub use self::error::EventError;
+pub use self::error::{EventError, EventLineError, EventReadError};
 pub use self::jobs::{JobEventKind, JobRecord, JobState, JobStopOutcome, PredictionOutcome, Usage};
 pub use self::json_text::JsonText;
 
 use self::rules::{required, text};
 use self::write::WriteValue;
-use crate::error::LineError;
 use crate::v2::encode::Out;
 use crate::v2::Content;
 use crate::wire::escape::{self, Fmt, Len, Overflow, ShortBuf, StackBuf};
@@ -367,20 +366,14 @@ events! {
     }
 }
 
-/// Why a raw line is not an event: not JSON, or not an event.
-pub type EventLineError = LineError<EventError>;
-
-/// Why an [`EventReader`] refused a line, or stopped.
-pub type EventReadError = crate::error::ReadError<EventError>;
-
 /// [`Event::from_slice`] by the rules: the line's members on the stack,
 /// then upstream's `parse`.
 fn decode_line(line: &[u8]) -> Result<Event, EventLineError> {
     let mut members = Members::new();
     match crate::wire::scan::parse_object(line, &mut members) {
-        Err(e) => Err(LineError::Syntax(e)),
-        Ok(false) => Err(LineError::Parse(EventError::NotAnObject)),
-        Ok(true) => decode_members(members.object()).map_err(LineError::Parse),
+        Err(e) => Err(EventLineError::NotJson(e)),
+        Ok(false) => Err(EventLineError::NotAnEvent(EventError::NotAnObject)),
+        Ok(true) => decode_members(members.object()).map_err(EventLineError::NotAnEvent),
     }
 }
 
@@ -422,9 +415,9 @@ impl Event {
     ///
     /// # Errors
     ///
-    /// [`LineError::Syntax`] for a line that is not JSON (with the byte),
-    /// [`LineError::Parse`] with the [`EventError`] for JSON that is not an
-    /// event a client reads.
+    /// [`EventLineError::NotJson`] for a line that is not JSON (with the
+    /// byte), [`EventLineError::NotAnEvent`] with the [`EventError`] for
+    /// JSON that is not an event a client reads.
     pub fn from_slice(line: &[u8]) -> Result<Event, EventLineError> {
         if let Some(event) = plain_delta(line) {
             return Ok(event);
@@ -524,9 +517,12 @@ fn tree_of(value: &serde_json::Value) -> Json<'_> {
 impl crate::revision::sealed::Sealed for Event {}
 
 /// Events go through the same framing, limit and line numbers as
-/// commands: [`EventReader`] is the commands' reader with `Event` filled in.
-impl crate::revision::Revision for Event {
+/// commands: [`EventReader`] is the commands' reader with `Event` filled
+/// in, and its errors are the event direction's own.
+impl crate::revision::Message for Event {
     type ParseError = EventError;
+    type LineError = EventLineError;
+    type ReadError = EventReadError;
 
     #[inline]
     fn decode_line(line: &[u8]) -> Result<Event, EventLineError> {
@@ -542,9 +538,10 @@ impl crate::revision::Revision for Event {
 /// Reads events from a [`BufRead`](io::BufRead), one per line, as a
 /// controller reads an engine's stdout: the framing, line limit and line
 /// numbers of `CommandReader`. Every line that is not an event (not JSON,
-/// not UTF-8, over the limit, or JSON but no event) is an error item, and
-/// reading goes on, as upstream's clients skip what they cannot read; only
-/// a failed read ends the stream.
+/// not UTF-8, over the limit, or JSON but no event) is an error item
+/// ([`EventReadError`]), and reading goes on, as upstream's clients skip
+/// what they cannot read: log it and take the next item. Only a failed
+/// read ([`EventReadError::Io`]) ends the stream.
 ///
 /// ```
 /// use serve_command::v2::{Event, EventReader};
