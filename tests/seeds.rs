@@ -354,7 +354,7 @@ fn event_fields(event: &Event) -> (u8, Vec<Field<'_>>) {
             body,
             ..
         } => (19, vec![Str(id), Str(tool_name), Str(detail), Opt(body)]),
-        Event::ApprovalResolved { id, outcome, .. } => (20, vec![Str(id), Str(outcome)]),
+        Event::ApprovalResolved { id, outcome, .. } => (20, vec![Str(id), Str(outcome.as_str())]),
         Event::SteerApplied {
             kind,
             content,
@@ -362,7 +362,11 @@ fn event_fields(event: &Event) -> (u8, Vec<Field<'_>>) {
             ..
         } => (
             21,
-            vec![Str(kind), Field::Content(content), Opt(submission_id)],
+            vec![
+                Str(kind.as_str()),
+                Field::Content(content),
+                Opt(submission_id),
+            ],
         ),
         Event::SteerDropped {
             content,
@@ -407,7 +411,7 @@ fn event_fields(event: &Event) -> (u8, Vec<Field<'_>>) {
             35,
             vec![
                 Str(id),
-                Str(status),
+                Str(status.as_str()),
                 Int(*steps),
                 Int(*prompt_tokens),
                 Int(*completion_tokens),

@@ -89,7 +89,7 @@ fn a_line_of_many_members_spills_to_one_vector() {
 
 #[test]
 fn writing_a_line_allocates_nothing() {
-    let event = Event::tool_result("c1", "shell", false, "a\n\"b\"", None::<String>);
+    let event = Event::tool_result("c1", "shell", "a\n\"b\"", None);
     let mut out = Vec::with_capacity(256);
     let measured = counting::allocations(|| event.write_line(&mut out));
     assert!(measured.out.is_ok());

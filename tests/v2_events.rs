@@ -4,7 +4,8 @@
 
 use serde_json::Value;
 use serve_command::v2::{
-    Event, EventError, EventLineError as LineError, EventReadError, EventReader,
+    AppliedSteerKind, ApprovalOutcome, Event, EventError, EventLineError as LineError,
+    EventReadError, EventReader, SteerKind, SubrunStatus,
 };
 
 const VECTORS: &str = include_str!("vectors/events.jsonl");
@@ -325,4 +326,142 @@ fn a_job_state_is_terminal_once_the_job_has_ended() {
     ] {
         assert_eq!(state.is_terminal(), terminal, "{state:?}");
     }
+}
+
+/// The string fields upstream names a closed set for read as their named
+/// variant, any other string as `Other`, and write back byte for byte.
+#[test]
+fn open_set_fields_are_typed_and_keep_any_other_string() {
+    let rows: &[(&str, Event, &str)] = &[
+        (
+            r#"{"event":"approval_resolved","id":"a","outcome":"allowed_once"}"#,
+            Event::approval_resolved("a", ApprovalOutcome::AllowedOnce),
+            r#"{"event":"approval_resolved","id":"a","outcome":"allowed_once"}"#,
+        ),
+        (
+            r#"{"event":"approval_resolved","id":"a","outcome":"cancelled"}"#,
+            Event::approval_resolved("a", ApprovalOutcome::Cancelled),
+            r#"{"event":"approval_resolved","id":"a","outcome":"cancelled"}"#,
+        ),
+        (
+            r#"{"event":"approval_resolved","id":"a","outcome":"unavailable"}"#,
+            Event::approval_resolved("a", ApprovalOutcome::Other("unavailable".into())),
+            r#"{"event":"approval_resolved","id":"a","outcome":"unavailable"}"#,
+        ),
+        // A steer receipt without `kind` is a prompt steer's.
+        (
+            r#"{"event":"steer_applied","content":"go"}"#,
+            Event::steer_applied(SteerKind::Prompt, "go", None),
+            r#"{"event":"steer_applied","kind":"prompt","content":"go"}"#,
+        ),
+        (
+            r#"{"event":"steer_applied","kind":"command","content":"/diff","submission_id":"s"}"#,
+            Event::steer_applied(AppliedSteerKind::Command, "/diff", Some("s".to_owned())),
+            r#"{"event":"steer_applied","kind":"command","content":"/diff","submission_id":"s"}"#,
+        ),
+        (
+            r#"{"event":"steer_applied","kind":"Prompt","content":"go"}"#,
+            Event::steer_applied(AppliedSteerKind::Other("Prompt".into()), "go", None),
+            r#"{"event":"steer_applied","kind":"Prompt","content":"go"}"#,
+        ),
+        (
+            r#"{"event":"subrun_finished","id":"s1","status":"timed_out","steps":2,"prompt_tokens":5,"completion_tokens":1}"#,
+            Event::subrun_finished("s1", SubrunStatus::TimedOut)
+                .steps(2)
+                .tokens(5, 1)
+                .build(),
+            r#"{"event":"subrun_finished","id":"s1","status":"timed_out","steps":2,"prompt_tokens":5,"completion_tokens":1}"#,
+        ),
+        (
+            r#"{"event":"subrun_finished","id":"s1","status":"exploded","steps":0,"prompt_tokens":0,"completion_tokens":0,"unaccounted":"no result"}"#,
+            Event::subrun_finished("s1", SubrunStatus::Other("exploded".into()))
+                .unaccounted("no result")
+                .build(),
+            r#"{"event":"subrun_finished","id":"s1","status":"exploded","steps":0,"prompt_tokens":0,"completion_tokens":0,"unaccounted":"no result"}"#,
+        ),
+    ];
+    for (line, event, written) in rows {
+        assert_eq!(
+            Event::from_slice(line.as_bytes()).as_ref(),
+            Ok(event),
+            "{line}"
+        );
+        assert_eq!(event.to_string(), *written, "{line}");
+    }
+}
+
+/// An `Other` holding a named string is that named value: equal, and
+/// hashed alike, as the wire cannot tell them apart.
+#[test]
+fn an_open_set_value_is_its_wire_string() {
+    use std::collections::HashSet;
+    assert_eq!(
+        ApprovalOutcome::Other("rejected".into()),
+        ApprovalOutcome::Rejected
+    );
+    assert_ne!(
+        ApprovalOutcome::Other("Rejected".into()),
+        ApprovalOutcome::Rejected
+    );
+    let set: HashSet<_> = [
+        ApprovalOutcome::Rejected,
+        ApprovalOutcome::Other("rejected".into()),
+    ]
+    .into();
+    assert_eq!(set.len(), 1);
+    let names: Vec<(SubrunStatus, &str)> = [
+        "captured",
+        "no_report",
+        "max_steps",
+        "context_yield",
+        "timed_out",
+        "failed",
+        "cancelled",
+        "later",
+    ]
+    .iter()
+    .map(|s| (SubrunStatus::from(*s), *s))
+    .collect();
+    for (status, wire) in &names {
+        assert_eq!(status.as_str(), *wire);
+        assert_eq!(status.to_string(), *wire);
+    }
+    assert!(matches!(names[3].0, SubrunStatus::ContextYield));
+    assert!(matches!(names[7].0, SubrunStatus::Other(ref s) if s == "later"));
+    assert_eq!(ApprovalOutcome::from(true), ApprovalOutcome::AllowedOnce);
+    assert_eq!(ApprovalOutcome::from(false), ApprovalOutcome::Rejected);
+    assert_eq!(
+        AppliedSteerKind::from(SteerKind::Command),
+        AppliedSteerKind::Command
+    );
+    assert_eq!(
+        AppliedSteerKind::from("prompt".to_owned()),
+        AppliedSteerKind::Prompt
+    );
+}
+
+/// The events of more than four fields: each built by name, with the
+/// fields left unset at their zero.
+#[test]
+fn the_builders_write_every_field() {
+    assert_eq!(
+        Event::workflow_started("w", "/j", "/e").build().to_string(),
+        r#"{"event":"workflow_started","id":"w","journal":"/j","events":"/e","first_child":0,"child_count":0}"#
+    );
+    assert_eq!(
+        Event::from(Event::workflow_started("w", "/j", "/e").children(-1, 7)).to_string(),
+        r#"{"event":"workflow_started","id":"w","journal":"/j","events":"/e","first_child":-1,"child_count":7}"#
+    );
+    assert_eq!(
+        Event::from(Event::subrun_finished("s", "failed")).to_string(),
+        r#"{"event":"subrun_finished","id":"s","status":"failed","steps":0,"prompt_tokens":0,"completion_tokens":0}"#
+    );
+    assert_eq!(
+        Event::tool_error("c", "t", "boom", Some("b".to_owned())).to_string(),
+        r#"{"event":"tool_result","tool_call_id":"c","tool_name":"t","is_error":true,"content":"boom","brief":"b"}"#
+    );
+    assert_eq!(
+        Event::tool_result("c", "t", "ok", None).to_string(),
+        r#"{"event":"tool_result","tool_call_id":"c","tool_name":"t","is_error":false,"content":"ok","brief":null}"#
+    );
 }

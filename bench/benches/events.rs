@@ -599,7 +599,7 @@ fn tool_result_mib() -> Event {
         }
     }
     text.truncate(MIB);
-    Event::tool_result("call_7f3a9c2e41b8d605", "run_shell", false, text, None)
+    Event::tool_result("call_7f3a9c2e41b8d605", "run_shell", text, None)
 }
 
 fn fill(template: &str, rng: &mut Rng, names: &[&str], n: usize) -> String {

@@ -30,7 +30,7 @@ use common::*;
 use serde_json::Value;
 use serve_command::v2::{
     Content, ContentPart, Event, Image, JobEventKind, JobRecord, JobState, JobStopOutcome,
-    JsonText, PredictionOutcome, Usage,
+    JsonText, PredictionOutcome, SubrunStatus, Usage,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -850,8 +850,8 @@ fn shapes() -> Vec<Shape> {
                 fd("brief", NullStr, "A short summary of the result, if the tool gave one."),
             ],
             examples: vec![
-                Event::tool_result("c1", "shell", false, "ok", text_or("ran")),
-                Event::tool_result("c1", "shell", true, "", None::<String>),
+                Event::tool_result("c1", "shell", "ok", text_or("ran")),
+                Event::tool_error("c1", "shell", "", None),
             ],
         },
         Shape {
@@ -1022,8 +1022,8 @@ fn shapes() -> Vec<Shape> {
                 fd("unaccounted", OmitStr, "Why the counts may fall short of the child's spend; absent, they are the child's own account."),
             ],
             examples: vec![
-                Event::subrun_finished("s1", "captured", 3, 100, 20, None::<String>),
-                Event::subrun_finished("s1", "cancelled", 0, 0, 0, text_or("no result")),
+                Event::subrun_finished("s1", SubrunStatus::Captured).steps(3).tokens(100, 20).build(),
+                Event::subrun_finished("s1", SubrunStatus::Cancelled).unaccounted("no result").build(),
             ],
         },
         Shape {
@@ -1037,7 +1037,7 @@ fn shapes() -> Vec<Shape> {
                 fd("first_child", Int, "The first reserved child ordinal: the run's child sessions are `<parent>-sr-N` for N from `first_child` below `first_child + child_count`."),
                 f("child_count", Int),
             ],
-            examples: vec![Event::workflow_started("w1", "/j.jsonl", "/e.jsonl", 4, 2)],
+            examples: vec![Event::workflow_started("w1", "/j.jsonl", "/e.jsonl").children(4, 2).build()],
         },
         Shape {
             name: "WorkflowFinished",

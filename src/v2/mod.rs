@@ -54,8 +54,9 @@ pub use self::error::ParseError;
 #[cfg(feature = "tokio")]
 pub use self::event::EventCodec;
 pub use self::event::{
-    CommandErrorCause, Event, EventError, EventLineError, EventReadError, EventReader,
-    JobEventKind, JobRecord, JobState, JobStopOutcome, JsonText, PredictionOutcome, Refusal, Usage,
+    AppliedSteerKind, ApprovalOutcome, CommandErrorCause, Event, EventError, EventLineError,
+    EventReadError, EventReader, JobEventKind, JobRecord, JobState, JobStopOutcome, JsonText,
+    PredictionOutcome, Refusal, SubrunFinishedBuilder, SubrunStatus, Usage, WorkflowStartedBuilder,
 };
 pub use self::image::{Image, ImageError, MAX_BASE64_LEN, MAX_IMAGE_BYTES};
 pub use crate::v1::SteerKind;

@@ -2,8 +2,8 @@
 //! answers, and why, is on [`MockEngine`]).
 
 use crate::v2::{
-    Command, CommandReader, Content, Event, JobStopOutcome, PredictionOutcome, ReadError,
-    SteerKind, Usage,
+    ApprovalOutcome, Command, CommandReader, Content, Event, JobStopOutcome, PredictionOutcome,
+    ReadError, SteerKind, Usage,
 };
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -458,7 +458,11 @@ impl<W: Write> Engine<W> {
                 content,
                 submission_id,
                 ..
-            } => self.emit(&Event::steer_applied("command", content, submission_id)),
+            } => self.emit(&Event::steer_applied(
+                SteerKind::Command,
+                content,
+                submission_id,
+            )),
             // A prompt steer with no turn to land in: upstream never turns
             // it into a prompt, and drops it for the controller to resend.
             Command::Steer {
@@ -467,7 +471,7 @@ impl<W: Write> Engine<W> {
                 ..
             } => self.emit(&Event::steer_dropped(content, submission_id)),
             Command::GoalSet { text, .. } => self.emit(&Event::goal_updated(Some(text))),
-            Command::GoalClear => self.emit(&Event::goal_updated(None::<String>)),
+            Command::GoalClear => self.emit(&Event::goal_updated(None)),
             Command::Compact => {
                 let to = self.turns_run;
                 self.emit(&Event::compaction_started(0, to))?;
@@ -623,30 +627,30 @@ impl<W: Write> Engine<W> {
     /// for the turn's end.
     fn resume(&mut self, settled: Settled) -> io::Result<()> {
         let waiting = self.waiting.take().expect("a turn waits");
-        let (outcome, is_error, result) = match settled {
-            Settled::Allowed => ("allowed_once", false, "ok"),
-            Settled::Rejected => ("rejected", true, "the user rejected this action"),
+        let (outcome, tool_output) = match settled {
+            Settled::Allowed => (ApprovalOutcome::AllowedOnce, Ok("ok")),
+            Settled::Rejected => (
+                ApprovalOutcome::Rejected,
+                Err("the user rejected this action"),
+            ),
             Settled::Withdrawn => (
-                "cancelled",
-                true,
-                "no answer: the controller closed its input",
+                ApprovalOutcome::Cancelled,
+                Err("no answer: the controller closed its input"),
             ),
         };
         self.emit(&Event::approval_resolved(waiting.id.as_str(), outcome))?;
-        self.emit(&Event::tool_result(
-            waiting.call_id,
-            waiting.ask.tool_name,
-            is_error,
-            result,
-            None::<String>,
-        ))?;
+        let (call_id, tool) = (waiting.call_id, waiting.ask.tool_name);
+        self.emit(&match tool_output {
+            Ok(result) => Event::tool_result(call_id, tool, result, None),
+            Err(error) => Event::tool_error(call_id, tool, error, None),
+        })?;
         for input in waiting.queued {
             match input {
                 Queued::Steer {
                     kind,
                     content,
                     submission_id,
-                } => self.emit(&Event::steer_applied(kind.as_str(), content, submission_id))?,
+                } => self.emit(&Event::steer_applied(kind, content, submission_id))?,
                 Queued::Goal(goal) => self.emit(&Event::goal_updated(goal))?,
             }
         }
@@ -659,7 +663,10 @@ impl<W: Write> Engine<W> {
     /// inputs queued for it settle as at an idle boundary.
     fn cancel(&mut self) -> io::Result<()> {
         let waiting = self.waiting.take().expect("a turn waits");
-        self.emit(&Event::approval_resolved(waiting.id.as_str(), "cancelled"))?;
+        self.emit(&Event::approval_resolved(
+            waiting.id.as_str(),
+            ApprovalOutcome::Cancelled,
+        ))?;
         self.emit(&Event::agent_aborted("interrupted"))?;
         for input in waiting.queued {
             match input {
@@ -667,7 +674,11 @@ impl<W: Write> Engine<W> {
                     kind: SteerKind::Command,
                     content,
                     submission_id,
-                } => self.emit(&Event::steer_applied("command", content, submission_id))?,
+                } => self.emit(&Event::steer_applied(
+                    SteerKind::Command,
+                    content,
+                    submission_id,
+                ))?,
                 Queued::Steer {
                     content,
                     submission_id,

@@ -34,6 +34,28 @@ impl Draw for String {
     }
 }
 
+/// The named strings of the open-set fields, each as often as any other
+/// string, so the named variants are drawn too.
+macro_rules! draw_names {
+    ($($Name:ident: [$($wire:literal),*]),* $(,)?) => {$(
+        impl Draw for crate::v2::event::$Name {
+            fn draw(u: &mut Unstructured<'_>) -> Result<crate::v2::event::$Name> {
+                if u.arbitrary()? {
+                    Ok((*u.choose(&[$($wire),*])?).into())
+                } else {
+                    Ok(String::draw(u)?.into())
+                }
+            }
+        }
+    )*};
+}
+
+draw_names! {
+    AppliedSteerKind: ["prompt", "command"],
+    ApprovalOutcome: ["allowed_once", "rejected", "cancelled"],
+    SubrunStatus: ["captured", "no_report", "max_steps", "context_yield", "timed_out", "failed", "cancelled"],
+}
+
 impl Draw for Option<String> {
     fn draw(u: &mut Unstructured<'_>) -> Result<Option<String>> {
         u.arbitrary()

@@ -9,18 +9,22 @@
 
 #[cfg(feature = "arbitrary")]
 mod arbitrary;
+mod build;
 mod command_error;
 mod error;
 mod jobs;
 mod json_text;
+mod names;
 mod rules;
 mod serde;
 mod write;
 
+pub use self::build::{SubrunFinishedBuilder, WorkflowStartedBuilder};
 pub use self::command_error::{CommandErrorCause, Refusal};
 pub use self::error::{EventError, EventLineError, EventReadError};
 pub use self::jobs::{JobEventKind, JobRecord, JobState, JobStopOutcome, PredictionOutcome, Usage};
 pub use self::json_text::JsonText;
+pub use self::names::{AppliedSteerKind, ApprovalOutcome, SubrunStatus};
 
 use self::rules::{required, text};
 use self::write::WriteValue;
@@ -45,7 +49,7 @@ macro_rules! read_field {
     };
     // Absent or not a string: the default.
     ($obj:ident, $event:expr, $field:ident, $ty:ty, default = $d:literal) => {
-        text($obj, stringify!($field)).unwrap_or_else(|| $d.to_owned())
+        text($obj, stringify!($field)).map_or_else(|| <$ty>::from($d), <$ty>::from)
     };
 }
 
@@ -73,12 +77,27 @@ macro_rules! serialize_field {
     };
 }
 
+/// An event's constructor, named as its wire name: each field `impl Into`
+/// its type, at most four of them; an event with more is built
+/// (`[builder]`) by hand in `build.rs`.
+macro_rules! constructor {
+    ([builder] $($rest:tt)*) => {};
+    ($(#[$m:meta])* $Variant:ident $name:ident { $( $field:ident : $ty:ty ),* }) => {
+        $(#[$m])*
+        #[must_use]
+        pub fn $name($( $field: impl Into<$ty> ),*) -> Event {
+            const { assert!([$(stringify!($field)),*].len() <= 4, "at most four positional arguments: make it a [builder]") };
+            Event::$Variant { $( $field: $field.into(), )* }
+        }
+    };
+}
+
 macro_rules! events {
     (
         units { $( $(#[$um:meta])* $Unit:ident = $uname:ident, )* }
         structs { $(
             $(#[$m:meta])*
-            $Variant:ident = $name:ident {
+            $Variant:ident = $name:ident $([$build:ident])? {
                 $( $(#[$fm:meta])* $field:ident : $ty:ty $([$mode:ident $(= $d:literal)?])? ),* $(,)?
             }
         ),* $(,)? }
@@ -126,7 +145,7 @@ macro_rules! events {
             }
 
             $(
-                #[doc = concat!("`", stringify!($uname), "`.")]
+                $(#[$um])*
                 #[must_use]
                 pub fn $uname() -> Event {
                     Event::$Unit
@@ -134,12 +153,7 @@ macro_rules! events {
             )*
 
             $(
-                #[doc = concat!("`", stringify!($name), "`, its fields in the wire's order.")]
-                #[must_use]
-                #[allow(clippy::too_many_arguments)]
-                pub fn $name($( $field: impl Into<$ty> ),*) -> Event {
-                    Event::$Variant { $( $field: $field.into(), )* }
-                }
+                constructor! { $([$build])? $(#[$m])* $Variant $name { $( $field : $ty ),* } }
             )*
         }
 
@@ -195,68 +209,92 @@ macro_rules! events {
 
 events! {
     units {
-        /// The turn used every step it had.
+        /// The running turn used every step it was allowed.
         MaxStepsExhausted = max_steps_exhausted,
-        /// The goal is no longer blocked.
+        /// The goal that was blocked (`goal_blocked`) can go on.
         GoalUnblocked = goal_unblocked,
     }
     structs {
-        /// A background job started, changed, finished or failed.
+        /// A background job started, changed, finished or failed (`kind`), with
+        /// its whole record. Jobs belong to the session, not to a turn: an
+        /// engine writes this whenever a job changes, also between turns.
         JobChanged = job_changed {
             kind: JobEventKind,
             /// Boxed: a record is twenty fields, most events a few.
             job: Box<JobRecord>,
         },
-        /// The answer to a `predict` command.
+        /// The answer to a `predict` command, matched by `request_id`: the
+        /// prediction for the conversation at `source_sequence`, or why there
+        /// is none. Written whenever the prediction settles, also in the middle
+        /// of a turn.
         PredictionResult = prediction_result {
             request_id: String,
             /// Any `Int` (0 and below too, unlike the command's).
             source_sequence: i32,
             outcome: PredictionOutcome,
         },
-        /// The answer to a `jobs_snapshot` command.
+        /// The answer to a `jobs_snapshot` command, matched by `request_id`:
+        /// every background job the engine knows. Written at once, also in the
+        /// middle of a turn.
         JobsSnapshot = jobs_snapshot { request_id: String, jobs: Vec<JobRecord> },
-        /// The answer to a `job_stop` command.
+        /// The answer to a `job_stop` command, matched by `request_id`: how
+        /// stopping the job `job_id` of `generation` came out. Written at once,
+        /// also in the middle of a turn.
         JobStopResult = job_stop_result {
             request_id: String,
             generation: String,
             job_id: String,
             outcome: JobStopOutcome,
         },
-        /// The agent could not be set up.
+        /// The agent could not be set up, and why.
         AgentSetupFailed = agent_setup_failed { error: String },
-        /// A step of the turn began.
+        /// A step of the running turn began (`step` counts from 1): one
+        /// provider request and the tool calls it asks for.
         AgentStep = agent_step { step: i32 },
-        /// The provider request failed; attempt `attempt` of `max_attempts` is next.
+        /// The current step's provider request failed and attempt `attempt` of
+        /// `max_attempts` is about to be made, after a backoff. A controller
+        /// discards the failed attempt's live output. Transient: never stored
+        /// in the session.
         StreamRetry = stream_retry { attempt: i32, max_attempts: i32, reason: String },
-        /// The turn was aborted.
+        /// The running turn was interrupted (after a `cancel`, say) and ends
+        /// here without an answer: one of a turn's terminal events.
         AgentAborted = agent_aborted { reason: String },
-        /// The turn finished with an answer.
+        /// The running turn finished with its answer: one of a turn's terminal
+        /// events.
         AgentFinished = agent_finished { answer: String },
-        /// The turn failed.
+        /// The running turn failed, and why: one of a turn's terminal events.
         TurnFailed = turn_failed { error: String },
-        /// A fragment of the assistant's message, as it streams.
+        /// A fragment of the assistant's message as the provider streams it;
+        /// the whole message follows as `assistant_message`. Most of a turn's
+        /// lines.
         AssistantDelta = assistant_delta { content: String },
-        /// A fragment of the provider's reasoning.
+        /// A fragment of the provider's reasoning as it streams: high-volume
+        /// progress a controller may render or ignore; the whole reasoning
+        /// follows once as `reasoning_message`.
         ReasoningDelta = reasoning_delta { content: String },
-        /// The assistant's whole message.
+        /// The assistant's whole message for this step, once its stream ended.
         AssistantMessage = assistant_message { content: String },
-        /// The provider's whole reasoning.
+        /// The provider's whole reasoning for this step, stored with the
+        /// assistant's response.
         ReasoningMessage = reasoning_message { content: String },
-        /// Token counts.
+        /// The tokens the turn's provider requests spent so far.
         Usage = usage { usage: Usage },
-        /// A tool call's result; `brief` is written `null` when absent.
-        ToolResult = tool_result {
+        /// A tool call finished, and this is what it returned to the model
+        /// (`is_error`: it failed). `brief` is the tool's one-line summary,
+        /// written `null` when it gave none.
+        ToolResult = tool_result [builder] {
             tool_call_id: String,
             tool_name: String,
             is_error: bool,
             content: String,
             brief: Option<String> [null],
         },
-        /// A tool call whose arguments did not decode.
+        /// The model called a tool with arguments that did not decode.
         ToolCallDecodeError = tool_call_decode_error { tool_call_id: String, tool_name: String, error: String },
-        /// A tool asks for permission: the one event a controller must
-        /// answer (an `approval` command with this `id`).
+        /// A tool asks the controller for permission and is blocked until an
+        /// `approval` command with this `id` comes back: the one event a
+        /// controller must answer. `detail` says what would be granted, `body`
+        /// (written `null` when absent) what would run, verbatim.
         ApprovalRequested = approval_requested {
             id: String,
             tool_name: String,
@@ -264,98 +302,126 @@ events! {
             /// What would run, verbatim; written `null` when absent.
             body: Option<String> [null],
         },
-        /// How a requested approval settled.
-        ApprovalResolved = approval_resolved { id: String, outcome: String },
-        /// A steer was applied: `kind` is `"prompt"` when absent.
+        /// How a requested approval settled, also when it settled without the
+        /// controller's answer (the turn was interrupted, another controller
+        /// answered first). A controller uses it to retire the question it
+        /// shows.
+        ApprovalResolved = approval_resolved { id: String, outcome: ApprovalOutcome },
+        /// A steer reached the running turn (a `prompt` steer, at the turn's
+        /// next step) or the engine (a `command` steer); `submission_id` echoes
+        /// the steer's tag. A line without `kind` reads as `prompt`.
         SteerApplied = steer_applied {
-            kind: String [default = "prompt"],
+            kind: AppliedSteerKind [default = "prompt"],
             content: Content,
             submission_id: Option<String> [omit],
         },
-        /// A steer was dropped.
+        /// A steer arrived with no turn to deliver it to and was dropped;
+        /// `submission_id` echoes the steer's tag.
         SteerDropped = steer_dropped { content: Content, submission_id: Option<String> [omit] },
-        /// A notice from the background.
+        /// A notice from the engine's background work, for the controller to
+        /// show; not part of a turn.
         BackgroundNotice = background_notice { content: String },
-        /// The goal changed (`null`: cleared).
+        /// The goal changed (`null`: cleared). Written once a `goal` command is
+        /// applied, behind the work queued before it.
         GoalUpdated = goal_updated { goal: Option<String> [null] },
-        /// The goal is blocked.
+        /// The goal cannot go on, and why.
         GoalBlocked = goal_blocked { reason: String },
-        /// The goal's check.
+        /// The engine's check of whether the goal is met.
         GoalCheck = goal_check { content: String },
-        /// A reminder of the goal.
+        /// A reminder of the goal, given to the model.
         GoalReminder = goal_reminder { content: String },
-        /// The goal goes on, with `remaining` turns.
+        /// An armed `auto` goal is not met yet: the engine starts another turn
+        /// toward it, `remaining` turns left in its budget.
         GoalContinue = goal_continue { remaining: i32 },
-        /// The goal used its `turns`.
+        /// An armed `auto` goal used all of its `turns` without being met; the
+        /// engine starts no more turns for it.
         GoalBudgetExhausted = goal_budget_exhausted { turns: i32 },
-        /// A reminder of the plan.
+        /// A reminder of the plan, given to the model.
         PlanReminder = plan_reminder { content: String },
-        /// A compaction began.
+        /// A compaction of the conversation from `from_sequence` to
+        /// `to_sequence` began (a `compact` command's, run when no turn is).
         CompactionStarted = compaction_started { from_sequence: i32, to_sequence: i32 },
-        /// A compaction finished.
+        /// The compaction finished; `summary` replaces the compacted part.
         CompactionFinished = compaction_finished { from_sequence: i32, to_sequence: i32, summary: String },
-        /// A compaction failed (or was cancelled).
+        /// The compaction failed, or was cancelled by a `cancel`: how loudly to
+        /// show it is the controller's call.
         CompactionFailed = compaction_failed { error: String },
-        /// A nested sub-run began.
+        /// A nested sub-run (a review, an explore) began inside the turn; `id`
+        /// pairs it with its `subrun_finished`, `kind` names the surface,
+        /// `label` is a short display string.
         SubrunStarted = subrun_started { id: String, kind: String, label: String },
-        /// A nested sub-run finished; `unaccounted` is left out when absent.
-        SubrunFinished = subrun_finished {
+        /// A nested sub-run ended, on success, failure or cancellation alike,
+        /// written before the parent turn's own terminal event; `steps` and the
+        /// token counts are the child's spend, and `unaccounted` (left out when
+        /// absent) says why they may fall short of it.
+        SubrunFinished = subrun_finished [builder] {
             id: String,
-            status: String,
+            status: SubrunStatus,
             steps: i32,
             prompt_tokens: i32,
             completion_tokens: i32,
             unaccounted: Option<String> [omit],
         },
-        /// A workflow began.
-        WorkflowStarted = workflow_started {
+        /// An `mbtx` snippet started a workflow, a run that delegates to child
+        /// agents of its own: where it writes its journal and its launch
+        /// events, and the child ordinals it reserved.
+        WorkflowStarted = workflow_started [builder] {
             id: String,
             journal: String,
             events: String,
             first_child: i32,
             child_count: i32,
         },
-        /// A workflow finished.
+        /// The workflow `id` ended, on every exit of the snippet that owns it.
         WorkflowFinished = workflow_finished { id: String },
-        /// An automatic compaction began.
+        /// The engine began compacting the conversation on its own, with no
+        /// `compact` command.
         AutoCompactionStarted = auto_compaction_started { from_sequence: i32, to_sequence: i32 },
-        /// An automatic compaction finished.
+        /// The automatic compaction finished; `summary` replaces the compacted
+        /// part.
         AutoCompactionFinished = auto_compaction_finished { from_sequence: i32, to_sequence: i32, summary: String },
-        /// An automatic compaction failed.
+        /// The automatic compaction failed.
         AutoCompactionFailed = auto_compaction_failed { error: String },
-        /// The context yielded.
+        /// The context yielded at `to_sequence`, with `answer`.
         ContextYield = context_yield { to_sequence: i32, answer: String },
-        /// The session began; `workspace_root` is written `null` when absent.
+        /// The session began: its name and where it is stored; `workspace_root`
+        /// (written `null` when absent) postdates the event, so older engines
+        /// leave it out. Written at start-up.
         SessionStarted = session_started {
             session: String,
             session_root: String,
             workspace_root: Option<String> [null],
         },
-        /// The session failed.
+        /// The session could not be read or written.
         SessionError = session_error { error: String },
-        /// A workspace was created.
+        /// The engine created a workspace directory for the session.
         WorkspaceCreated = workspace_created { dir: String },
-        /// A command line the engine could not use, and why
-        /// ([`Event::command_error_cause`] reads the why).
+        /// A line the engine could not use, and why: not JSON, not a command,
+        /// or a command the engine declines ([`Event::command_error_cause`]
+        /// reads the why). Written at once for each such line, in order, also
+        /// in the middle of a turn; after a line that is not JSON the engine
+        /// reads no further command.
         CommandError = command_error { error: String },
-        /// The MCP configuration was ignored.
+        /// The MCP configuration was ignored, and why. Written at start-up.
         McpConfigIgnored = mcp_config_ignored { reason: String },
-        /// The MCP configuration could not be read.
+        /// The MCP configuration at `path` could not be read. Written at start-
+        /// up.
         McpConfigUnreadable = mcp_config_unreadable { path: String, error: String },
-        /// The MCP configuration is invalid.
+        /// The MCP configuration at `path` is invalid. Written at start-up.
         McpConfigInvalid = mcp_config_invalid { path: String, error: String },
-        /// MCP tools were registered.
+        /// MCP tools were registered: how many servers and tools, and the
+        /// tools' names. Written at start-up.
         McpToolsRegistered = mcp_tools_registered { servers: i32, tools: i32, names: Vec<String> },
         /// Two MCP servers offer a tool of one name.
         McpToolDuplicate = mcp_tool_duplicate { server: String, tool: String },
-        /// An MCP tool was renamed.
+        /// An MCP tool was renamed from `from` to `to`.
         McpToolRenamed = mcp_tool_renamed { from: String, to: String },
         /// An MCP server's tools were capped at `kept`.
         McpToolsCapped = mcp_tools_capped { server: String, kept: i32 },
-        /// An MCP server was skipped, over the cap.
+        /// An MCP server was skipped: the tool cap was already reached.
         McpServerSkippedOverCap = mcp_server_skipped_over_cap { server: String },
-        /// An MCP server could not be reached; `error` is `"unknown error"`
-        /// when absent.
+        /// An MCP server could not be reached: the spawn or transport error, a
+        /// handshake error or its timeout (`"unknown error"` when absent).
         McpConnectFailed = mcp_connect_failed { server: String, error: String [default = "unknown error"] },
         /// Listing an MCP server's tools failed.
         McpListToolsFailed = mcp_list_tools_failed { server: String, error: String },

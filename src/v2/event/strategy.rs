@@ -105,6 +105,26 @@ macro_rules! from_val {
     };
 }
 
+/// The open-set fields are strings on the wire: any string is one.
+macro_rules! from_str_val {
+    ($($ty:ty),*) => {$(
+        impl FromVal for $ty {
+            fn from_val(val: Val) -> Option<$ty> {
+                match val {
+                    Val::Str(s) => Some(s.into()),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+
+from_str_val!(
+    crate::v2::AppliedSteerKind,
+    crate::v2::ApprovalOutcome,
+    crate::v2::SubrunStatus
+);
+
 from_val! {
     String => Str,
     Option<String> => Opt,
