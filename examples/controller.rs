@@ -31,8 +31,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Command::steer(SteerKind::Command, "/diff"),
         Command::jobs_snapshot("req-1"),
         Command::job_stop("req-2", "g-1", "job-4"),
-        Command::goal_set("cargo test passes", true),
-        Command::approval("appr-7", true),
+        Command::goal_set_auto("cargo test passes"),
+        Command::allow("appr-7"),
         Command::GoalClear,
         Command::Cancel,
     ];

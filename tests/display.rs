@@ -50,7 +50,7 @@ fn v2_display_is_the_line_without_its_lf() {
             r#"{"command":"job_stop","request_id":"r1","generation":"g-1","job_id":"job.7"}"#,
         ),
         (
-            v2::Command::goal_set("ça \"marche\"\r\n\u{0}", true),
+            v2::Command::goal_set_auto("ça \"marche\"\r\n\u{0}"),
             "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"ça \\\"marche\\\"\\r\\n\\u0000\",\"auto\":true}",
         ),
         (

@@ -250,7 +250,7 @@ fn blank_is_only_tab_lf_cr_space() {
                 auto: false,
             };
             assert_eq!(v1.serve_refusal(), expected, "{text:?}");
-            let v2 = v2::Command::goal_set(text, true);
+            let v2 = v2::Command::goal_set_auto(text);
             assert_eq!(v2.serve_refusal(), expected, "{c:?}");
         }
     }
@@ -289,7 +289,7 @@ fn refusal_of_built_commands() {
         (steer(SteerKind::Command, vec![]), None),
         (steer(SteerKind::Prompt, vec![image()]), None),
         (v2::Command::prompt(Content::new(vec![image()])), None),
-        (v2::Command::goal_set("\r", false), Some(BLANK)),
+        (v2::Command::goal_set("\r"), Some(BLANK)),
         (v2::Command::GoalClear, None),
         (v2::Command::Compact, None),
     ] {

@@ -69,7 +69,7 @@ fn every_reader_error_reads_back_as_its_cause() {
 #[test]
 fn every_refusal_reads_back_as_its_cause() {
     let refusals = [
-        (Command::goal_set("  ", false), Refusal::BlankGoal),
+        (Command::goal_set("  "), Refusal::BlankGoal),
         (
             Command::steer(
                 serve_command::v2::SteerKind::Command,

@@ -178,7 +178,7 @@ fn a_controller_is_answered_line_by_line_over_a_socket() {
         next().to_line(),
         "{\"event\":\"jobs_snapshot\",\"request_id\":\"r1\",\"jobs\":[]}\n"
     );
-    Command::approval("approval-1", true)
+    Command::allow("approval-1")
         .write_line(&mut to_engine)
         .unwrap();
     let rest: Vec<String> = (0..7).map(|_| next().to_line()).collect();

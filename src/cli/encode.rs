@@ -306,9 +306,13 @@ fn v2(message: Message) -> output::Result<v2::Command> {
         ),
         Message::Compact => v2::Command::Compact,
         Message::Cancel => v2::Command::Cancel,
-        Message::Goal(Goal::Set { text, auto }) => v2::Command::goal_set(text_arg(text)?, auto),
+        Message::Goal(Goal::Set { text, auto }) if auto => {
+            v2::Command::goal_set_auto(text_arg(text)?)
+        }
+        Message::Goal(Goal::Set { text, .. }) => v2::Command::goal_set(text_arg(text)?),
         Message::Goal(Goal::Clear) => v2::Command::GoalClear,
-        Message::Approval { id, decision } => v2::Command::approval(id, decision.allow),
+        Message::Approval { id, decision } if decision.allow => v2::Command::allow(id),
+        Message::Approval { id, .. } => v2::Command::reject(id),
         Message::JobsSnapshot { request_id } => v2::Command::jobs_snapshot(request_id),
         Message::JobStop {
             request_id,

@@ -53,9 +53,9 @@ use std::fmt;
 ///     Command::Cancel,
 ///     Command::jobs_snapshot("r1"),
 ///     Command::job_stop("r2", "g1", "job-7"),
-///     Command::goal_set("ship it", true),
+///     Command::goal_set_auto("ship it"),
 ///     Command::GoalClear,
-///     Command::approval("a1", false),
+///     Command::reject("a1"),
 ///     Command::predict("p1", 7),
 ///     Command::cancel_prediction("p1"),
 /// ];
@@ -236,37 +236,68 @@ impl Command {
         }
     }
 
-    /// `goal` with `action` `set`: the goal `text`, `auto` arming
-    /// autonomous continuation toward it (written only when `true`).
+    /// `goal` with `action` `set`: the goal `text`, for the engine to keep
+    /// in view. [`Command::goal_set_auto`] also arms autonomous
+    /// continuation toward it.
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// assert_eq!(Command::goal_set("ship it").to_line(), "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"ship it\"}\n");
+    /// ```
+    #[must_use]
+    pub fn goal_set(text: impl Into<String>) -> Command {
+        Command::GoalSet {
+            text: text.into(),
+            auto: false,
+        }
+    }
+
+    /// `goal` with `action` `set` and `"auto":true`: the goal `text`, with
+    /// autonomous continuation armed, so the engine starts turns toward it
+    /// (`goal_continue`) until it is met or its budget is spent.
     ///
     /// ```
     /// use serve_command::v2::Command;
     /// assert_eq!(
-    ///     Command::goal_set("ship it", true).to_line(),
+    ///     Command::goal_set_auto("ship it").to_line(),
     ///     "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"ship it\",\"auto\":true}\n",
     /// );
-    /// assert_eq!(Command::goal_set("ship it", false).to_line(), "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"ship it\"}\n");
     /// ```
     #[must_use]
-    pub fn goal_set(text: impl Into<String>, auto: bool) -> Command {
+    pub fn goal_set_auto(text: impl Into<String>) -> Command {
         Command::GoalSet {
             text: text.into(),
-            auto,
+            auto: true,
         }
     }
 
-    /// `approval`: the answer to the `approval_requested` event `id`
-    /// ([`Command::ApprovalDecision`]).
+    /// `approval` allowing the tool call the `approval_requested` event `id`
+    /// asked about ([`Command::ApprovalDecision`], `"allow":true`).
     ///
     /// ```
     /// use serve_command::v2::Command;
-    /// assert_eq!(Command::approval("a1", true).to_line(), "{\"command\":\"approval\",\"id\":\"a1\",\"allow\":true}\n");
+    /// assert_eq!(Command::allow("a1").to_line(), "{\"command\":\"approval\",\"id\":\"a1\",\"allow\":true}\n");
     /// ```
     #[must_use]
-    pub fn approval(id: impl Into<String>, allow: bool) -> Command {
+    pub fn allow(id: impl Into<String>) -> Command {
         Command::ApprovalDecision {
             id: id.into(),
-            allow,
+            allow: true,
+        }
+    }
+
+    /// `approval` rejecting the tool call the `approval_requested` event
+    /// `id` asked about ([`Command::ApprovalDecision`], `"allow":false`).
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// assert_eq!(Command::reject("a1").to_line(), "{\"command\":\"approval\",\"id\":\"a1\",\"allow\":false}\n");
+    /// ```
+    #[must_use]
+    pub fn reject(id: impl Into<String>) -> Command {
+        Command::ApprovalDecision {
+            id: id.into(),
+            allow: false,
         }
     }
 

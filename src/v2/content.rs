@@ -134,6 +134,23 @@ impl Content {
             .collect()
     }
 
+    /// The image parts, in order.
+    ///
+    /// ```
+    /// use serve_command::v2::{Content, ContentPart, Image};
+    /// let png = Image::from_base64("image/png", "iVBORw0KGgo=")?;
+    /// let c = Content::new(vec![ContentPart::Text("see".into()), ContentPart::Image(png.clone())]);
+    /// assert_eq!(c.images().collect::<Vec<_>>(), [&png]);
+    /// assert_eq!(Content::from("no image").images().count(), 0);
+    /// # Ok::<(), serve_command::v2::ImageError>(())
+    /// ```
+    pub fn images(&self) -> impl Iterator<Item = &Image> + '_ {
+        self.iter().filter_map(|part| match part {
+            ContentPart::Image(image) => Some(image),
+            ContentPart::Text(_) => None,
+        })
+    }
+
     /// Whether every part is text (empty content is).
     #[must_use]
     pub fn is_text_only(&self) -> bool {

@@ -681,7 +681,7 @@ impl Command {
     /// assert_eq!(empty.serve_refusal(), None);
     /// let goal = Command::from_slice(br#"{"command":"goal","action":"set","text":"\t"}"#)?;
     /// assert_eq!(goal.serve_refusal(), Some("goal text must not be blank"));
-    /// assert_eq!(Command::goal_set("\u{3000}", true).serve_refusal(), None);
+    /// assert_eq!(Command::goal_set_auto("\u{3000}").serve_refusal(), None);
     /// # Ok::<(), serve_command::v2::LineError>(())
     /// ```
     #[must_use]
