@@ -2392,7 +2392,7 @@ fn decode_events_reads_an_engines_output() {
     );
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
-        "line 3: unknown event: fleet_started\nline 4: expected a JSON value at byte 0\n"
+        "line 3: unknown event: fleet_started\nline 4: not JSON: expected a JSON value at byte 0\n"
     );
     assert_eq!(
         stdout_of(&["decode", "--events", "--format", "verdict"], input.as_bytes(), 0),
