@@ -12,7 +12,7 @@ impl Event {
     ///
     /// ```
     /// use serve_command::v2::Event;
-    /// let event = Event::tool_result("call-1", "read_file", "fn main() {}", Some("1 line"));
+    /// let event = Event::tool_result("call-1", "read_file", "fn main() {}", Some("1 line".to_owned()));
     /// assert_eq!(
     ///     event.to_line(),
     ///     "{\"event\":\"tool_result\",\"tool_call_id\":\"call-1\",\"tool_name\":\"read_file\",\"is_error\":false,\"content\":\"fn main() {}\",\"brief\":\"1 line\"}\n",
