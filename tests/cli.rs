@@ -1685,6 +1685,8 @@ fn encode_revision_v2_writes_what_the_v2_encoder_writes() {
                 "s2",
                 "--image",
                 &png,
+                // The engine refuses a command steer with an image.
+                "--allow-refused",
             ],
             r#"{"command":"steer","kind":"command","content":[{"type":"text","text":"/diff"},{"type":"image","media_type":"image/png","data":"iVBORw0KGgo="}],"submission_id":"s2"}"#,
         ),
@@ -3036,4 +3038,107 @@ fn the_event_flags_say_what_they_do() {
             assert!(help.contains(text), "{sub} --help lacks {text:?}:\n{help}");
         }
     }
+}
+
+/// `encode` writes no line the engine would refuse (its serve policy, in
+/// both revisions): the `command_error` message on stderr, exit 1, so
+/// that `encode ... | engine` fails at the controller, not in the engine's
+/// answers. `--allow-refused` (before or after the command) writes it, to
+/// test an engine's refusals.
+#[test]
+fn encode_refuses_what_the_engine_would_refuse_unless_allowed() {
+    let dir = scratch("encode-serve-policy");
+    let png = dir.join("a.png");
+    std::fs::write(&png, PNG).unwrap();
+    let png = png.to_str().unwrap();
+    let refused = |message: &str| {
+        format!("serve-command: the engine would refuse this command: {message} (--allow-refused writes it anyway)\n")
+    };
+    let blank = refused("goal text must not be blank");
+    let steer_image = refused("command steering does not accept images");
+    let command_steer = "{\"command\":\"steer\",\"kind\":\"command\",\"content\":[{\"type\":\"text\",\"text\":\"/diff\"},{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}]}\n";
+    // (args, stdout, stderr, status)
+    let table: &[(&[&str], &str, &str, i32)] = &[
+        (&["encode", "goal", "set", "  "], "", &blank, 1),
+        (&["encode", "goal", "set", "", "--auto"], "", &blank, 1),
+        (&["--revision", "v1", "encode", "goal", "set", " \t"], "", &blank, 1),
+        (
+            &["encode", "steer", "/diff", "--kind", "command", "--image", png],
+            "",
+            &steer_image,
+            1,
+        ),
+        (
+            &["encode", "goal", "set", "  ", "--allow-refused"],
+            "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"  \"}\n",
+            "",
+            0,
+        ),
+        (
+            &["encode", "--allow-refused", "goal", "set", ""],
+            "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"\"}\n",
+            "",
+            0,
+        ),
+        (
+            &["--revision", "v1", "encode", "goal", "set", " \t", "--allow-refused"],
+            "{\"command\":\"goal\",\"action\":\"set\",\"text\":\" \\t\"}\n",
+            "",
+            0,
+        ),
+        (
+            &["encode", "steer", "/diff", "--kind", "command", "--image", png, "--allow-refused"],
+            command_steer,
+            "",
+            0,
+        ),
+        // What the engine runs is written as before: an ideographic space
+        // is not blank to it, and a prompt steer may carry an image.
+        (
+            &["encode", "goal", "set", "\u{3000}"],
+            "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"\u{3000}\"}\n",
+            "",
+            0,
+        ),
+        (
+            &["encode", "steer", "/diff", "--image", png],
+            "{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":[{\"type\":\"text\",\"text\":\"/diff\"},{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}]}\n",
+            "",
+            0,
+        ),
+        // A line no decoder takes back is still a usage error, allowed or not.
+        (
+            &["encode", "jobs-snapshot", "", "--allow-refused"],
+            "",
+            "serve-command: invalid background job command\n",
+            2,
+        ),
+        // An event has no serve policy: the flag would mean nothing.
+        (
+            &["encode", "event", "agent_step", "step=1", "--allow-refused"],
+            "",
+            "serve-command: --allow-refused is for commands: the engine's serve policy judges no events\n",
+            2,
+        ),
+    ];
+    for &(args, stdout, stderr, status) in table {
+        let out = run(args, b"");
+        assert_eq!(
+            (
+                String::from_utf8(out.stdout).unwrap().as_str(),
+                String::from_utf8(out.stderr).unwrap().as_str(),
+                out.status.code()
+            ),
+            (stdout, stderr, Some(status)),
+            "{args:?}"
+        );
+    }
+    // Written anyway, the line is the one the engine answers with its
+    // refusal.
+    let out = run(&["decode", "--serve-policy"], command_steer.as_bytes());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "{\"event\":\"command_error\",\"error\":\"command steering does not accept images\"}\n"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
