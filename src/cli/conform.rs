@@ -28,7 +28,7 @@ const EVENTS: &str = include_str!("../../tests/vectors/events.jsonl");
 ///
 /// Starts PROGRAM once, writes every vector's line to its stdin, each with a
 /// LF, closes it, and reads PROGRAM's stdout: one line per input line, in
-/// the line protocol of `decode --format verdict` (the reference oracle's):
+/// the line protocol of `decode --output verdict` (the reference oracle's):
 /// `OK <canonical line>`, `ERR <message>` (a LF or CR in the message
 /// written as `\n`, `\r`), or `NOTJSON`. A vector with `ok` expects `OK
 /// <ok>`; with `error`, `ERR <error>`; with `not_json`, `NOTJSON`. Vectors
@@ -48,7 +48,7 @@ const EVENTS: &str = include_str!("../../tests/vectors/events.jsonl");
 /// <refused>`. Without it, such a vector expects `OK <ok>`.
 ///
 /// With `--events`, PROGRAM is judged as a controller reads the engine's
-/// events, and speaks the line protocol of `decode --events --format
+/// events, and speaks the line protocol of `decode --events --output
 /// verdict` (the reference `oracle-events`'): `OK <line>` (the line
 /// upstream writes for the event read, without LF), `NONE` (JSON, but not
 /// an event a client reads) or `NOTJSON`. The built-in vectors are then
@@ -70,10 +70,10 @@ const EVENTS: &str = include_str!("../../tests/vectors/events.jsonl");
 /// given.
 #[derive(Args)]
 #[command(after_help = "Examples:
-  serve-command conform -- serve-command decode --format verdict
-  serve-command --revision v1 conform -- serve-command --revision v1 decode --format verdict
-  serve-command conform --serve-policy -- serve-command decode --serve-policy --format verdict
-  serve-command conform --events -- serve-command decode --events --format verdict
+  serve-command conform -- serve-command decode --output verdict
+  serve-command --revision v1 conform -- serve-command --revision v1 decode --output verdict
+  serve-command conform --serve-policy -- serve-command decode --serve-policy --output verdict
+  serve-command conform --events -- serve-command decode --events --output verdict
   serve-command conform --vectors more.jsonl --timeout 10 -- python3 my_impl.py --verdicts")]
 pub struct Conform {
     /// Vectors to run, in the format of the crate's tests/vectors/*.jsonl
