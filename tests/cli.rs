@@ -3186,3 +3186,96 @@ fn decode_output_is_wire_or_verdict() {
         assert!(!help.contains(unsaid), "says {unsaid:?}:\n{help}");
     }
 }
+
+/// `--exit-zero`: exit 0 whatever the verdicts, for a pipeline under `set
+/// -o pipefail` that only wants to see them; exit 2 still means a usage or
+/// I/O error, or a PROGRAM that misbehaves.
+#[test]
+fn exit_zero_ends_0_whatever_the_verdicts_but_not_on_errors() {
+    let dir = scratch("exit-zero");
+    let missing = dir.join("missing.jsonl");
+    let missing = missing.to_str().unwrap();
+    let vectors = dir.join("vectors.jsonl");
+    std::fs::write(&vectors, SMALL_VECTORS).unwrap();
+    let vectors = vectors.to_str().unwrap();
+    let commands = b"{\"command\":\"nap\"}\n";
+    let events = b"{\"event\":\"nap\"}\n";
+    let refusal = "{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}\n";
+    let disagreement = "vector 1: cancel\n  line:     \"{\\\"command\\\":\\\"cancel\\\"}\"\n  expected: OK {\"command\":\"cancel\"}\n  got:      NOTJSON\n\
+        vector 2: a LF in the name\n  line:     \"{\\\"command\\\":\\\"a\\\\nb\\\"}\"\n  expected: ERR unknown command: a\\nb\n  got:      NOTJSON\n\
+        vector 6\n  line:     \"[]\"\n  expected: ERR expected a {\"command\": ...} object\n  got:      NOTJSON\n\
+        1/4 vectors agree\n";
+    let skipped = "skipped vector 5 (a LF between tokens): its line holds a LF, which the line protocol cannot carry\n";
+    let notjson = script(&dir, "notjson", "sed 's/.*/NOTJSON/'");
+    let dies = script(&dir, "dies", "cat >/dev/null; exit 3");
+    let dies_said =
+        format!("{skipped}serve-command: {dies} exited with status 3 (after 0 of 4 lines)\n");
+    /// (args, stdin, stdout, stderr, status)
+    type Case<'a> = (&'a [&'a str], &'a [u8], &'a str, &'a str, i32);
+    let table: &[Case] = &[
+        (&["decode"], commands, refusal, "", 1),
+        (&["decode", "--exit-zero"], commands, refusal, "", 0),
+        (
+            &["decode", "--events"],
+            events,
+            "",
+            "line 1: unknown event: nap\n",
+            1,
+        ),
+        (
+            &["decode", "--events", "--exit-zero"],
+            events,
+            "",
+            "line 1: unknown event: nap\n",
+            0,
+        ),
+        (
+            &["decode", "--exit-zero", missing],
+            b"",
+            "",
+            &format!("serve-command: {missing}: No such file or directory\n"),
+            2,
+        ),
+        (
+            &["conform", "--vectors", vectors, "--", &notjson],
+            b"",
+            disagreement,
+            skipped,
+            1,
+        ),
+        (
+            &[
+                "conform",
+                "--exit-zero",
+                "--vectors",
+                vectors,
+                "--",
+                &notjson,
+            ],
+            b"",
+            disagreement,
+            skipped,
+            0,
+        ),
+        (
+            &["conform", "--exit-zero", "--vectors", vectors, "--", &dies],
+            b"",
+            "",
+            &dies_said,
+            2,
+        ),
+    ];
+    for &(args, stdin, stdout, stderr, status) in table {
+        let out = run(args, stdin);
+        assert_eq!(
+            (
+                String::from_utf8(out.stdout).unwrap().as_str(),
+                String::from_utf8(out.stderr).unwrap().as_str(),
+                out.status.code()
+            ),
+            (stdout, stderr, Some(status)),
+            "{args:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

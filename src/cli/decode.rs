@@ -41,8 +41,10 @@ use std::rc::Rc;
 ///
 /// Exit status: 0 when every line was a command or blank (with `--output
 /// verdict`: always, a refusal is a verdict), 1 when any line was refused,
-/// 2 on a usage or I/O error. When stdout is closed early (`| head -1`) it
-/// stops reading and exits 0.
+/// 2 on a usage or I/O error. `--exit-zero` makes it 0 whatever the lines
+/// were (2 still means a usage or I/O error), for a pipeline under `set -o
+/// pipefail` that only wants the answers. When stdout is closed early (`|
+/// head -1`) it stops reading and exits 0.
 #[derive(Args)]
 #[command(after_help = "Examples:
   serve-command decode session.jsonl
@@ -87,6 +89,10 @@ pub struct Decode {
     /// `oracle-events` prints them.
     #[arg(long, conflicts_with = "serve_policy")]
     events: bool,
+    /// Exit 0 whatever the lines were, refused ones too (2 still means a
+    /// usage or I/O error).
+    #[arg(long)]
+    exit_zero: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -207,9 +213,9 @@ fn run_events(args: &Decode) -> output::Result<ExitCode> {
 }
 
 /// 1 when a line was refused, unless the output is verdicts (a refusal is
-/// then an answer, not a failure).
+/// then an answer, not a failure) or --exit-zero said so.
 fn exit_code(args: &Decode, refused: u64) -> ExitCode {
-    if refused > 0 && args.output == Output::Wire {
+    if refused > 0 && args.output == Output::Wire && !args.exit_zero {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
