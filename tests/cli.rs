@@ -2253,7 +2253,8 @@ fn conform_serve_policy_runs_the_engine_vectors() {
         assert_eq!(String::from_utf8(out.stderr).unwrap(), stderr, "{args:?}");
         assert_eq!(out.status.code(), Some(0), "{args:?}");
         // Without it in the PROGRAM: each refusal is a disagreement.
-        let args = [&conform[..], &decode].concat();
+        let conform_all = [&conform[..conform.len() - 1], &["--all", "--"]].concat();
+        let args = [&conform_all[..], &decode].concat();
         let out = run(&args, b"");
         let report = String::from_utf8(out.stdout).unwrap();
         assert_eq!(out.status.code(), Some(1), "{args:?}");
@@ -2540,7 +2541,7 @@ fn conform_events_passes_the_crate_itself_on_the_event_vectors() {
     assert_eq!(not_json, 36);
     let out = run(
         &[
-            "conform", "--events", "--", BIN, "decode", "--output", "verdict",
+            "conform", "--all", "--events", "--", BIN, "decode", "--output", "verdict",
         ],
         b"",
     );
@@ -2910,6 +2911,7 @@ fn corpus_events_writes_event_lines_and_their_outcomes() {
     report += "0/80 vectors agree\n";
     let args = [
         "conform",
+        "--all",
         "--events",
         "--vectors",
         vectors,
@@ -3277,5 +3279,60 @@ fn exit_zero_ends_0_whatever_the_verdicts_but_not_on_errors() {
             "{args:?}"
         );
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `conform` shows the first 20 disagreements, then how many more and the
+/// total: a PROGRAM wrong on every vector (`cat`: 603 of them, 2,400
+/// lines) no longer buries the count. `--all` shows every one.
+#[test]
+fn conform_shows_the_first_20_disagreements_unless_all() {
+    let dir = scratch("conform-cap");
+    let vector = "{\"line\":\"{\\\"command\\\":\\\"cancel\\\"}\",\"ok\":\"{\\\"command\\\":\\\"cancel\\\"}\"}\n";
+    let block = |n: usize| {
+        format!("vector {n}\n  line:     \"{{\\\"command\\\":\\\"cancel\\\"}}\"\n  expected: OK {{\"command\":\"cancel\"}}\n  got:      {{\"command\":\"cancel\"}}\n")
+    };
+    let blocks = |to: usize| (1..=to).map(block).collect::<String>();
+    // (vectors, --all, stdout)
+    let table: &[(usize, bool, String)] = &[
+        (20, false, format!("{}0/20 vectors agree\n", blocks(20))),
+        (
+            21,
+            false,
+            format!(
+                "{}and 1 more disagreement (21 in all; --all shows every one)\n0/21 vectors agree\n",
+                blocks(20)
+            ),
+        ),
+        (
+            25,
+            false,
+            format!(
+                "{}and 5 more disagreements (25 in all; --all shows every one)\n0/25 vectors agree\n",
+                blocks(20)
+            ),
+        ),
+        (25, true, format!("{}0/25 vectors agree\n", blocks(25))),
+    ];
+    for (count, all, stdout) in table {
+        let vectors = dir.join(format!("{count}.jsonl"));
+        std::fs::write(&vectors, vector.repeat(*count)).unwrap();
+        let mut args = vec!["conform", "--vectors", vectors.to_str().unwrap()];
+        if *all {
+            args.push("--all");
+        }
+        args.extend(["--", "cat"]);
+        assert_eq!(&stdout_of(&args, b"", 1), stdout, "{args:?}");
+    }
+    // The crate's own vectors, echoed back: none agrees.
+    let out = stdout_of(&["conform", "--", "cat"], b"", 1);
+    assert_eq!(out.matches("\n  got:      ").count(), 20, "{out}");
+    assert!(
+        out.ends_with("\nand 583 more disagreements (603 in all; --all shows every one)\n0/603 vectors agree\n"),
+        "{out}"
+    );
+    let out = stdout_of(&["conform", "--all", "--", "cat"], b"", 1);
+    assert_eq!(out.matches("\n  got:      ").count(), 603);
+    assert!(out.ends_with("\n0/603 vectors agree\n"));
     std::fs::remove_dir_all(&dir).unwrap();
 }

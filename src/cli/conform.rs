@@ -24,6 +24,11 @@ pub(crate) const SERVE_V2: &str = include_str!("../../tests/vectors/serve-v2.jso
 /// `oracle-events`' verdict. v2 only: v1 has no events.
 const EVENTS: &str = include_str!("../../tests/vectors/events.jsonl");
 
+/// How many disagreements the report shows without --all: enough to see
+/// a pattern, few enough that a PROGRAM wrong on every vector (hundreds)
+/// does not bury the count.
+const SHOWN: usize = 20;
+
 /// Run the conformance vectors through another implementation.
 ///
 /// Starts PROGRAM once, writes every vector's line to its stdin, each with a
@@ -59,16 +64,18 @@ const EVENTS: &str = include_str!("../../tests/vectors/events.jsonl");
 /// engine's policy judges commands).
 ///
 /// Prints on stdout each disagreement (the vector's number in the file, its
-/// `why`, its line, the expected and the given answer), then `N/M vectors
+/// `why`, its line, the expected and the given answer), the first 20 of
+/// them unless --all, then, when some were not shown, `and K more
+/// disagreements (D in all; --all shows every one)`, then `N/M vectors
 /// agree`, M the vectors sent.
 ///
 /// Exit status: 0 when every vector agrees, 1 when any disagrees (0 with
 /// --exit-zero, for a pipeline under `set -o pipefail` that only wants the
-/// report), 2 on a usage or I/O error, a vectors file that is not valid, or a PROGRAM that
-/// misbehaves: one that cannot be started, exits with a status other than
-/// 0 or by a signal, runs past --timeout or writes without end (more than
-/// 64 MiB; it is killed), or answers another number of lines than it was
-/// given.
+/// report), 2 on a usage or I/O error, a vectors file that is not valid,
+/// or a PROGRAM that misbehaves: one that cannot be started, exits with a
+/// status other than 0 or by a signal, runs past --timeout or writes
+/// without end (more than 64 MiB; it is killed), or answers another number
+/// of lines than it was given.
 #[derive(Args)]
 #[command(after_help = "Examples:
   serve-command conform -- serve-command decode --output verdict
@@ -90,6 +97,9 @@ pub struct Conform {
     /// `OK <line>`, `NONE` or `NOTJSON` as `oracle-events` does.
     #[arg(long, conflicts_with = "serve_policy")]
     events: bool,
+    /// Show every disagreement, not only the first 20.
+    #[arg(long)]
+    all: bool,
     /// Exit 0 whatever the vectors' agreement (2 still means a usage or
     /// I/O error, or a PROGRAM that misbehaves).
     #[arg(long)]
@@ -220,9 +230,14 @@ pub fn run(args: Conform, revision: Option<Revision>) -> output::Result<ExitCode
 
     let mut report = String::new();
     let mut agree = 0;
+    let mut disagree = 0;
     for (v, got) in sent.iter().zip(&answers) {
         if got.as_slice() == v.expected.as_bytes() {
             agree += 1;
+            continue;
+        }
+        disagree += 1;
+        if disagree > SHOWN && !args.all {
             continue;
         }
         report += &format!(
@@ -232,6 +247,15 @@ pub fn run(args: Conform, revision: Option<Revision>) -> output::Result<ExitCode
             v.expected,
             visible(got)
         );
+    }
+    if disagree > SHOWN && !args.all {
+        let more = disagree - SHOWN;
+        let noun = if more == 1 {
+            "disagreement"
+        } else {
+            "disagreements"
+        };
+        report += &format!("and {more} more {noun} ({disagree} in all; --all shows every one)\n");
     }
     report += &format!("{agree}/{} vectors agree\n", sent.len());
     let code = if agree == sent.len() || args.exit_zero {
