@@ -681,7 +681,7 @@ Commands:
   help          Print this message or the help of the given subcommand(s)
 
 Options:
-      --revision <REVISION>  Which revision of the wire to speak: v2 (default) or v1
+  -r, --revision <REVISION>  Which revision of the wire to speak: v2 (default) or v1
   -h, --help                 Print help
   -V, --version              Print version
 
@@ -3335,4 +3335,56 @@ fn conform_shows_the_first_20_disagreements_unless_all() {
     assert_eq!(out.matches("\n  got:      ").count(), 603);
     assert!(out.ends_with("\n0/603 vectors agree\n"));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The short flags rg and jq users reach for: `-r` (`--revision`, on
+/// every subcommand), and `decode`'s `-n` (`--line-numbers`) and `-o`
+/// (`--output`); each does what its long form does.
+#[test]
+fn short_flags_do_what_their_long_forms_do() {
+    let input = b"{\"command\":\"steer\",\"text\":\"x\"}\n\n{\"command\":\"nap\"}\n";
+    /// (short form, long form, stdin, stdout, status)
+    type Case<'a> = (&'a [&'a str], &'a [&'a str], &'a [u8], &'a str, i32);
+    let table: &[Case] = &[
+        (
+            &["-r", "v1", "encode", "prompt", "x"],
+            &["--revision", "v1", "encode", "prompt", "x"],
+            b"",
+            "{\"command\":\"prompt\",\"text\":\"x\"}\n",
+            0,
+        ),
+        (
+            &["encode", "prompt", "x", "-r", "v1"],
+            &["encode", "prompt", "x", "--revision", "v1"],
+            b"",
+            "{\"command\":\"prompt\",\"text\":\"x\"}\n",
+            0,
+        ),
+        (
+            &["decode", "-r", "v1", "-n", "-o", "verdict"],
+            &["decode", "--revision", "v1", "--line-numbers", "--output", "verdict"],
+            input,
+            "1\tOK {\"command\":\"steer\",\"kind\":\"prompt\",\"text\":\"x\"}\n2\tNOTJSON\n3\tERR unknown command: nap\n",
+            0,
+        ),
+        (
+            &["decode", "-n"],
+            &["decode", "--line-numbers"],
+            input,
+            "1\t{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":\"x\"}\n3\t{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}\n",
+            1,
+        ),
+    ];
+    for &(short, long, stdin, stdout, status) in table {
+        assert_eq!(stdout_of(short, stdin, status), stdout, "{short:?}");
+        assert_eq!(stdout_of(long, stdin, status), stdout, "{long:?}");
+    }
+    let help = stdout_of(&["decode", "--help"], b"", 0);
+    for holds in [
+        "\n  -r, --revision <REVISION>\n",
+        "\n  -n, --line-numbers\n",
+        "\n  -o, --output <KIND>\n",
+    ] {
+        assert!(help.contains(holds), "lacks {holds:?}:\n{help}");
+    }
 }

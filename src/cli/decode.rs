@@ -75,7 +75,7 @@ pub struct Decode {
     serve_policy: bool,
     /// Prefix each output line with its input line's number (from 1,
     /// blank lines counted) and a tab.
-    #[arg(long)]
+    #[arg(short = 'n', long)]
     line_numbers: bool,
     /// What to print for each line.
     // `--format` was its name: the alias keeps scripts working, hidden

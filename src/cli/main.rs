@@ -73,7 +73,7 @@ Examples:
 )]
 struct Cli {
     /// Which revision of the wire to speak: v2 (default) or v1.
-    #[arg(long, value_enum, global = true, hide_possible_values = true)]
+    #[arg(short, long, value_enum, global = true, hide_possible_values = true)]
     revision: Option<Revision>,
     #[command(subcommand)]
     command: Cmd,
