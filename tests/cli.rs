@@ -286,7 +286,7 @@ fn max_line_len_takes_sizes_a_person_writes() {
         ("1GiB", &none_refused),
     ];
     for (limit, verdicts) in table {
-        let args = ["decode", "--format", "verdict", "--max-line-len", limit];
+        let args = ["decode", "--output", "verdict", "--max-line-len", limit];
         assert_eq!(stdout_of(&args, input.as_bytes(), 0), *verdicts, "{limit}");
     }
     // The default, as it is written.
@@ -325,7 +325,7 @@ fn max_line_len_takes_sizes_a_person_writes() {
 }
 
 #[test]
-fn decode_format_verdict_answers_every_line_as_the_oracle_does() {
+fn decode_output_verdict_answers_every_line_as_the_oracle_does() {
     let input = concat!(
         "{\"command\" : \"cancel\", \"extra\": [1]}\n",
         "\n",
@@ -353,7 +353,7 @@ fn decode_format_verdict_answers_every_line_as_the_oracle_does() {
         "--revision",
         "v1",
         "decode",
-        "--format",
+        "--output",
         "verdict",
         "--max-line-len",
         "50",
@@ -367,16 +367,16 @@ fn decode_format_verdict_answers_every_line_as_the_oracle_does() {
         .collect();
     let args = [&args[..], &["--line-numbers"]].concat();
     assert_eq!(stdout_of(&args, input.as_bytes(), 0), numbered);
-    assert_eq!(stdout_of(&["decode", "--format", "verdict"], b"", 0), "");
+    assert_eq!(stdout_of(&["decode", "--output", "verdict"], b"", 0), "");
 }
 
 #[test]
 fn decode_answers_each_line_before_reading_the_next() {
     // A driver that writes a line and waits for its answer, as one drives
     // the reference oracle; blank lines included.
-    for format in ["events", "verdict"] {
+    for format in ["wire", "verdict"] {
         let mut child = Command::new(BIN)
-            .args(["decode", "--format", format])
+            .args(["decode", "--output", format])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -406,7 +406,7 @@ fn decode_answers_each_line_before_reading_the_next() {
         for &(line, event, verdict) in exchanges {
             stdin.write_all(line.as_bytes()).unwrap();
             stdin.flush().unwrap();
-            let answer = if format == "events" { event } else { verdict };
+            let answer = if format == "wire" { event } else { verdict };
             if answer.is_empty() {
                 continue; // A blank line has no event.
             }
@@ -681,7 +681,7 @@ Commands:
   help          Print this message or the help of the given subcommand(s)
 
 Options:
-      --revision <REVISION>  Which revision of the wire to speak: v2 (default) or v1
+  -r, --revision <REVISION>  Which revision of the wire to speak: v2 (default) or v1
   -h, --help                 Print help
   -V, --version              Print version
 
@@ -1067,7 +1067,7 @@ fn conform_passes_the_crate_itself_on_its_vectors() {
             "--revision",
             "v1",
             "decode",
-            "--format",
+            "--output",
             "verdict",
         ],
         b"",
@@ -1103,7 +1103,7 @@ fn conform_runs_a_corpus_file() {
         refused[0].contains(",\"refused\":\"goal text must not be blank\","),
         "{refused:?}"
     );
-    let decode = [BIN, "decode", "--format", "verdict"];
+    let decode = [BIN, "decode", "--output", "verdict"];
     let args = [&["conform", "--vectors", vectors, "--"][..], &decode].concat();
     assert_eq!(stdout_of(&args, b"", 0), "200/200 vectors agree\n");
     // And under the engine's policy, through a decoder under it.
@@ -1140,7 +1140,7 @@ fn conform_reports_each_disagreement_and_each_misbehaviour() {
     // (script name, body, stdout, stderr with {} for the script's path and
     // {skipped} for the note, status)
     let table: &[(&str, String, String, &str, i32)] = &[
-        ("crate", format!("exec '{BIN}' decode --format verdict"), "4/4 vectors agree\n".into(), skipped, 0),
+        ("crate", format!("exec '{BIN}' decode --output verdict"), "4/4 vectors agree\n".into(), skipped, 0),
         ("right", right.clone(), "4/4 vectors agree\n".into(), skipped, 0),
         (
             "one-wrong",
@@ -1151,7 +1151,7 @@ fn conform_reports_each_disagreement_and_each_misbehaviour() {
         ),
         (
             "crlf",
-            format!("'{BIN}' decode --format verdict | sed 's/$/\\r/'"),
+            format!("'{BIN}' decode --output verdict | sed 's/$/\\r/'"),
             "vector 1: cancel\n  line:     \"{\\\"command\\\":\\\"cancel\\\"}\"\n  expected: OK {\"command\":\"cancel\"}\n  got:      OK {\"command\":\"cancel\"}\\r\n\
                  vector 2: a LF in the name\n  line:     \"{\\\"command\\\":\\\"a\\\\nb\\\"}\"\n  expected: ERR unknown command: a\\nb\n  got:      ERR unknown command: a\\nb\\r\n\
                  vector 4: a BOM\n  line:     base64 77u/eyJjb21tYW5kIjoiY2FuY2VsIn0=\n  expected: NOTJSON\n  got:      NOTJSON\\r\n\
@@ -1337,7 +1337,7 @@ fn conform_kills_a_program_that_hangs() {
         ("reads-all", "cat >/dev/null; exec sleep 60".to_owned()),
         (
             "answers-then-waits",
-            format!("'{BIN}' decode --format verdict; exec sleep 60"),
+            format!("'{BIN}' decode --output verdict; exec sleep 60"),
         ),
     ];
     for (name, body) in table {
@@ -1537,10 +1537,10 @@ fn decode_revision_v2_answers_as_the_later_engine() {
         "NOTJSON\n",
         "OK {\"command\":\"goal\",\"action\":\"clear\"}\n",
     );
-    let args = ["decode", "--revision", "v2", "--format", "verdict"];
+    let args = ["decode", "--revision", "v2", "--output", "verdict"];
     assert_eq!(stdout_of(&args, V2_LINES.as_bytes(), 0), verdicts);
     // v2 is the default.
-    let args = ["decode", "--format", "verdict"];
+    let args = ["decode", "--output", "verdict"];
     assert_eq!(stdout_of(&args, V2_LINES.as_bytes(), 0), verdicts);
     let events = concat!(
         "{\"command\":\"prompt\",\"content\":\"a\"}\n",
@@ -1580,8 +1580,8 @@ fn decode_revision_v2_answers_as_the_later_engine() {
         "OK {\"command\":\"goal\",\"action\":\"clear\"}\n",
     );
     for args in [
-        &["decode", "--revision", "v1", "--format", "verdict"][..],
-        &["--revision", "v1", "decode", "--format", "verdict"],
+        &["decode", "--revision", "v1", "--output", "verdict"][..],
+        &["--revision", "v1", "decode", "--output", "verdict"],
     ] {
         assert_eq!(stdout_of(args, V2_LINES.as_bytes(), 0), v1, "{args:?}");
     }
@@ -1604,7 +1604,7 @@ fn decode_summary_counts_v2_commands_by_name() {
             "--revision",
             "v2",
             "--summary",
-            "--format",
+            "--output",
             "verdict",
         ],
         V2_LINES.as_bytes(),
@@ -1685,6 +1685,8 @@ fn encode_revision_v2_writes_what_the_v2_encoder_writes() {
                 "s2",
                 "--image",
                 &png,
+                // The engine refuses a command steer with an image.
+                "--allow-refused",
             ],
             r#"{"command":"steer","kind":"command","content":[{"type":"text","text":"/diff"},{"type":"image","media_type":"image/png","data":"iVBORw0KGgo="}],"submission_id":"s2"}"#,
         ),
@@ -1891,7 +1893,7 @@ fn conform_revision_v2_passes_the_crate_itself_on_the_v2_vectors() {
     assert_eq!(stderr, "");
     // The default revision, and said out loud on either side.
     for args in [
-        &["conform", "--", BIN, "decode", "--format", "verdict"][..],
+        &["conform", "--", BIN, "decode", "--output", "verdict"][..],
         &[
             "conform",
             "--revision",
@@ -1901,7 +1903,7 @@ fn conform_revision_v2_passes_the_crate_itself_on_the_v2_vectors() {
             "decode",
             "--revision",
             "v2",
-            "--format",
+            "--output",
             "verdict",
         ],
     ] {
@@ -1919,7 +1921,7 @@ fn conform_revision_v2_passes_the_crate_itself_on_the_v2_vectors() {
             "decode",
             "--revision",
             "v1",
-            "--format",
+            "--output",
             "verdict",
         ],
         b"",
@@ -1998,7 +2000,7 @@ fn corpus_and_dict_revision_v2() {
         "decode",
         "--revision",
         "v2",
-        "--format",
+        "--output",
         "verdict",
     ];
     assert_eq!(stdout_of(&args, b"", 0), "60/60 vectors agree\n");
@@ -2022,7 +2024,7 @@ fn corpus_and_dict_revision_v2() {
         "--revision",
         "v1",
         "decode",
-        "--format",
+        "--output",
         "verdict",
     ];
     assert_eq!(stdout_of(&args, b"", 0), "60/60 vectors agree\n");
@@ -2149,7 +2151,7 @@ fn decode_serve_policy_refuses_as_the_engine_does() {
     let input = SERVE_LINES.as_bytes();
     for &(revision, verdicts, events) in table {
         let policy = ["--revision", revision, "decode", "--serve-policy"];
-        let verdict = [&policy[..], &["--format", "verdict"]].concat();
+        let verdict = [&policy[..], &["--output", "verdict"]].concat();
         // A refusal is a verdict (exit 0), and a refused line (exit 1).
         assert_eq!(stdout_of(&verdict, input, 0), verdicts, "{revision}");
         assert_eq!(stdout_of(&policy, input, 1), events, "{revision}");
@@ -2163,7 +2165,7 @@ fn decode_serve_policy_refuses_as_the_engine_does() {
         );
     }
     // Without the flag the same commands are commands: the decoder's verdict.
-    let out = stdout_of(&["decode", "--format", "verdict"], input, 0);
+    let out = stdout_of(&["decode", "--output", "verdict"], input, 0);
     assert_eq!(
         out.lines().next(),
         Some("OK {\"command\":\"goal\",\"action\":\"set\",\"text\":\" \\t\"}")
@@ -2204,9 +2206,9 @@ fn decode_summary_counts_serve_refusals_apart() {
         "         1  steer\n",
     );
     let table: &[(&str, &str, i32, &str)] = &[
-        ("v1", "events", 1, v1),
+        ("v1", "wire", 1, v1),
         ("v1", "verdict", 0, v1),
-        ("v2", "events", 1, v2),
+        ("v2", "wire", 1, v2),
         ("v2", "verdict", 0, v2),
     ];
     for &(revision, format, status, summary) in table {
@@ -2216,7 +2218,7 @@ fn decode_summary_counts_serve_refusals_apart() {
             "decode",
             "--serve-policy",
             "--summary",
-            "--format",
+            "--output",
             format,
         ];
         let out = run(&args, SERVE_LINES.as_bytes());
@@ -2242,7 +2244,7 @@ fn conform_serve_policy_runs_the_engine_vectors() {
         let (stdout, stderr) = all_agree(vectors);
         assert_eq!(stdout, "155/155 vectors agree\n", "{revision}");
         assert_eq!(stderr, "", "{revision}");
-        let decode = [BIN, "--revision", revision, "decode", "--format", "verdict"];
+        let decode = [BIN, "--revision", revision, "decode", "--output", "verdict"];
         let conform = ["--revision", revision, "conform", "--serve-policy", "--"];
         // The crate, under the policy: every vector agrees.
         let args = [&conform[..], &decode, &["--serve-policy"]].concat();
@@ -2251,7 +2253,8 @@ fn conform_serve_policy_runs_the_engine_vectors() {
         assert_eq!(String::from_utf8(out.stderr).unwrap(), stderr, "{args:?}");
         assert_eq!(out.status.code(), Some(0), "{args:?}");
         // Without it in the PROGRAM: each refusal is a disagreement.
-        let args = [&conform[..], &decode].concat();
+        let conform_all = [&conform[..conform.len() - 1], &["--all", "--"]].concat();
+        let args = [&conform_all[..], &decode].concat();
         let out = run(&args, b"");
         let report = String::from_utf8(out.stdout).unwrap();
         assert_eq!(out.status.code(), Some(1), "{args:?}");
@@ -2370,7 +2373,7 @@ fn shell_refuses_a_revision() {
 
 /// `decode --events` reads an engine's stdout as a controller does: each
 /// event's line as upstream writes it, each other line's reason on stderr
-/// (exit 1); `--format verdict` is `oracle-events`' protocol, blank lines
+/// (exit 1); `--output verdict` is `oracle-events`' protocol, blank lines
 /// included.
 #[test]
 fn decode_events_reads_an_engines_output() {
@@ -2395,7 +2398,7 @@ fn decode_events_reads_an_engines_output() {
         "line 3: unknown event: fleet_started\nline 4: not JSON: expected a JSON value at byte 0\n"
     );
     assert_eq!(
-        stdout_of(&["decode", "--events", "--format", "verdict"], input.as_bytes(), 0),
+        stdout_of(&["decode", "--events", "--output", "verdict"], input.as_bytes(), 0),
         concat!(
             "OK {\"event\":\"agent_step\",\"step\":2}\n",
             "NOTJSON\n",
@@ -2507,7 +2510,7 @@ fn conform_events_passes_the_crate_itself_on_the_event_vectors() {
     assert_eq!(stderr, "");
     for args in [
         &[
-            "conform", "--events", "--", BIN, "decode", "--events", "--format", "verdict",
+            "conform", "--events", "--", BIN, "decode", "--events", "--output", "verdict",
         ][..],
         &[
             "--revision",
@@ -2520,7 +2523,7 @@ fn conform_events_passes_the_crate_itself_on_the_event_vectors() {
             "--revision",
             "v2",
             "--events",
-            "--format",
+            "--output",
             "verdict",
         ],
     ] {
@@ -2538,7 +2541,7 @@ fn conform_events_passes_the_crate_itself_on_the_event_vectors() {
     assert_eq!(not_json, 36);
     let out = run(
         &[
-            "conform", "--events", "--", BIN, "decode", "--format", "verdict",
+            "conform", "--all", "--events", "--", BIN, "decode", "--output", "verdict",
         ],
         b"",
     );
@@ -2567,7 +2570,7 @@ fn conform_events_reports_each_disagreement_and_each_misbehaviour() {
     let table: &[(&str, String, &str, &str, i32)] = &[
         (
             "crate",
-            format!("exec '{BIN}' decode --events --format verdict"),
+            format!("exec '{BIN}' decode --events --output verdict"),
             "4/4 vectors agree\n",
             "",
             0,
@@ -2608,7 +2611,7 @@ fn conform_events_reports_each_disagreement_and_each_misbehaviour() {
         ),
         (
             "command-decoder",
-            format!("exec '{BIN}' decode --format verdict"),
+            format!("exec '{BIN}' decode --output verdict"),
             concat!(
                 "vector 1: a whole double\n",
                 "  line:     \"{ \\\"step\\\": 2.0, \\\"event\\\": \\\"agent_step\\\" }\"\n",
@@ -2795,7 +2798,7 @@ fn conform_events_refuses_what_is_not_about_events() {
         "v2.jsonl",
         "{\"line\":\"{\\\"event\\\":\\\"nap\\\"}\",\"none\":true,\"revision\":\"v2\"}\n",
     );
-    let decode = [BIN, "decode", "--events", "--format", "verdict"];
+    let decode = [BIN, "decode", "--events", "--output", "verdict"];
     for conform in [
         &["conform", "--events", "--vectors", &v2_file, "--"][..],
         &[
@@ -2886,7 +2889,7 @@ fn corpus_events_writes_event_lines_and_their_outcomes() {
         BIN,
         "decode",
         "--events",
-        "--format",
+        "--output",
         "verdict",
     ];
     assert_eq!(stdout_of(&args, b"", 0), "80/80 vectors agree\n");
@@ -2908,6 +2911,7 @@ fn corpus_events_writes_event_lines_and_their_outcomes() {
     report += "0/80 vectors agree\n";
     let args = [
         "conform",
+        "--all",
         "--events",
         "--vectors",
         vectors,
@@ -3011,7 +3015,7 @@ fn the_event_flags_say_what_they_do() {
             &[
                 "      --events\n          Run event vectors: PROGRAM reads the engine's events, answering `OK <line>`, `NONE` or `NOTJSON` as `oracle-events` does\n",
                 "The built-in vectors are then the events' (events.jsonl); a vector with `ok` expects `OK <ok>`; with `none`, `NONE`; with `not_json`, `NOTJSON`.",
-                "\n  serve-command conform --events -- serve-command decode --events --format verdict\n",
+                "\n  serve-command conform --events -- serve-command decode --events --output verdict\n",
             ],
         ),
         (
@@ -3035,5 +3039,352 @@ fn the_event_flags_say_what_they_do() {
         for text in holds {
             assert!(help.contains(text), "{sub} --help lacks {text:?}:\n{help}");
         }
+    }
+}
+
+/// `encode` writes no line the engine would refuse (its serve policy, in
+/// both revisions): the `command_error` message on stderr, exit 1, so
+/// that `encode ... | engine` fails at the controller, not in the engine's
+/// answers. `--allow-refused` (before or after the command) writes it, to
+/// test an engine's refusals.
+#[test]
+fn encode_refuses_what_the_engine_would_refuse_unless_allowed() {
+    let dir = scratch("encode-serve-policy");
+    let png = dir.join("a.png");
+    std::fs::write(&png, PNG).unwrap();
+    let png = png.to_str().unwrap();
+    let refused = |message: &str| {
+        format!("serve-command: the engine would refuse this command: {message} (--allow-refused writes it anyway)\n")
+    };
+    let blank = refused("goal text must not be blank");
+    let steer_image = refused("command steering does not accept images");
+    let command_steer = "{\"command\":\"steer\",\"kind\":\"command\",\"content\":[{\"type\":\"text\",\"text\":\"/diff\"},{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}]}\n";
+    // (args, stdout, stderr, status)
+    let table: &[(&[&str], &str, &str, i32)] = &[
+        (&["encode", "goal", "set", "  "], "", &blank, 1),
+        (&["encode", "goal", "set", "", "--auto"], "", &blank, 1),
+        (&["--revision", "v1", "encode", "goal", "set", " \t"], "", &blank, 1),
+        (
+            &["encode", "steer", "/diff", "--kind", "command", "--image", png],
+            "",
+            &steer_image,
+            1,
+        ),
+        (
+            &["encode", "goal", "set", "  ", "--allow-refused"],
+            "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"  \"}\n",
+            "",
+            0,
+        ),
+        (
+            &["encode", "--allow-refused", "goal", "set", ""],
+            "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"\"}\n",
+            "",
+            0,
+        ),
+        (
+            &["--revision", "v1", "encode", "goal", "set", " \t", "--allow-refused"],
+            "{\"command\":\"goal\",\"action\":\"set\",\"text\":\" \\t\"}\n",
+            "",
+            0,
+        ),
+        (
+            &["encode", "steer", "/diff", "--kind", "command", "--image", png, "--allow-refused"],
+            command_steer,
+            "",
+            0,
+        ),
+        // What the engine runs is written as before: an ideographic space
+        // is not blank to it, and a prompt steer may carry an image.
+        (
+            &["encode", "goal", "set", "\u{3000}"],
+            "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"\u{3000}\"}\n",
+            "",
+            0,
+        ),
+        (
+            &["encode", "steer", "/diff", "--image", png],
+            "{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":[{\"type\":\"text\",\"text\":\"/diff\"},{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}]}\n",
+            "",
+            0,
+        ),
+        // A line no decoder takes back is still a usage error, allowed or not.
+        (
+            &["encode", "jobs-snapshot", "", "--allow-refused"],
+            "",
+            "serve-command: invalid background job command\n",
+            2,
+        ),
+        // An event has no serve policy: the flag would mean nothing.
+        (
+            &["encode", "event", "agent_step", "step=1", "--allow-refused"],
+            "",
+            "serve-command: --allow-refused is for commands: the engine's serve policy judges no events\n",
+            2,
+        ),
+    ];
+    for &(args, stdout, stderr, status) in table {
+        let out = run(args, b"");
+        assert_eq!(
+            (
+                String::from_utf8(out.stdout).unwrap().as_str(),
+                String::from_utf8(out.stderr).unwrap().as_str(),
+                out.status.code()
+            ),
+            (stdout, stderr, Some(status)),
+            "{args:?}"
+        );
+    }
+    // Written anyway, the line is the one the engine answers with its
+    // refusal.
+    let out = run(&["decode", "--serve-policy"], command_steer.as_bytes());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "{\"event\":\"command_error\",\"error\":\"command steering does not accept images\"}\n"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `decode`'s output option is `--output` (`-o`), `wire` or `verdict`:
+/// `--format events` read like the separate `--events` flag. `--format`
+/// and `events` stay as hidden aliases, for the scripts that use them.
+#[test]
+fn decode_output_is_wire_or_verdict() {
+    let input = b"{\"command\":\"cancel\"}\n\n{\"command\":\"nap\"}\n";
+    let wire = "{\"command\":\"cancel\"}\n{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}\n";
+    let verdict = "OK {\"command\":\"cancel\"}\nNOTJSON\nERR unknown command: nap\n";
+    // (args, stdout, status)
+    let table: &[(&[&str], &str, i32)] = &[
+        (&["decode"], wire, 1),
+        (&["decode", "--output", "wire"], wire, 1),
+        (&["decode", "-o", "wire"], wire, 1),
+        (&["decode", "--output", "verdict"], verdict, 0),
+        (&["decode", "-o", "verdict"], verdict, 0),
+        (&["decode", "--output=verdict"], verdict, 0),
+        (&["decode", "--format", "verdict"], verdict, 0),
+        (&["decode", "--format", "events"], wire, 1),
+        (&["decode", "--output", "events"], wire, 1),
+    ];
+    for &(args, stdout, status) in table {
+        assert_eq!(stdout_of(args, input, status), stdout, "{args:?}");
+    }
+    let out = run(&["decode", "-o", "json"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "error: invalid value 'json' for '--output <KIND>'\n  [possible values: wire, verdict]\n\nFor more information, try '--help'.\n"
+    );
+    // The help names the new option and values only.
+    let help = stdout_of(&["decode", "--help"], b"", 0);
+    for holds in [
+        "\n  -o, --output <KIND>\n          What to print for each line\n",
+        "\n          - wire:    The lines as an engine writes them:",
+        "\n          - verdict: The conformance line protocol:",
+        "[default: wire]",
+    ] {
+        assert!(help.contains(holds), "lacks {holds:?}:\n{help}");
+    }
+    for unsaid in ["--format", "- events", "[default: events]"] {
+        assert!(!help.contains(unsaid), "says {unsaid:?}:\n{help}");
+    }
+}
+
+/// `--exit-zero`: exit 0 whatever the verdicts, for a pipeline under `set
+/// -o pipefail` that only wants to see them; exit 2 still means a usage or
+/// I/O error, or a PROGRAM that misbehaves.
+#[test]
+fn exit_zero_ends_0_whatever_the_verdicts_but_not_on_errors() {
+    let dir = scratch("exit-zero");
+    let missing = dir.join("missing.jsonl");
+    let missing = missing.to_str().unwrap();
+    let vectors = dir.join("vectors.jsonl");
+    std::fs::write(&vectors, SMALL_VECTORS).unwrap();
+    let vectors = vectors.to_str().unwrap();
+    let commands = b"{\"command\":\"nap\"}\n";
+    let events = b"{\"event\":\"nap\"}\n";
+    let refusal = "{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}\n";
+    let disagreement = "vector 1: cancel\n  line:     \"{\\\"command\\\":\\\"cancel\\\"}\"\n  expected: OK {\"command\":\"cancel\"}\n  got:      NOTJSON\n\
+        vector 2: a LF in the name\n  line:     \"{\\\"command\\\":\\\"a\\\\nb\\\"}\"\n  expected: ERR unknown command: a\\nb\n  got:      NOTJSON\n\
+        vector 6\n  line:     \"[]\"\n  expected: ERR expected a {\"command\": ...} object\n  got:      NOTJSON\n\
+        1/4 vectors agree\n";
+    let skipped = "skipped vector 5 (a LF between tokens): its line holds a LF, which the line protocol cannot carry\n";
+    let notjson = script(&dir, "notjson", "sed 's/.*/NOTJSON/'");
+    let dies = script(&dir, "dies", "cat >/dev/null; exit 3");
+    let dies_said =
+        format!("{skipped}serve-command: {dies} exited with status 3 (after 0 of 4 lines)\n");
+    /// (args, stdin, stdout, stderr, status)
+    type Case<'a> = (&'a [&'a str], &'a [u8], &'a str, &'a str, i32);
+    let table: &[Case] = &[
+        (&["decode"], commands, refusal, "", 1),
+        (&["decode", "--exit-zero"], commands, refusal, "", 0),
+        (
+            &["decode", "--events"],
+            events,
+            "",
+            "line 1: unknown event: nap\n",
+            1,
+        ),
+        (
+            &["decode", "--events", "--exit-zero"],
+            events,
+            "",
+            "line 1: unknown event: nap\n",
+            0,
+        ),
+        (
+            &["decode", "--exit-zero", missing],
+            b"",
+            "",
+            &format!("serve-command: {missing}: No such file or directory\n"),
+            2,
+        ),
+        (
+            &["conform", "--vectors", vectors, "--", &notjson],
+            b"",
+            disagreement,
+            skipped,
+            1,
+        ),
+        (
+            &[
+                "conform",
+                "--exit-zero",
+                "--vectors",
+                vectors,
+                "--",
+                &notjson,
+            ],
+            b"",
+            disagreement,
+            skipped,
+            0,
+        ),
+        (
+            &["conform", "--exit-zero", "--vectors", vectors, "--", &dies],
+            b"",
+            "",
+            &dies_said,
+            2,
+        ),
+    ];
+    for &(args, stdin, stdout, stderr, status) in table {
+        let out = run(args, stdin);
+        assert_eq!(
+            (
+                String::from_utf8(out.stdout).unwrap().as_str(),
+                String::from_utf8(out.stderr).unwrap().as_str(),
+                out.status.code()
+            ),
+            (stdout, stderr, Some(status)),
+            "{args:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `conform` shows the first 20 disagreements, then how many more and the
+/// total: a PROGRAM wrong on every vector (`cat`: 603 of them, 2,400
+/// lines) no longer buries the count. `--all` shows every one.
+#[test]
+fn conform_shows_the_first_20_disagreements_unless_all() {
+    let dir = scratch("conform-cap");
+    let vector = "{\"line\":\"{\\\"command\\\":\\\"cancel\\\"}\",\"ok\":\"{\\\"command\\\":\\\"cancel\\\"}\"}\n";
+    let block = |n: usize| {
+        format!("vector {n}\n  line:     \"{{\\\"command\\\":\\\"cancel\\\"}}\"\n  expected: OK {{\"command\":\"cancel\"}}\n  got:      {{\"command\":\"cancel\"}}\n")
+    };
+    let blocks = |to: usize| (1..=to).map(block).collect::<String>();
+    // (vectors, --all, stdout)
+    let table: &[(usize, bool, String)] = &[
+        (20, false, format!("{}0/20 vectors agree\n", blocks(20))),
+        (
+            21,
+            false,
+            format!(
+                "{}and 1 more disagreement (21 in all; --all shows every one)\n0/21 vectors agree\n",
+                blocks(20)
+            ),
+        ),
+        (
+            25,
+            false,
+            format!(
+                "{}and 5 more disagreements (25 in all; --all shows every one)\n0/25 vectors agree\n",
+                blocks(20)
+            ),
+        ),
+        (25, true, format!("{}0/25 vectors agree\n", blocks(25))),
+    ];
+    for (count, all, stdout) in table {
+        let vectors = dir.join(format!("{count}.jsonl"));
+        std::fs::write(&vectors, vector.repeat(*count)).unwrap();
+        let mut args = vec!["conform", "--vectors", vectors.to_str().unwrap()];
+        if *all {
+            args.push("--all");
+        }
+        args.extend(["--", "cat"]);
+        assert_eq!(&stdout_of(&args, b"", 1), stdout, "{args:?}");
+    }
+    // The crate's own vectors, echoed back: none agrees.
+    let out = stdout_of(&["conform", "--", "cat"], b"", 1);
+    assert_eq!(out.matches("\n  got:      ").count(), 20, "{out}");
+    assert!(
+        out.ends_with("\nand 583 more disagreements (603 in all; --all shows every one)\n0/603 vectors agree\n"),
+        "{out}"
+    );
+    let out = stdout_of(&["conform", "--all", "--", "cat"], b"", 1);
+    assert_eq!(out.matches("\n  got:      ").count(), 603);
+    assert!(out.ends_with("\n0/603 vectors agree\n"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The short flags rg and jq users reach for: `-r` (`--revision`, on
+/// every subcommand), and `decode`'s `-n` (`--line-numbers`) and `-o`
+/// (`--output`); each does what its long form does.
+#[test]
+fn short_flags_do_what_their_long_forms_do() {
+    let input = b"{\"command\":\"steer\",\"text\":\"x\"}\n\n{\"command\":\"nap\"}\n";
+    /// (short form, long form, stdin, stdout, status)
+    type Case<'a> = (&'a [&'a str], &'a [&'a str], &'a [u8], &'a str, i32);
+    let table: &[Case] = &[
+        (
+            &["-r", "v1", "encode", "prompt", "x"],
+            &["--revision", "v1", "encode", "prompt", "x"],
+            b"",
+            "{\"command\":\"prompt\",\"text\":\"x\"}\n",
+            0,
+        ),
+        (
+            &["encode", "prompt", "x", "-r", "v1"],
+            &["encode", "prompt", "x", "--revision", "v1"],
+            b"",
+            "{\"command\":\"prompt\",\"text\":\"x\"}\n",
+            0,
+        ),
+        (
+            &["decode", "-r", "v1", "-n", "-o", "verdict"],
+            &["decode", "--revision", "v1", "--line-numbers", "--output", "verdict"],
+            input,
+            "1\tOK {\"command\":\"steer\",\"kind\":\"prompt\",\"text\":\"x\"}\n2\tNOTJSON\n3\tERR unknown command: nap\n",
+            0,
+        ),
+        (
+            &["decode", "-n"],
+            &["decode", "--line-numbers"],
+            input,
+            "1\t{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":\"x\"}\n3\t{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}\n",
+            1,
+        ),
+    ];
+    for &(short, long, stdin, stdout, status) in table {
+        assert_eq!(stdout_of(short, stdin, status), stdout, "{short:?}");
+        assert_eq!(stdout_of(long, stdin, status), stdout, "{long:?}");
+    }
+    let help = stdout_of(&["decode", "--help"], b"", 0);
+    for holds in [
+        "\n  -r, --revision <REVISION>\n",
+        "\n  -n, --line-numbers\n",
+        "\n  -o, --output <KIND>\n",
+    ] {
+        assert!(help.contains(holds), "lacks {holds:?}:\n{help}");
     }
 }

@@ -24,11 +24,16 @@ pub(crate) const SERVE_V2: &str = include_str!("../../tests/vectors/serve-v2.jso
 /// `oracle-events`' verdict. v2 only: v1 has no events.
 const EVENTS: &str = include_str!("../../tests/vectors/events.jsonl");
 
+/// How many disagreements the report shows without --all: enough to see
+/// a pattern, few enough that a PROGRAM wrong on every vector (hundreds)
+/// does not bury the count.
+const SHOWN: usize = 20;
+
 /// Run the conformance vectors through another implementation.
 ///
 /// Starts PROGRAM once, writes every vector's line to its stdin, each with a
 /// LF, closes it, and reads PROGRAM's stdout: one line per input line, in
-/// the line protocol of `decode --format verdict` (the reference oracle's):
+/// the line protocol of `decode --output verdict` (the reference oracle's):
 /// `OK <canonical line>`, `ERR <message>` (a LF or CR in the message
 /// written as `\n`, `\r`), or `NOTJSON`. A vector with `ok` expects `OK
 /// <ok>`; with `error`, `ERR <error>`; with `not_json`, `NOTJSON`. Vectors
@@ -48,7 +53,7 @@ const EVENTS: &str = include_str!("../../tests/vectors/events.jsonl");
 /// <refused>`. Without it, such a vector expects `OK <ok>`.
 ///
 /// With `--events`, PROGRAM is judged as a controller reads the engine's
-/// events, and speaks the line protocol of `decode --events --format
+/// events, and speaks the line protocol of `decode --events --output
 /// verdict` (the reference `oracle-events`'): `OK <line>` (the line
 /// upstream writes for the event read, without LF), `NONE` (JSON, but not
 /// an event a client reads) or `NOTJSON`. The built-in vectors are then
@@ -59,21 +64,24 @@ const EVENTS: &str = include_str!("../../tests/vectors/events.jsonl");
 /// engine's policy judges commands).
 ///
 /// Prints on stdout each disagreement (the vector's number in the file, its
-/// `why`, its line, the expected and the given answer), then `N/M vectors
+/// `why`, its line, the expected and the given answer), the first 20 of
+/// them unless --all, then, when some were not shown, `and K more
+/// disagreements (D in all; --all shows every one)`, then `N/M vectors
 /// agree`, M the vectors sent.
 ///
-/// Exit status: 0 when every vector agrees, 1 when any disagrees, 2 on a
-/// usage or I/O error, a vectors file that is not valid, or a PROGRAM that
-/// misbehaves: one that cannot be started, exits with a status other than
-/// 0 or by a signal, runs past --timeout or writes without end (more than
-/// 64 MiB; it is killed), or answers another number of lines than it was
-/// given.
+/// Exit status: 0 when every vector agrees, 1 when any disagrees (0 with
+/// --exit-zero, for a pipeline under `set -o pipefail` that only wants the
+/// report), 2 on a usage or I/O error, a vectors file that is not valid,
+/// or a PROGRAM that misbehaves: one that cannot be started, exits with a
+/// status other than 0 or by a signal, runs past --timeout or writes
+/// without end (more than 64 MiB; it is killed), or answers another number
+/// of lines than it was given.
 #[derive(Args)]
 #[command(after_help = "Examples:
-  serve-command conform -- serve-command decode --format verdict
-  serve-command --revision v1 conform -- serve-command --revision v1 decode --format verdict
-  serve-command conform --serve-policy -- serve-command decode --serve-policy --format verdict
-  serve-command conform --events -- serve-command decode --events --format verdict
+  serve-command conform -- serve-command decode --output verdict
+  serve-command --revision v1 conform -- serve-command --revision v1 decode --output verdict
+  serve-command conform --serve-policy -- serve-command decode --serve-policy --output verdict
+  serve-command conform --events -- serve-command decode --events --output verdict
   serve-command conform --vectors more.jsonl --timeout 10 -- python3 my_impl.py --verdicts")]
 pub struct Conform {
     /// Vectors to run, in the format of the crate's tests/vectors/*.jsonl
@@ -89,6 +97,13 @@ pub struct Conform {
     /// `OK <line>`, `NONE` or `NOTJSON` as `oracle-events` does.
     #[arg(long, conflicts_with = "serve_policy")]
     events: bool,
+    /// Show every disagreement, not only the first 20.
+    #[arg(long)]
+    all: bool,
+    /// Exit 0 whatever the vectors' agreement (2 still means a usage or
+    /// I/O error, or a PROGRAM that misbehaves).
+    #[arg(long)]
+    exit_zero: bool,
     /// Seconds PROGRAM may take for all the vectors before it is killed.
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = seconds)]
     timeout: Duration,
@@ -215,9 +230,14 @@ pub fn run(args: Conform, revision: Option<Revision>) -> output::Result<ExitCode
 
     let mut report = String::new();
     let mut agree = 0;
+    let mut disagree = 0;
     for (v, got) in sent.iter().zip(&answers) {
         if got.as_slice() == v.expected.as_bytes() {
             agree += 1;
+            continue;
+        }
+        disagree += 1;
+        if disagree > SHOWN && !args.all {
             continue;
         }
         report += &format!(
@@ -228,8 +248,17 @@ pub fn run(args: Conform, revision: Option<Revision>) -> output::Result<ExitCode
             visible(got)
         );
     }
+    if disagree > SHOWN && !args.all {
+        let more = disagree - SHOWN;
+        let noun = if more == 1 {
+            "disagreement"
+        } else {
+            "disagreements"
+        };
+        report += &format!("and {more} more {noun} ({disagree} in all; --all shows every one)\n");
+    }
     report += &format!("{agree}/{} vectors agree\n", sent.len());
-    let code = if agree == sent.len() {
+    let code = if agree == sent.len() || args.exit_zero {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -173,7 +173,7 @@ fn command_outcome<C: Summarized>(_line: &str, outcome: Result<C, String>) -> St
 /// reason as `why`; or `not_json` and its reason (the strategy writes
 /// JSON, but the decoder has the last word). The strategy's own predicted
 /// outcome is not used: the vectors hold what the crate's decoder says,
-/// as `decode --events --format verdict` answers.
+/// as `decode --events --output verdict` answers.
 fn event_outcome(line: &str, _predicted: Result<Event, EventError>) -> String {
     match Event::from_slice(line.as_bytes()) {
         Ok(event) => format!("\"ok\":{}", json(&event.to_string())),

@@ -22,7 +22,7 @@ use std::rc::Rc;
 /// the reference engine, which stops reading at a line that is not JSON,
 /// this goes on to the end of the input.
 ///
-/// With `--format verdict`, prints instead one line for every input line,
+/// With `--output verdict`, prints instead one line for every input line,
 /// blank ones included, in the line protocol that `conform` speaks (the
 /// reference oracle's): `OK <canonical line>`, `ERR <message>` (a LF or CR
 /// in the message written as `\n`, `\r`), or `NOTJSON` (a blank line too:
@@ -39,16 +39,18 @@ use std::rc::Rc;
 /// command, with a `command_error` event (`ERR <message>` as a verdict),
 /// and `--summary` counts it apart, as refused by the serve policy.
 ///
-/// Exit status: 0 when every line was a command or blank (with `--format
+/// Exit status: 0 when every line was a command or blank (with `--output
 /// verdict`: always, a refusal is a verdict), 1 when any line was refused,
-/// 2 on a usage or I/O error. When stdout is closed early (`| head -1`) it
-/// stops reading and exits 0.
+/// 2 on a usage or I/O error. `--exit-zero` makes it 0 whatever the lines
+/// were (2 still means a usage or I/O error), for a pipeline under `set -o
+/// pipefail` that only wants the answers. When stdout is closed early (`|
+/// head -1`) it stops reading and exits 0.
 #[derive(Args)]
 #[command(after_help = "Examples:
   serve-command decode session.jsonl
   serve-command decode --summary monday.jsonl tuesday.jsonl
   printf '{\"command\":\"cancel\"}\\n{\"command\":\"nap\"}\\n' | serve-command decode --summary
-  serve-command decode --format verdict < lines.txt
+  serve-command decode -o verdict < lines.txt
   serve-command encode prompt \"look\" --image shot.png | serve-command decode
   serve-command decode --revision v1 seed-session.jsonl")]
 pub struct Decode {
@@ -73,27 +75,37 @@ pub struct Decode {
     serve_policy: bool,
     /// Prefix each output line with its input line's number (from 1,
     /// blank lines counted) and a tab.
-    #[arg(long)]
+    #[arg(short = 'n', long)]
     line_numbers: bool,
     /// What to print for each line.
-    #[arg(long, value_enum, default_value_t = Format::Events)]
-    format: Format,
+    // `--format` was its name: the alias keeps scripts working, hidden
+    // because `--format events` read like `--events`.
+    #[arg(short, long, value_enum, value_name = "KIND", alias = "format", default_value_t = Output::Wire)]
+    output: Output,
     /// Read the engine's events instead, as a controller reads its stdout:
     /// each event's line as upstream writes it, each line that is not an
-    /// event's reason on stderr (exit 1 if any); with `--format verdict`,
+    /// event's reason on stderr (exit 1 if any); with `--output verdict`,
     /// `OK <line>`, `NONE` (JSON but not an event) or `NOTJSON`, as
     /// `oracle-events` prints them.
     #[arg(long, conflicts_with = "serve_policy")]
     events: bool,
+    /// Exit 0 whatever the lines were, refused ones too (2 still means a
+    /// usage or I/O error).
+    #[arg(long)]
+    exit_zero: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// What an engine writes: the canonical line or a `command_error`
-    /// event, nothing for a blank line.
-    Events,
+pub enum Output {
+    /// The lines as an engine writes them: the command's canonical line
+    /// or a `command_error` event, nothing for a blank line (with
+    /// --events: each event's line as upstream writes it).
+    // `events` was its name, under `--format`.
+    #[value(alias = "events")]
+    Wire,
     /// The conformance line protocol: `OK <line>`, `ERR <message>`,
-    /// `NOTJSON` or `TOOLONG`, one per input line.
+    /// `NOTJSON` or `TOOLONG`, one per input line (with --events: `OK
+    /// <line>`, `NONE`, `NOTJSON` or `TOOLONG`).
     Verdict,
 }
 
@@ -126,15 +138,11 @@ fn run_as<C: Summarized>(args: &Decode) -> output::Result<ExitCode> {
     if args.summary {
         output::to_stderr(&tally.report(args.serve_policy))?;
     }
-    Ok(if tally.refused > 0 && args.format == Format::Events {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(exit_code(args, tally.refused))
 }
 
 /// `--events`: the engine's output read as a controller reads it, each
-/// line's event written back as upstream writes it; with `--format
+/// line's event written back as upstream writes it; with `--output
 /// verdict`, `oracle-events`'s line protocol (`OK <line>`, `NONE`,
 /// `NOTJSON`, and `TOOLONG` over the limit).
 fn run_events(args: &Decode) -> output::Result<ExitCode> {
@@ -142,20 +150,20 @@ fn run_events(args: &Decode) -> output::Result<ExitCode> {
     let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
     let mut reasons: Vec<String> = Vec::new();
     each_line::<v2::Event>(args, |out, Number(file, number), line| {
-        if args.line_numbers && (args.format == Format::Verdict || !matches!(line, Line::Blank)) {
+        if args.line_numbers && (args.output == Output::Verdict || !matches!(line, Line::Blank)) {
             write!(out, "{}{number}\t", file.unwrap_or(""))?;
         }
         match line {
             Line::Blank => {
                 blank += 1;
-                if args.format == Format::Verdict {
+                if args.output == Output::Verdict {
                     out.write_all(b"NOTJSON\n")?;
                 }
             }
             Line::Decoded(Ok(event)) | Line::Refused(event, _) => {
                 events += 1;
                 *kinds.entry(event.name().to_owned()).or_default() += 1;
-                if args.format == Format::Verdict {
+                if args.output == Output::Verdict {
                     out.write_all(b"OK ")?;
                 }
                 event.write_line(&mut *out)?;
@@ -167,7 +175,7 @@ fn run_events(args: &Decode) -> output::Result<ExitCode> {
                     v2::EventReadError::NotJson { .. } => b"NOTJSON\n",
                     _ => b"NONE\n",
                 };
-                if args.format == Format::Verdict {
+                if args.output == Output::Verdict {
                     out.write_all(verdict)?;
                 } else {
                     reasons.push(format!("{}{error}\n", file.unwrap_or("")));
@@ -198,11 +206,17 @@ fn run_events(args: &Decode) -> output::Result<ExitCode> {
         }
         output::to_stderr(&report)?;
     }
-    Ok(if refused > 0 && args.format == Format::Events {
+    Ok(exit_code(args, refused))
+}
+
+/// 1 when a line was refused, unless the output is verdicts (a refusal is
+/// then an answer, not a failure) or --exit-zero said so.
+fn exit_code(args: &Decode, refused: u64) -> ExitCode {
+    if refused > 0 && args.output == Output::Wire && !args.exit_zero {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    })
+    }
 }
 
 /// A line that is not an event, grouped for the summary: the reason
@@ -434,29 +448,29 @@ fn write_line<C: Summarized>(
     Number(file, number): Number<'_>,
     line: &Line<C>,
 ) -> io::Result<()> {
-    if args.format == Format::Events && matches!(line, Line::Blank) {
+    if args.output == Output::Wire && matches!(line, Line::Blank) {
         return Ok(());
     }
     if args.line_numbers {
         write!(out, "{}{number}\t", file.unwrap_or(""))?;
     }
-    match (args.format, line) {
-        (Format::Events, Line::Blank) => Ok(()),
-        (Format::Events, Line::Decoded(Ok(command))) => command.encode_line(out),
-        (Format::Events, Line::Decoded(Err(error))) => out.write_all(error.event_line().as_bytes()),
-        (Format::Events, Line::Refused(command, _)) => {
+    match (args.output, line) {
+        (Output::Wire, Line::Blank) => Ok(()),
+        (Output::Wire, Line::Decoded(Ok(command))) => command.encode_line(out),
+        (Output::Wire, Line::Decoded(Err(error))) => out.write_all(error.event_line().as_bytes()),
+        (Output::Wire, Line::Refused(command, _)) => {
             let event = command.refusal_event_line().expect("a refused command");
             out.write_all(event.as_bytes())
         }
-        (Format::Verdict, Line::Refused(_, message)) => {
+        (Output::Verdict, Line::Refused(_, message)) => {
             writeln!(out, "ERR {}", escape_line_breaks(message))
         }
-        (Format::Verdict, Line::Decoded(Ok(command))) => {
+        (Output::Verdict, Line::Decoded(Ok(command))) => {
             out.write_all(b"OK ")?;
             command.encode_line(out)
         }
         (
-            Format::Verdict,
+            Output::Verdict,
             Line::Decoded(Err(ReadError::Line {
                 error: LineError::Parse(e),
                 ..
@@ -464,11 +478,11 @@ fn write_line<C: Summarized>(
         ) => {
             writeln!(out, "ERR {}", escape_line_breaks(&e.to_string()))
         }
-        (Format::Verdict, Line::Decoded(Err(ReadError::TooLong { .. }))) => {
+        (Output::Verdict, Line::Decoded(Err(ReadError::TooLong { .. }))) => {
             out.write_all(b"TOOLONG\n")
         }
         // Not JSON. (`ReadError::Io` ends `lines` before it gets here.)
-        (Format::Verdict, _) => out.write_all(b"NOTJSON\n"),
+        (Output::Verdict, _) => out.write_all(b"NOTJSON\n"),
     }
 }
 

@@ -1,13 +1,14 @@
 //! `encode`: one command, as the line a controller writes.
 
 use crate::output::{self, io_error, stdout_error, Failure};
-use crate::revision::Revision;
+use crate::revision::{Revision, Summarized};
 use clap::{Args, Subcommand, ValueEnum};
 use serve_command::v1::{Command, SteerKind};
 use serve_command::v2::{self, Content, ContentPart, Image, MAX_IMAGE_BYTES};
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 /// Encode one command as the line a controller writes (LF included).
 ///
@@ -20,7 +21,17 @@ use std::path::{Path, PathBuf};
 /// exist; `--revision v1` writes v1's `text` and refuses the rest.
 ///
 /// A line the revision's decoder would refuse (an empty request id, a bad
-/// job id, a source sequence of 0) is not written: its message is printed instead, with exit 2.
+/// job id, a source sequence of 0) is not written: its message is printed
+/// instead, with exit 2. Nor is a command the engine (`openseek serve`)
+/// would refuse, though it is well formed (a blank goal; in v2, a command
+/// steer with an image): `serve-command: the engine would refuse this
+/// command: <its command_error message> (--allow-refused writes it
+/// anyway)` on stderr, with exit 1. `--allow-refused` writes it, to test
+/// an engine's refusals.
+///
+/// Exit status: 0 when the line is written, 1 when the engine would
+/// refuse the command, 2 on a usage or I/O error or a line the decoder
+/// would refuse.
 #[derive(Args)]
 #[command(after_help = "Examples:
   serve-command encode prompt \"fix the build\" --submission-id sub-1
@@ -31,6 +42,11 @@ use std::path::{Path, PathBuf};
   serve-command encode predict p-1 42
   serve-command encode --revision v1 prompt \"fix it\"")]
 pub struct Encode {
+    /// Write the command even if the engine (`openseek serve`) would
+    /// refuse it (a blank goal; a command steer with an image), to test
+    /// an engine's refusals.
+    #[arg(long, global = true)]
+    allow_refused: bool,
     #[command(subcommand)]
     command: Message,
 }
@@ -179,20 +195,37 @@ pub enum Kind {
     Command,
 }
 
-pub fn run(args: Encode, revision: Revision) -> output::Result<()> {
-    let line =
-        match (revision, args.command) {
-            (Revision::V1, Message::Event { .. }) => return Err(Failure::Error(
+pub fn run(args: Encode, revision: Revision) -> output::Result<ExitCode> {
+    let line = match (revision, args.command) {
+        (_, Message::Event { .. }) if args.allow_refused => {
+            return Err(Failure::Error(
+                "--allow-refused is for commands: the engine's serve policy judges no events"
+                    .to_owned(),
+            ))
+        }
+        (Revision::V1, Message::Event { .. }) => {
+            return Err(Failure::Error(
                 "event needs --revision v2: the protocol's first revision is the command half only"
                     .to_owned(),
-            )),
-            (Revision::V2, Message::Event { name, fields }) => event_line(&name, &fields)?,
-            (revision, command) => encode_command(revision, command)?,
-        };
+            ))
+        }
+        (Revision::V2, Message::Event { name, fields }) => event_line(&name, &fields)?,
+        (revision, command) => match encode_command(revision, command)? {
+            Checked::Line(line) => line,
+            Checked::Refused(_, refusal) if args.allow_refused => refusal,
+            Checked::Refused(message, _) => {
+                output::to_stderr(&format!(
+                    "serve-command: the engine would refuse this command: {message} (--allow-refused writes it anyway)\n"
+                ))?;
+                return Ok(ExitCode::from(1));
+            }
+        },
+    };
     let mut out = io::stdout().lock();
     out.write_all(&line)
         .and_then(|()| out.flush())
-        .map_err(stdout_error)
+        .map_err(stdout_error)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// An event's line from its name and `FIELD=VALUE`s, decided by the event
@@ -217,23 +250,36 @@ fn event_line(name: &str, fields: &[String]) -> output::Result<Vec<u8>> {
 }
 
 /// A command's line, checked.
-fn encode_command(revision: Revision, command: Message) -> output::Result<Vec<u8>> {
+fn encode_command(revision: Revision, command: Message) -> output::Result<Checked> {
     match revision {
         Revision::V1 => checked(&v1(command)?),
         Revision::V2 => checked(&v2(command)?),
     }
 }
 
+/// A command's line the revision's decoder takes back, and whether the
+/// engine would run it.
+enum Checked {
+    /// The engine runs it.
+    Line(Vec<u8>),
+    /// Well formed, but the engine declines it: its message, and the line.
+    Refused(&'static str, Vec<u8>),
+}
+
 /// The command's line, if the revision's own decoder takes it back: the
 /// decoder holds the wire's rules (one rule set), so a line an engine would
-/// answer with `command_error` is refused here with that same message.
-fn checked<C: serve_command::generic::Revision>(command: &C) -> output::Result<Vec<u8>> {
+/// answer with `command_error` is refused here with that same message. The
+/// serve policy judges the command the engine would read, as decoded.
+fn checked<C: Summarized>(command: &C) -> output::Result<Checked> {
     let mut line = Vec::new();
     command
         .encode_line(&mut line)
         .expect("writing to a Vec cannot fail");
     match C::decode_line(&line) {
-        Ok(_) => Ok(line),
+        Ok(read) => Ok(match read.refusal() {
+            Some(message) => Checked::Refused(message, line),
+            None => Checked::Line(line),
+        }),
         Err(e) => Err(Failure::Error(e.to_string())),
     }
 }

@@ -73,7 +73,7 @@ Examples:
 )]
 struct Cli {
     /// Which revision of the wire to speak: v2 (default) or v1.
-    #[arg(long, value_enum, global = true, hide_possible_values = true)]
+    #[arg(short, long, value_enum, global = true, hide_possible_values = true)]
     revision: Option<Revision>,
     #[command(subcommand)]
     command: Cmd,
@@ -102,7 +102,7 @@ fn main() -> ExitCode {
     let revision = cli.revision.unwrap_or(Revision::V2);
     output::exit(match cli.command {
         Cmd::Decode(args) => decode::run(args, revision),
-        Cmd::Encode(args) => encode::run(args, revision).map(|()| ExitCode::SUCCESS),
+        Cmd::Encode(args) => encode::run(args, revision),
         Cmd::Conform(args) => conform::run(args, cli.revision),
         Cmd::Corpus(args) => corpus::run(args, revision).map(|()| ExitCode::SUCCESS),
         Cmd::Dict(args) => dict::run(args, revision).map(|()| ExitCode::SUCCESS),
