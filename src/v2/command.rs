@@ -24,7 +24,8 @@ use std::fmt;
 /// release must not break a user. So a command with fields is built with
 /// its constructor ([`Command::prompt`], [`Command::steer`],
 /// [`Command::jobs_snapshot`], [`Command::job_stop`],
-/// [`Command::goal_set`], [`Command::approval`], [`Command::predict`],
+/// [`Command::goal_set`], [`Command::goal_set_auto`], [`Command::allow`],
+/// [`Command::reject`], [`Command::predict`],
 /// [`Command::cancel_prediction`]; a tag with
 /// [`Command::tagged`]), a `match` has a wildcard arm, and a pattern of a
 /// variant with fields ends in `..`.
