@@ -44,6 +44,7 @@ mod event;
 mod image;
 mod rules;
 mod serde;
+pub mod serve;
 #[cfg(feature = "proptest")]
 pub mod strategy;
 mod value;

@@ -1,0 +1,16 @@
+//! The conversation, not only the lines: which command each event of an
+//! `openseek serve` session answers, and which turn it belongs to.
+//!
+//! Most lines of the serve protocol carry no id, so which command an
+//! event replies to is written down nowhere but in upstream's serve loop
+//! (`internal/openseek/serve/loop.mbt` @ 642262b0): one turn at a time in
+//! wire order, compactions queued behind a turn, requests answered by
+//! `request_id` at any time, every refused line answered by one
+//! `command_error` in order. [`Conversation`] holds those rules with no
+//! I/O: feed it the lines both ends write, in the order they cross, and it
+//! attributes each event. `docs/PROTOCOL.md` ("What answers what") gives
+//! each rule with the line of `loop.mbt` it rests on.
+
+mod model;
+
+pub use self::model::{Attribution, Conversation, Owed};

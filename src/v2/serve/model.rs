@@ -1,0 +1,562 @@
+//! The serve loop's bookkeeping, with no I/O: what an event answers and
+//! which turn it belongs to.
+//!
+//! The engine reads commands on one task and runs work on others, so an
+//! event says nothing of which commands the engine had read when it wrote
+//! it. The model therefore keeps what was sent and not yet answered, in
+//! wire order, and lets each event say what it can: a turn's first event
+//! starts the oldest queued prompt's turn (one at a time, in wire order), a
+//! reply takes the oldest unanswered command it can answer. Every rule, with
+//! the line of upstream's `loop.mbt` it rests on, is in `docs/PROTOCOL.md`.
+
+use crate::v2::{AppliedSteerKind, Command, CommandReader, Event, SteerKind};
+use std::collections::VecDeque;
+
+/// One `openseek serve` session, as the lines crossing its pipes show it.
+///
+/// Feed it every line the controller writes ([`Conversation::command`])
+/// and every line the engine writes on stdout ([`Conversation::event`]),
+/// in the order they cross (as `serve-command tap` logs them). Each event
+/// comes back with its [`Attribution`]: the command line it answers and
+/// the command line that started the turn it belongs to, by the same
+/// numbers the tap's log gives the lines (`n`, per direction, from 1, blank
+/// lines counted). [`Conversation::owed`] says what the engine still owes.
+///
+/// Commands are read as `openseek serve` reads them: a line that is not a
+/// command, or that serve's policy declines, is refused and owed one
+/// `command_error`; after a line that is not JSON (or over the line limit)
+/// the engine reads no further command, so later lines are owed nothing.
+///
+/// An event that fits no rule (a turn event with no turn running, a reply
+/// to a request never sent, a second terminal event) is attributed to
+/// nothing and carries a [`violation`](Attribution::violation); the model
+/// goes on. No input panics it.
+///
+/// ```
+/// use serve_command::v2::serve::Conversation;
+///
+/// let mut conversation = Conversation::new();
+/// let prompt = conversation.command(b"{\"command\":\"prompt\",\"content\":\"hi\"}\n");
+/// let jobs = conversation.command(b"{\"command\":\"jobs_snapshot\",\"request_id\":\"j1\"}\n");
+/// let step = conversation.event(b"{\"event\":\"agent_step\",\"step\":1}\n");
+/// assert_eq!((step.answers, step.turn), (None, Some(prompt)));
+/// // A reply in the middle of the turn belongs to no turn.
+/// let snapshot = conversation.event(b"{\"event\":\"jobs_snapshot\",\"request_id\":\"j1\",\"jobs\":[]}\n");
+/// assert_eq!((snapshot.answers, snapshot.turn), (Some(jobs), None));
+/// let end = conversation.event(b"{\"event\":\"agent_finished\",\"answer\":\"hello\"}\n");
+/// assert_eq!((end.answers, end.turn), (None, Some(prompt)));
+/// assert!(conversation.owed().is_empty());
+/// // The turn has ended: another terminal event fits no rule.
+/// let again = conversation.event(b"{\"event\":\"agent_finished\",\"answer\":\"hello\"}\n");
+/// assert_eq!(again.turn, None);
+/// assert_eq!(
+///     again.violation.as_deref(),
+///     Some("agent_finished with no turn running (the turn of command 1 ended at event 3)"),
+/// );
+/// ```
+#[derive(Debug, Default, Clone)]
+pub struct Conversation {
+    /// Lines seen so far in each direction.
+    commands: u64,
+    events: u64,
+    /// The engine stopped reading commands (a line that is not JSON).
+    stopped: bool,
+    /// Refused command lines not yet answered by a `command_error`.
+    refused: VecDeque<u64>,
+    /// Requests not yet answered, in wire order.
+    requests: Vec<Request>,
+    /// Steers not yet answered by `steer_applied` or `steer_dropped`.
+    steers: Vec<Steer>,
+    /// `goal` commands not yet answered by `goal_updated`.
+    goals: VecDeque<u64>,
+    /// `approval` commands not yet matched by an `approval_resolved`.
+    approvals: Vec<(String, u64)>,
+    /// `approval_requested` events not yet resolved.
+    asked: Vec<Asked>,
+    /// Prompts and compactions sent whose work has not started.
+    queue: VecDeque<Work>,
+    /// The work running, as the events show it.
+    running: Option<Work>,
+    /// The last work that ended, and the event that ended it.
+    ended: Option<(Work, u64)>,
+    /// `cancel` lines that may still hit work.
+    cancels: Vec<u64>,
+    /// The `goal` command whose `auto` arms the engine's own turns, unless
+    /// a later goal command replaced it.
+    auto_goal: Option<u64>,
+}
+
+/// The attribution of one line of the engine's stdout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Attribution {
+    /// The line's number among the engine's lines, from 1 (blank lines and
+    /// lines that are not events counted), as the tap's log numbers it.
+    pub n: u64,
+    /// The event's wire name; `None` for a line that is not an event.
+    pub event: Option<&'static str>,
+    /// The number of the command line this event replies to.
+    pub answers: Option<u64>,
+    /// The number of the command line that started the turn this event
+    /// belongs to: a `prompt`, or for a turn the engine started on its own
+    /// (`goal_continue`), the `goal` command with `auto` that armed it.
+    pub turn: Option<u64>,
+    /// Why the event fits no rule, when it does not; it is then attributed
+    /// to nothing.
+    pub violation: Option<String>,
+}
+
+/// What the engine still owes the controller, each by the number of the
+/// line owed, oldest first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Owed {
+    /// Refused command lines not yet answered by a `command_error`.
+    pub refused: Vec<u64>,
+    /// `jobs_snapshot`, `job_stop` and `predict` commands not yet answered.
+    pub requests: Vec<u64>,
+    /// Steers neither applied nor dropped yet.
+    pub steers: Vec<u64>,
+    /// `goal` commands not yet answered by `goal_updated`.
+    pub goals: Vec<u64>,
+    /// `approval_requested` events (by their number among the engine's
+    /// lines) that the controller has not answered and that have not
+    /// settled.
+    pub approvals: Vec<u64>,
+    /// The command line of the turn (or compaction) that is running and has
+    /// not ended.
+    pub running: Option<u64>,
+    /// Prompts and `compact` commands whose work has not started.
+    pub queued: Vec<u64>,
+}
+
+impl Owed {
+    /// Whether nothing is owed.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        *self == Owed::default()
+    }
+}
+
+/// The commands answered by `request_id`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    JobsSnapshot,
+    JobStop,
+    Predict,
+}
+
+impl Kind {
+    fn command(self) -> &'static str {
+        match self {
+            Kind::JobsSnapshot => "jobs_snapshot",
+            Kind::JobStop => "job_stop",
+            Kind::Predict => "predict",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Request {
+    kind: Kind,
+    id: String,
+    n: u64,
+}
+
+#[derive(Clone, Debug)]
+struct Steer {
+    kind: SteerKind,
+    id: Option<String>,
+    n: u64,
+}
+
+#[derive(Clone, Debug)]
+struct Asked {
+    id: String,
+    /// The `approval_requested` event's number.
+    n: u64,
+    turn: u64,
+}
+
+/// Work the engine runs one at a time, by the command line it belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Work {
+    Turn(u64),
+    Compaction(u64),
+}
+
+impl Work {
+    fn n(self) -> u64 {
+        match self {
+            Work::Turn(n) | Work::Compaction(n) => n,
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            Work::Turn(n) => format!("the turn of command {n}"),
+            Work::Compaction(n) => format!("the compaction of command {n}"),
+        }
+    }
+}
+
+/// What an event is, for attribution.
+enum Role<'a> {
+    CommandError,
+    Reply(Kind, &'a str),
+    Steer(Option<&'a AppliedSteerKind>, Option<&'a str>),
+    Goal,
+    Compaction(Phase),
+    ApprovalRequested(&'a str),
+    ApprovalResolved(&'a str),
+    Terminal { aborted: bool },
+    InTurn,
+    GoalContinue,
+    Other,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Started,
+    Finished,
+    Failed,
+}
+
+type Verdict = Result<(Option<u64>, Option<u64>), String>;
+
+impl Conversation {
+    /// A conversation before any line.
+    #[must_use]
+    pub fn new() -> Conversation {
+        Conversation::default()
+    }
+
+    /// The controller's next line (its LF optional), read as `openseek
+    /// serve` reads it; returns its number among the controller's lines.
+    pub fn command(&mut self, line: &[u8]) -> u64 {
+        self.commands += 1;
+        let n = self.commands;
+        if self.stopped {
+            // The engine never reads it: it is owed nothing.
+            return n;
+        }
+        match CommandReader::new(line).next() {
+            None => {}
+            Some(Err(error)) => {
+                self.refused.push_back(n);
+                self.stopped = error.is_stream_error();
+            }
+            Some(Ok(command)) if command.serve_refusal().is_some() => self.refused.push_back(n),
+            Some(Ok(command)) => self.read(n, command),
+        }
+        n
+    }
+
+    /// A command the engine acts on.
+    fn read(&mut self, n: u64, command: Command) {
+        let request = |kind, id: String| Request { kind, id, n };
+        match command {
+            Command::Prompt { .. } => self.queue.push_back(Work::Turn(n)),
+            Command::Compact => self.queue.push_back(Work::Compaction(n)),
+            Command::Cancel => self.cancels.push(n),
+            Command::Steer {
+                kind,
+                submission_id,
+                ..
+            } => self.steers.push(Steer {
+                kind,
+                id: submission_id,
+                n,
+            }),
+            Command::JobsSnapshot { request_id } => {
+                self.requests.push(request(Kind::JobsSnapshot, request_id));
+            }
+            Command::JobStop { request_id, .. } => {
+                self.requests.push(request(Kind::JobStop, request_id));
+            }
+            Command::Predict { request_id, .. } => {
+                self.requests.push(request(Kind::Predict, request_id));
+            }
+            Command::GoalSet { auto, .. } => {
+                self.goals.push_back(n);
+                self.auto_goal = auto.then_some(n);
+            }
+            Command::GoalClear => {
+                self.goals.push_back(n);
+                self.auto_goal = None;
+            }
+            Command::ApprovalDecision { id, .. } => self.approvals.push((id, n)),
+            // `cancel_prediction` is answered by the `predict` it cancels.
+            _ => {}
+        }
+    }
+
+    /// The engine's next stdout line (its LF optional): what it answers and
+    /// which turn it belongs to.
+    pub fn event(&mut self, line: &[u8]) -> Attribution {
+        self.events += 1;
+        let n = self.events;
+        let mut attribution = Attribution {
+            n,
+            event: None,
+            answers: None,
+            turn: None,
+            violation: None,
+        };
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        // A line that is not an event is stray output: nothing to attribute.
+        let Ok(event) = Event::from_slice(line) else {
+            return attribution;
+        };
+        attribution.event = Some(event.name());
+        match self.attribute(n, &event) {
+            Ok((answers, turn)) => {
+                attribution.answers = answers;
+                attribution.turn = turn;
+            }
+            Err(reason) => attribution.violation = Some(reason),
+        }
+        attribution
+    }
+
+    /// What the engine still owes, now.
+    #[must_use]
+    pub fn owed(&self) -> Owed {
+        Owed {
+            refused: self.refused.iter().copied().collect(),
+            requests: self.requests.iter().map(|r| r.n).collect(),
+            steers: self.steers.iter().map(|s| s.n).collect(),
+            goals: self.goals.iter().copied().collect(),
+            approvals: self
+                .asked
+                .iter()
+                .filter(|a| !self.approvals.iter().any(|(id, _)| *id == a.id))
+                .map(|a| a.n)
+                .collect(),
+            running: self.running.map(Work::n),
+            queued: self.queue.iter().map(|w| w.n()).collect(),
+        }
+    }
+
+    /// Attributes one event, changing nothing when it fits no rule.
+    fn attribute(&mut self, n: u64, event: &Event) -> Verdict {
+        let name = event.name();
+        match role(event) {
+            Role::CommandError => match self.refused.pop_front() {
+                Some(k) => Ok((Some(k), None)),
+                None => Err("a command_error with no refused line left to answer".to_owned()),
+            },
+            Role::Reply(kind, id) => {
+                let i = self
+                    .requests
+                    .iter()
+                    .position(|r| r.kind == kind && r.id == id)
+                    .ok_or_else(|| {
+                        format!(
+                            "{name} answers no {} command: none unanswered with request_id {}",
+                            kind.command(),
+                            quote(id)
+                        )
+                    })?;
+                Ok((Some(self.requests.remove(i).n), None))
+            }
+            Role::Steer(applied, id) => self.steer(name, applied, id),
+            Role::Goal => match self.goals.pop_front() {
+                Some(k) => Ok((Some(k), None)),
+                None => Err("goal_updated with no goal command left to answer".to_owned()),
+            },
+            Role::Compaction(phase) => self.compaction(name, phase),
+            Role::ApprovalRequested(id) => {
+                let turn = self.turn(name)?;
+                self.asked.push(Asked {
+                    id: id.to_owned(),
+                    n,
+                    turn,
+                });
+                Ok((None, Some(turn)))
+            }
+            Role::ApprovalResolved(id) => {
+                let i = self.asked.iter().position(|a| a.id == id).ok_or_else(|| {
+                    format!(
+                        "approval_resolved for {}, which no unsettled approval_requested asked",
+                        quote(id)
+                    )
+                })?;
+                let asked = self.asked.remove(i);
+                let answers = self
+                    .approvals
+                    .iter()
+                    .position(|(a, _)| *a == id)
+                    .map(|i| self.approvals.remove(i).1);
+                Ok((answers, Some(asked.turn)))
+            }
+            Role::Terminal { aborted } => {
+                let turn = self.turn(name)?;
+                self.running = None;
+                self.ended = Some((Work::Turn(turn), n));
+                // Every cancel left is newer than the turn's command
+                // (`start` retired the older ones): the oldest is the one
+                // that hit it.
+                let answers = (aborted && !self.cancels.is_empty()).then(|| self.cancels.remove(0));
+                Ok((answers, Some(turn)))
+            }
+            Role::InTurn => Ok((None, Some(self.turn(name)?))),
+            Role::GoalContinue => {
+                if let Some(work) = self.running {
+                    return Err(format!("goal_continue while {} runs", work.describe()));
+                }
+                let goal = self
+                    .auto_goal
+                    .ok_or("goal_continue with no goal command that set auto")?;
+                self.start(Work::Turn(goal));
+                Ok((None, None))
+            }
+            Role::Other => Ok((None, None)),
+        }
+    }
+
+    /// The running turn, starting the oldest queued prompt's turn when none
+    /// runs (compactions queued before it ended without a word).
+    fn turn(&mut self, name: &str) -> Result<u64, String> {
+        match self.running {
+            Some(Work::Turn(k)) => return Ok(k),
+            Some(work) => return Err(format!("{name} while {} runs", work.describe())),
+            None => {}
+        }
+        let Some(i) = self.queue.iter().position(|w| matches!(w, Work::Turn(_))) else {
+            return Err(match self.ended {
+                Some((work, e)) => format!(
+                    "{name} with no turn running ({} ended at event {e})",
+                    work.describe()
+                ),
+                None => format!("{name} with no turn running (no prompt was sent)"),
+            });
+        };
+        self.queue.drain(..i);
+        let work = self.queue.pop_front().unwrap_or(Work::Turn(0));
+        self.start(work);
+        Ok(work.n())
+    }
+
+    /// `work` starts: a cancel read before its command can no longer hit it.
+    fn start(&mut self, work: Work) {
+        self.running = Some(work);
+        self.cancels.retain(|&c| c > work.n());
+    }
+
+    fn steer(
+        &mut self,
+        name: &str,
+        applied: Option<&AppliedSteerKind>,
+        id: Option<&str>,
+    ) -> Verdict {
+        // A steer without a tag is answered without one; `kind` says which
+        // steers can be (`steer_dropped`: prompt steers only).
+        let kind = match applied {
+            None | Some(AppliedSteerKind::Prompt) => Some(SteerKind::Prompt),
+            Some(AppliedSteerKind::Command) => Some(SteerKind::Command),
+            Some(_) => None,
+        };
+        let i = self
+            .steers
+            .iter()
+            .position(|s| s.id.as_deref() == id && kind.is_none_or(|k| k == s.kind))
+            .ok_or_else(|| match id {
+                Some(id) => format!(
+                    "{name} answers no steer: none unanswered with submission_id {}",
+                    quote(id)
+                ),
+                None => format!("{name} answers no steer: none unanswered without a submission_id"),
+            })?;
+        // A prompt steer applied lands inside a turn (the running one, or
+        // the queued prompt's, at its first step).
+        let turn = match applied {
+            Some(AppliedSteerKind::Prompt) => Some(self.turn(name)?),
+            _ => None,
+        };
+        Ok((Some(self.steers.remove(i).n), turn))
+    }
+
+    fn compaction(&mut self, name: &str, phase: Phase) -> Verdict {
+        let k = match self.running {
+            Some(Work::Compaction(k)) if phase != Phase::Started => k,
+            Some(work) => return Err(format!("{name} while {} runs", work.describe())),
+            None => match self.queue.front() {
+                Some(&Work::Compaction(k)) => {
+                    self.queue.pop_front();
+                    self.start(Work::Compaction(k));
+                    k
+                }
+                Some(&Work::Turn(k)) => {
+                    return Err(format!("{name} before the turn of command {k} ran"))
+                }
+                None => return Err(format!("{name} with no compact command waiting")),
+            },
+        };
+        if phase == Phase::Started {
+            return Ok((Some(k), None));
+        }
+        self.running = None;
+        self.ended = Some((Work::Compaction(k), self.events));
+        let answers = if phase == Phase::Failed && !self.cancels.is_empty() {
+            self.cancels.remove(0)
+        } else {
+            k
+        };
+        Ok((Some(answers), None))
+    }
+}
+
+/// What `event` is, for attribution.
+fn role(event: &Event) -> Role<'_> {
+    match event {
+        Event::CommandError { .. } => Role::CommandError,
+        Event::JobsSnapshot { request_id, .. } => Role::Reply(Kind::JobsSnapshot, request_id),
+        Event::JobStopResult { request_id, .. } => Role::Reply(Kind::JobStop, request_id),
+        Event::PredictionResult { request_id, .. } => Role::Reply(Kind::Predict, request_id),
+        Event::SteerApplied {
+            kind,
+            submission_id,
+            ..
+        } => Role::Steer(Some(kind), submission_id.as_deref()),
+        Event::SteerDropped { submission_id, .. } => Role::Steer(None, submission_id.as_deref()),
+        Event::GoalUpdated { .. } => Role::Goal,
+        Event::CompactionStarted { .. } => Role::Compaction(Phase::Started),
+        Event::CompactionFinished { .. } => Role::Compaction(Phase::Finished),
+        Event::CompactionFailed { .. } => Role::Compaction(Phase::Failed),
+        Event::ApprovalRequested { id, .. } => Role::ApprovalRequested(id),
+        Event::ApprovalResolved { id, .. } => Role::ApprovalResolved(id),
+        Event::AgentFinished { .. } | Event::TurnFailed { .. } => Role::Terminal { aborted: false },
+        Event::AgentAborted { .. } => Role::Terminal { aborted: true },
+        Event::GoalContinue { .. } => Role::GoalContinue,
+        Event::AgentStep { .. }
+        | Event::StreamRetry { .. }
+        | Event::AssistantDelta { .. }
+        | Event::ReasoningDelta { .. }
+        | Event::AssistantMessage { .. }
+        | Event::ReasoningMessage { .. }
+        | Event::Usage { .. }
+        | Event::ToolResult { .. }
+        | Event::ToolCallDecodeError { .. }
+        | Event::MaxStepsExhausted
+        | Event::GoalBlocked { .. }
+        | Event::GoalUnblocked
+        | Event::GoalCheck { .. }
+        | Event::GoalReminder { .. }
+        | Event::PlanReminder { .. }
+        | Event::SubrunStarted { .. }
+        | Event::SubrunFinished { .. }
+        | Event::WorkflowStarted { .. }
+        | Event::WorkflowFinished { .. }
+        | Event::AutoCompactionStarted { .. }
+        | Event::AutoCompactionFinished { .. }
+        | Event::AutoCompactionFailed { .. }
+        | Event::ContextYield { .. } => Role::InTurn,
+        _ => Role::Other,
+    }
+}
+
+/// A JSON string, for a message.
+fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
