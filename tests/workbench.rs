@@ -407,17 +407,19 @@ fn each_kind_has_the_name_the_tap_writes_and_its_level() {
 
 /// The checks, in the order run, with their levels.
 const CHECKS: &[(&str, Level)] = &[
+    ("stdout-events", Level::Must),
+    ("no-stderr-answers", Level::Must),
     ("protocol-errors", Level::Must),
     ("serve-refusals", Level::Must),
     ("not-json", Level::Must),
+    ("not-json-detail", Level::Should),
     ("blank-lines", Level::Must),
     ("crlf", Level::Must),
     ("split-writes", Level::Must),
     ("no-final-lf", Level::Must),
+    ("long-prompt", Level::Must),
     ("line-at-limit", Level::Should),
     ("jobs-snapshot", Level::Must),
-    ("stdout-events", Level::Must),
-    ("no-stderr-answers", Level::Should),
 ];
 
 #[track_caller]
@@ -430,30 +432,105 @@ fn assert_checks(report: &Report) {
     assert_eq!(got, CHECKS);
 }
 
-/// The mock engine passes every check, run as an engine binary is.
+/// The check named `name`.
+#[track_caller]
+fn check_named<'a>(report: &'a Report, name: &str) -> &'a Check {
+    report
+        .checks()
+        .iter()
+        .find(|c| c.name() == name)
+        .unwrap_or_else(|| panic!("no check {name}"))
+}
+
+/// The mock engine passes every check, run as an engine binary is; with
+/// no limit declared, `line-at-limit` sends the crate's 64 MiB and
+/// `line-over-limit` is not run.
 #[cfg(all(feature = "cli", unix))]
 #[test]
 fn check_engine_passes_the_mock_engine() {
     let mut engine = std::process::Command::new(env!("CARGO_BIN_EXE_serve-command"));
     engine.arg("mock-engine");
-    // A limit shorter than the probe line is the probe's length.
-    let report = CheckEngine::new()
-        .max_line_len(10)
-        .run(&mut engine)
-        .unwrap();
+    let report = CheckEngine::new().run(&mut engine).unwrap();
     assert_checks(&report);
     assert!(report.checks().iter().all(Check::passed), "{report}");
     assert_eq!(
-        report.checks()[7].rule(),
-        "a line of exactly 64 bytes (the engine's limit, as given; JSON padded with spaces) is read"
+        check_named(&report, "line-at-limit").rule(),
+        "a line of exactly 67108864 bytes (64 MiB, the crate's limit; JSON padded with spaces) is read"
     );
     assert_eq!(
-        (report.conforms(), report.failed(), report.must_failed()),
-        (true, 0, 0)
+        check_named(&report, "long-prompt").rule(),
+        "a prompt of 4194304 bytes (4 MiB: a text part and a real 1750x1750 PNG image), a line every engine meets, is read, and the engine reads on: a jobs_snapshot after it is answered"
+    );
+    assert_eq!(
+        (
+            report.conforms(),
+            report.failed(),
+            report.must_failed(),
+            report.not_judged()
+        ),
+        (true, 0, 0, 0)
     );
     assert!(report
         .to_string()
-        .ends_with("PASS should no-stderr-answers\n11/11 checks pass; every must holds\n"));
+        .ends_with("PASS must   jobs-snapshot\n13/13 checks pass; every must holds\n"));
+}
+
+/// A declared limit is held: the mock engine, whose own is 64 MiB, reads
+/// a line over a declared 5 MiB as a command and fails `line-over-limit`;
+/// a declared limit under the 4 MiB prompt fails `long-prompt` whatever
+/// the engine does; a limit under the probe line is the probe's length.
+#[cfg(all(feature = "cli", unix))]
+#[test]
+fn check_engine_holds_the_engine_to_its_declared_limit() {
+    let mut engine = std::process::Command::new(env!("CARGO_BIN_EXE_serve-command"));
+    engine.arg("mock-engine");
+    let report = CheckEngine::new()
+        .max_line_len(5 << 20)
+        .run(&mut engine)
+        .unwrap();
+    let failed: Vec<(&str, &str)> = report
+        .checks()
+        .iter()
+        .filter_map(|c| c.failure().map(|f| (c.name(), f.why())))
+        .collect();
+    assert_eq!(
+        failed,
+        [(
+            "line-over-limit",
+            "the engine read a line over its declared limit of 5242880 bytes (line 1, 5242881 bytes) as a command: it answered jobs_snapshot \"check-engine-over-limit\""
+        )]
+    );
+    let names: Vec<&str> = report.checks().iter().map(Check::name).collect();
+    assert_eq!(
+        names[11..],
+        ["line-at-limit", "line-over-limit", "jobs-snapshot"]
+    );
+    assert_eq!(check_named(&report, "line-over-limit").level(), Level::Must);
+    assert_eq!(
+        check_named(&report, "line-at-limit").rule(),
+        "a line of exactly 5242880 bytes (the engine's limit, as declared; JSON padded with spaces) is read"
+    );
+
+    // At a limit shorter than the probes each is sent as it is: the one
+    // at the limit is 64 bytes, the one over it 66.
+    let report = CheckEngine::new()
+        .max_line_len(10)
+        .timeout(std::time::Duration::from_secs(60))
+        .run(&mut engine)
+        .unwrap();
+    let long_prompt = check_named(&report, "long-prompt").failure().unwrap();
+    assert_eq!(
+        long_prompt.why(),
+        "the declared limit, 10 bytes, is shorter than line 1, a prompt of 4194304 bytes with a PNG image, a line every engine must read"
+    );
+    assert_eq!(
+        check_named(&report, "line-at-limit").rule(),
+        "a line of exactly 64 bytes (the engine's limit, as declared; JSON padded with spaces) is read"
+    );
+    assert_eq!(
+        check_named(&report, "line-over-limit").rule(),
+        "a line of 66 bytes, over the declared limit of 10, is answered by one command_error whose message begins `command stream: `, and no line after it is answered"
+    );
 }
 
 /// The engine check's report on `sh -c script`, each scenario given a
@@ -470,7 +547,8 @@ fn check_sh(script: &str) -> Report {
 }
 
 /// An engine that writes a banner and reads nothing fails every check
-/// that needs an answer, and the one that forbids stray output.
+/// that needs an answer, and the one that forbids stray output; the
+/// detail of an error never written is not judged.
 #[cfg(unix)]
 #[test]
 fn check_engine_names_what_a_banner_only_engine_breaks() {
@@ -479,12 +557,13 @@ fn check_engine_names_what_a_banner_only_engine_breaks() {
     let failed: Vec<&str> = report
         .checks()
         .iter()
-        .filter(|c| !c.passed())
+        .filter(|c| c.failure().is_some())
         .map(Check::name)
         .collect();
     assert_eq!(
         failed,
         [
+            "stdout-events",
             "protocol-errors",
             "serve-refusals",
             "not-json",
@@ -492,16 +571,26 @@ fn check_engine_names_what_a_banner_only_engine_breaks() {
             "crlf",
             "split-writes",
             "no-final-lf",
+            "long-prompt",
             "line-at-limit",
             "jobs-snapshot",
-            "stdout-events",
         ]
     );
     assert_eq!(
-        (report.conforms(), report.failed(), report.must_failed()),
-        (false, 10, 9)
+        (
+            report.conforms(),
+            report.failed(),
+            report.must_failed(),
+            report.not_judged()
+        ),
+        (false, 11, 10, 1)
     );
-    let stray = report.checks()[9].failure().unwrap();
+    let detail = check_named(&report, "not-json-detail");
+    assert_eq!(
+        (detail.passed(), detail.not_judged()),
+        (false, Some("no command_error beginning \"command stream: \" answered the line that is not JSON on stdout (not-json)"))
+    );
+    let stray = check_named(&report, "stdout-events").failure().unwrap();
     assert_eq!(
         stray.why(),
         "in protocol-errors, stdout line 1 is not an event (expected a JSON value at byte 0): engine ready"
@@ -514,7 +603,7 @@ fn check_engine_names_what_a_banner_only_engine_breaks() {
             "exited with status 0"
         )
     );
-    let snapshot = report.checks()[8].failure().unwrap();
+    let snapshot = check_named(&report, "jobs-snapshot").failure().unwrap();
     assert_eq!(
         snapshot.why(),
         "no jobs_snapshot answered request_id \"check-engine-snapshot\""
@@ -526,8 +615,60 @@ fn check_engine_names_what_a_banner_only_engine_breaks() {
     assert!(
         report
             .to_string()
-            .ends_with("1/11 checks pass; 9 must checks fail\n"),
+            .ends_with("1/13 checks pass; 10 must checks fail; 1 not judged\n"),
         "{report}"
+    );
+}
+
+/// An engine that writes its `command_error`s on stderr fails one `must`,
+/// `no-stderr-answers`, which quotes the stderr line; the checks whose only
+/// fault is those answers are not judged, and say why; the engine does
+/// not conform.
+#[cfg(all(feature = "cli", unix))]
+#[test]
+fn check_engine_names_answers_on_stderr_once() {
+    let report = check_sh(&format!(
+        r#"'{}' mock-engine | awk '/"event":"command_error"/ {{ print > "/dev/stderr"; next }} {{ print }}'"#,
+        env!("CARGO_BIN_EXE_serve-command")
+    ));
+    let outcomes: Vec<(&str, Option<&str>, Option<&str>)> = report
+        .checks()
+        .iter()
+        .filter(|c| !c.passed())
+        .map(|c| (c.name(), c.failure().map(|f| f.why()), c.not_judged()))
+        .collect();
+    let stderr = "its answer owed is on stderr, not stdout (no-stderr-answers)";
+    assert_eq!(
+        outcomes,
+        [
+            ("no-stderr-answers", Some("in protocol-errors, the answers went to stderr, not stdout: 382 of the 383 owed are missing from stdout and on stderr, the first as stderr line 1: {\"event\":\"command_error\",\"error\":\"invalid content: JsonDecodeError((, expected content string or array))\"}"), None),
+            ("protocol-errors", None, Some("its 382 answers owed are on stderr, not stdout (no-stderr-answers)")),
+            ("serve-refusals", None, Some("its 42 answers owed are on stderr, not stdout (no-stderr-answers)")),
+            ("not-json", None, Some(stderr)),
+            ("not-json-detail", None, Some("no command_error beginning \"command stream: \" answered the line that is not JSON on stdout (not-json)")),
+            ("blank-lines", None, Some(stderr)),
+            ("crlf", None, Some(stderr)),
+            ("split-writes", None, Some(stderr)),
+            ("no-final-lf", None, Some(stderr)),
+        ]
+    );
+    assert_eq!(
+        (
+            report.conforms(),
+            report.failed(),
+            report.must_failed(),
+            report.not_judged()
+        ),
+        (false, 1, 1, 8)
+    );
+    let summary = report.to_string();
+    assert!(
+        summary.contains("SKIP must   protocol-errors\n  why: not judged: its 382 answers owed are on stderr, not stdout (no-stderr-answers)\nSKIP must   serve-refusals\n"),
+        "{summary}"
+    );
+    assert!(
+        summary.ends_with("4/13 checks pass; 1 must check fails; 8 not judged\n"),
+        "{summary}"
     );
 }
 
@@ -539,7 +680,7 @@ fn check_engine_names_what_a_banner_only_engine_breaks() {
 fn check_engine_kills_an_engine_that_floods_stdout_and_keeps_its_first_lines() {
     // 1,000-byte lines: 64 MiB of them is 67,000 lines a scenario.
     let report = check_sh("exec yes \"$(printf '%01000d' 0 | tr 0 y)\"");
-    let snapshot = report.checks()[8].failure().unwrap();
+    let snapshot = check_named(&report, "jobs-snapshot").failure().unwrap();
     assert_eq!(
         (snapshot.why(), snapshot.ended()),
         (
@@ -581,7 +722,9 @@ fn check_engine_kills_an_engine_past_the_timeout_set() {
         .filter_map(|c| c.failure())
         .map(|f| f.ended())
         .collect();
-    assert_eq!(ended, ["did not exit within the timeout; killed"; 9]);
+    // Every scenario's check; `not-json-detail`, with no error to read,
+    // is not judged.
+    assert_eq!(ended, ["did not exit within the timeout; killed"; 10]);
 }
 
 /// The mock engine and the monitor, two tools over the same rules, agree:

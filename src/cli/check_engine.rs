@@ -9,7 +9,6 @@ use crate::revision::Revision;
 use crate::size::{self, Size};
 use clap::Args;
 use serde_json::{json, Value};
-use serve_command::v2::DEFAULT_MAX_LINE_LEN;
 use serve_command::workbench::{self, Report};
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
@@ -26,6 +25,13 @@ use std::time::Duration;
 /// line is owed comes from the crate (its reader and serve policy), and the
 /// lines from its built-in vectors:
 ///
+///   must   stdout-events    every stdout line, in every scenario, an event
+///                           (no banner, no log line)
+///   must   no-stderr-answers  no answer owed (a `command_error`, a
+///                           `jobs_snapshot`) missing from stdout and written
+///                           on stderr instead (the first such stderr line
+///                           quoted); a check below whose only fault is
+///                           those answers is then not judged
 ///   must   protocol-errors  every line of the vectors that is JSON but not a
 ///                           command: one `command_error` each, with the
 ///                           exact message, in order, and the engine still
@@ -33,20 +39,29 @@ use std::time::Duration;
 ///                           answered after their errors)
 ///   must   serve-refusals   the same for the commands the serve policy
 ///                           declines (a blank goal, ...)
-///   must   not-json         a line that is not JSON: a `command stream: ...`
-///                           error, and no later line answered
+///   must   not-json         a line that is not JSON: exactly one
+///                           `command_error` beginning `command stream: `
+///                           (the rest is the engine's JSON parser's), and
+///                           no later line answered
+///   should not-json-detail  that error word for word the reference's
+///                           (`command stream: expected a string key at
+///                           byte 1`); not judged when there is none
 ///   must   blank-lines      blank lines (spaces, tabs, CRs) skipped, unanswered
 ///   must   crlf             lines ending in CRLF read as lines
 ///   must   split-writes     lines arriving in many small writes
 ///   must   no-final-lf      a last line without LF still read
+///   must   long-prompt      a 4 MiB prompt (a text part and a real PNG
+///                           image) read, and a `jobs_snapshot` after it
+///                           answered: an engine that dies, hangs or
+///                           answers nothing on it fails
 ///   should line-at-limit    a line of exactly --max-line-len bytes (by
 ///                           default 64 MiB, the crate's limit) read
+///   must   line-over-limit  only with --max-line-len: a line one byte
+///                           longer answered by one `command_error`
+///                           beginning `command stream: `, and no later
+///                           line answered
 ///   must   jobs-snapshot    `jobs_snapshot` answered by a `jobs_snapshot`
 ///                           event with the same `request_id`
-///   must   stdout-events    every stdout line, in every scenario, an event
-///                           (no banner, no log line)
-///   should no-stderr-answers  no owed `command_error` missing from stdout
-///                           whose message is on stderr instead
 ///
 /// `jobs_snapshot` is the probe: every engine answers it at once, with the
 /// `request_id` sent. Each scenario's answers are the `command_error`
@@ -54,21 +69,24 @@ use std::time::Duration;
 /// events (each owed once, after the errors of the lines before it); other
 /// events are the engine's business.
 ///
-/// Prints one line per check, `PASS` or `FAIL`, its level and name; after
-/// each failure why, the lines sent, the lines received and the tail of
-/// the engine's stderr (at most 20 lines each; --report has every line
-/// sent and the first 1,000 received); then a count. --report FILE writes
-/// the same as one JSON object:
+/// Prints one line per check, `PASS`, `FAIL` or `SKIP` (not judged), its
+/// level and name; after each failure why, the lines sent, the lines
+/// received and the tail of the engine's stderr (at most 20 lines each;
+/// --report has every line sent and the first 1,000 received); after a
+/// check not judged, why; then a count. --report FILE writes the same as
+/// one JSON object:
 ///
-///   {"engine":[ARGS...],"revision":"v2","timeout_secs":S,"max_line_len":N,
+///   {"engine":[ARGS...],"revision":"v2","timeout_secs":S,
+///    "max_line_len":null|N,
 ///    "checks":[{"name":N,"level":"must"|"should","passed":B,"rule":R,
 ///               "failure":null|{"why":W,"scenario":N,"sent":[...],
 ///                 "received":[...],"received_lines":N,"stderr_tail":[...],
-///                 "ended":E}}],
-///    "passed":P,"failed":F,"must_failed":M,"conforms":B}
+///                 "ended":E},
+///               "not_judged":null|W}],
+///    "passed":P,"failed":F,"must_failed":M,"not_judged":J,"conforms":B}
 ///
-/// Exit status: 0 when every `must` check passes (a `should` may fail), 1
-/// when one does not, 2 on a usage error, a report that cannot be written
+/// Exit status: 0 when no `must` check fails (a `should` may fail), 1
+/// when one does, 2 on a usage error, a report that cannot be written
 /// or an engine that cannot be started.
 #[derive(Args)]
 #[command(
@@ -83,10 +101,14 @@ pub struct CheckEngine {
     /// Write the results as JSON to FILE (created, or truncated).
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
-    /// The engine's own limit on a line's length (LF excluded), for
-    /// line-at-limit: bytes, or with KiB, MiB or GiB (`65536`, `64KiB`).
-    #[arg(long, value_name = "SIZE", default_value_t = Size(DEFAULT_MAX_LINE_LEN), value_parser = size::parse)]
-    max_line_len: Size,
+    /// The engine's own limit on a line's length (LF excluded), if it has
+    /// one: line-at-limit sends a line that long and line-over-limit one
+    /// byte longer. Bytes, or with KiB, MiB or GiB (`65536`, `8MiB`). One
+    /// under 4MiB fails long-prompt, whose line every engine must read.
+    /// Without it, line-at-limit sends 64 MiB and line-over-limit is not
+    /// run (the reference engine has no limit).
+    #[arg(long, value_name = "SIZE", value_parser = size::parse)]
+    max_line_len: Option<Size>,
     /// Seconds ENGINE may take for one scenario before it is killed.
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds)]
     timeout: Duration,
@@ -113,9 +135,11 @@ pub fn run(args: CheckEngine, revision: Revision) -> output::Result<ExitCode> {
     let shown = args.engine[0].to_string_lossy().into_owned();
     let mut engine = std::process::Command::new(&args.engine[0]);
     engine.args(&args.engine[1..]);
-    let report = workbench::CheckEngine::new()
-        .timeout(args.timeout)
-        .max_line_len(args.max_line_len.0)
+    let mut check = workbench::CheckEngine::new().timeout(args.timeout);
+    if let Some(max) = args.max_line_len {
+        check = check.max_line_len(max.0);
+    }
+    let report = check
         .run(&mut engine)
         .map_err(|e| io_error(format!("cannot run {shown}"), &e))?;
     if let Some((name, file)) = &mut report_file {
@@ -165,6 +189,7 @@ fn report_json(args: &CheckEngine, report: &Report) -> Value {
                 "passed": check.passed(),
                 "rule": check.rule(),
                 "failure": failure,
+                "not_judged": check.not_judged(),
             })
         })
         .collect();
@@ -172,11 +197,12 @@ fn report_json(args: &CheckEngine, report: &Report) -> Value {
         "engine": args.engine.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
         "revision": "v2",
         "timeout_secs": args.timeout.as_secs_f64(),
-        "max_line_len": args.max_line_len.0,
+        "max_line_len": args.max_line_len.map(|max| max.0),
         "checks": checks,
-        "passed": report.checks().len() - report.failed(),
+        "passed": report.checks().iter().filter(|c| c.passed()).count(),
         "failed": report.failed(),
         "must_failed": report.must_failed(),
+        "not_judged": report.not_judged(),
         "conforms": report.conforms(),
     })
 }

@@ -9,7 +9,10 @@
 //! (`v2::EventReader`, `command_error_cause`).
 
 use super::run::{ended, lines, run_program, visible, Feed, Ran, MAX_OUTPUT};
-use crate::v2::{self, Command, CommandReader, Event, EventReader, DEFAULT_MAX_LINE_LEN};
+use crate::v2::{
+    self, Command, CommandReader, Content, ContentPart, Event, EventReader, Image,
+    DEFAULT_MAX_LINE_LEN,
+};
 use serde_json::Value;
 use std::fmt;
 use std::io;
@@ -31,6 +34,16 @@ const STDERR_TAIL: usize = 20;
 /// that floods its stdout with short lines is reported in kilobytes, not in
 /// gigabytes.
 const RECEIVED_KEPT: usize = 1000;
+/// How every error that ends an engine's reading begins; what follows is
+/// the engine's own JSON parser's account, which no engine in another
+/// language can word as the reference does.
+const STREAM: &str = "command stream: ";
+/// The length of `long-prompt`'s line, LF excluded: 4 MiB, a prompt with
+/// an image as a controller sends one, well within any engine's limit.
+const LONG_PROMPT_LEN: usize = 4 << 20;
+/// The side of `long-prompt`'s grey PNG: 1750 × 1751 bytes of pixels and
+/// filters, 4.1 MB as base64, most of the line.
+const LONG_PROMPT_SIDE: u32 = 1750;
 
 /// Checks an engine binary over its real stdio: what any engine must do
 /// whatever its model does, for an engine in any language.
@@ -42,23 +55,28 @@ const RECEIVED_KEPT: usize = 1000;
 ///
 /// | level | check | what it holds the engine to |
 /// | --- | --- | --- |
+/// | must | `stdout-events` | every stdout line, in every scenario, an event (no banner, no log line) |
+/// | must | `no-stderr-answers` | no answer owed (a `command_error`, a `jobs_snapshot`) missing from stdout and written on stderr instead (the first such stderr line quoted); each scenario check whose only fault is those answers is then not judged, and says so |
 /// | must | `protocol-errors` | every line of the crate's vectors that is JSON but not a command: one `command_error` each, with the exact message, in order, and the engine still reading (a `jobs_snapshot` sent after them is answered after their errors) |
 /// | must | `serve-refusals` | the same for the commands the serve policy declines (a blank goal, ...) |
-/// | must | `not-json` | a line that is not JSON: a `command stream: ...` error, and no later line answered |
+/// | must | `not-json` | a line that is not JSON: exactly one `command_error` whose message begins `command stream: `, and no later line answered (reading on is named, with the line that should have stopped it) |
+/// | should | `not-json-detail` | that `command_error` is the reference's, word for word (`command stream: expected a string key at byte 1`); not judged when there is none |
 /// | must | `blank-lines` | blank lines (spaces, tabs, CRs) skipped, unanswered |
 /// | must | `crlf` | lines ending in CRLF read as lines |
 /// | must | `split-writes` | lines arriving in many small writes |
 /// | must | `no-final-lf` | a last line without LF still read |
+/// | must | `long-prompt` | a 4 MiB prompt (a text part and a real PNG image, a line any controller may send) read, and the engine reading on: a `jobs_snapshot` after it answered; an engine that dies, hangs or answers nothing fails, on the line named |
 /// | should | `line-at-limit` | a line as long as the engine's limit ([`CheckEngine::max_line_len`], by default 64 MiB, the crate's) read |
+/// | must | `line-over-limit` | only with a declared limit: a line one byte over it answered by one `command_error` beginning `command stream: `, and no later line answered |
 /// | must | `jobs-snapshot` | `jobs_snapshot` answered by a `jobs_snapshot` event with the same `request_id` |
-/// | must | `stdout-events` | every stdout line, in every scenario, an event (no banner, no log line) |
-/// | should | `no-stderr-answers` | no owed `command_error` missing from stdout whose message is on stderr instead |
 ///
 /// `jobs_snapshot` is the probe: every engine answers it at once, with the
 /// `request_id` sent. Each scenario's answers are the `command_error`
 /// events (compared in order with those owed) and the `jobs_snapshot`
 /// events (each owed once, after the errors of the lines before it); other
-/// events are the engine's business.
+/// events are the engine's business. An error that ends reading is owed
+/// as any message beginning `command stream: `: the rest is the engine's
+/// JSON parser's, and only `not-json-detail` asks for the reference's.
 ///
 /// In an engine's own tests (`CARGO_BIN_EXE_<name>` is the engine binary
 /// cargo built for them):
@@ -76,7 +94,8 @@ const RECEIVED_KEPT: usize = 1000;
 #[derive(Clone, Debug)]
 pub struct CheckEngine {
     timeout: Duration,
-    max_line_len: usize,
+    /// The engine's limit on a line's length, when it declared one.
+    max_line_len: Option<usize>,
 }
 
 impl Default for CheckEngine {
@@ -86,22 +105,27 @@ impl Default for CheckEngine {
 }
 
 impl CheckEngine {
-    /// Every check, 10 seconds per scenario.
+    /// Every check, 10 seconds per scenario, no line limit declared.
     #[must_use]
     pub fn new() -> CheckEngine {
         CheckEngine {
             timeout: Duration::from_secs(10),
-            max_line_len: DEFAULT_MAX_LINE_LEN,
+            max_line_len: None,
         }
     }
 
-    /// The engine's own limit on a line's length, in bytes without the LF:
-    /// `line-at-limit` sends a line of exactly that many (the default is
-    /// the crate's, [`DEFAULT_MAX_LINE_LEN`]; a limit shorter than the
-    /// probe line itself is taken as the probe's length).
+    /// Declares the engine's own limit on a line's length, in bytes
+    /// without the LF: `line-at-limit` sends a line of exactly that many,
+    /// and `line-over-limit` (run only when a limit is declared: the
+    /// reference has none) one byte more, which the engine must answer
+    /// with a `command stream: ` error. Undeclared, `line-at-limit` sends
+    /// the crate's [`DEFAULT_MAX_LINE_LEN`]. A limit shorter than the probe
+    /// line itself is taken as the probe's length; one shorter than
+    /// `long-prompt`'s 4 MiB line fails that check, as every engine must
+    /// read such a prompt.
     #[must_use]
     pub fn max_line_len(mut self, max: usize) -> CheckEngine {
-        self.max_line_len = max;
+        self.max_line_len = Some(max);
         self
     }
 
@@ -120,6 +144,7 @@ impl CheckEngine {
     ///
     /// The engine cannot be started, or its output cannot be read.
     pub fn run(&self, engine: &mut std::process::Command) -> io::Result<Report> {
+        let limit = self.max_line_len.unwrap_or(DEFAULT_MAX_LINE_LEN);
         let mut runs = Vec::new();
         for scenario in scenarios(self.max_line_len) {
             let feed = Feed {
@@ -129,7 +154,7 @@ impl CheckEngine {
             let ran = run_program(engine, feed, Stdio::piped(), self.timeout)?;
             // Judged at once, so that only what the report shows is kept
             // of each run's output.
-            runs.push(Run::judged(scenario, &ran));
+            runs.push(Run::judged(scenario, &ran, limit));
         }
         Ok(Report {
             checks: judge(&runs),
@@ -137,11 +162,12 @@ impl CheckEngine {
     }
 }
 
-/// What [`CheckEngine::run`] found: every check, passed or not.
-/// `Display` is `check-engine`'s summary: one line per check, `PASS` or
-/// `FAIL`, its level and name; after each failure why, the lines sent,
-/// the lines received and the tail of the engine's stderr (at most 20
-/// lines each); then a count.
+/// What [`CheckEngine::run`] found: every check, passed, failed or not
+/// judged. `Display` is `check-engine`'s summary: one line per check,
+/// `PASS`, `FAIL` or `SKIP` (not judged), its level and name; after each
+/// failure why, the lines sent, the lines received and the tail of the
+/// engine's stderr (at most 20 lines each); after a check not judged,
+/// why; then a count.
 #[derive(Clone, Debug)]
 pub struct Report {
     checks: Vec<Check>,
@@ -154,7 +180,9 @@ impl Report {
         &self.checks
     }
 
-    /// Whether every `must` check passed (a `should` may fail).
+    /// Whether every `must` check passed or was not judged (a `should`
+    /// may fail). A check goes unjudged only because of a `must` that
+    /// failed, so an engine with one does not conform.
     #[must_use]
     pub fn conforms(&self) -> bool {
         self.must_failed() == 0
@@ -163,7 +191,7 @@ impl Report {
     /// How many checks failed.
     #[must_use]
     pub fn failed(&self) -> usize {
-        self.checks.iter().filter(|c| !c.passed()).count()
+        self.checks.iter().filter(|c| c.failure.is_some()).count()
     }
 
     /// How many `must` checks failed.
@@ -171,7 +199,16 @@ impl Report {
     pub fn must_failed(&self) -> usize {
         self.checks
             .iter()
-            .filter(|c| !c.passed() && c.level == Level::Must)
+            .filter(|c| c.failure.is_some() && c.level == Level::Must)
+            .count()
+    }
+
+    /// How many checks were not judged ([`Check::not_judged`]).
+    #[must_use]
+    pub fn not_judged(&self) -> usize {
+        self.checks
+            .iter()
+            .filter(|c| c.not_judged.is_some())
             .count()
     }
 }
@@ -179,17 +216,25 @@ impl Report {
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for check in &self.checks {
-            let verdict = if check.passed() { "PASS" } else { "FAIL" };
+            let verdict = match (&check.failure, &check.not_judged) {
+                (Some(_), _) => "FAIL",
+                (None, Some(_)) => "SKIP",
+                (None, None) => "PASS",
+            };
             writeln!(f, "{verdict} {:<6} {}", check.level.as_str(), check.name)?;
             if let Some(failure) = &check.failure {
                 f.write_str(&details(failure))?;
             }
+            if let Some(why) = &check.not_judged {
+                writeln!(f, "  why: not judged: {why}")?;
+            }
         }
-        let (failed, must_failed) = (self.failed(), self.must_failed());
-        writeln!(
+        let (failed, must_failed, not_judged) =
+            (self.failed(), self.must_failed(), self.not_judged());
+        write!(
             f,
             "{}/{} checks pass; {}",
-            self.checks.len() - failed,
+            self.checks.len() - failed - not_judged,
             self.checks.len(),
             if must_failed == 0 {
                 "every must holds".to_owned()
@@ -200,17 +245,23 @@ impl fmt::Display for Report {
                     if must_failed == 1 { "s" } else { "" }
                 )
             }
-        )
+        )?;
+        if not_judged > 0 {
+            write!(f, "; {not_judged} not judged")?;
+        }
+        writeln!(f)
     }
 }
 
-/// One check's outcome.
+/// One check's outcome: passed, failed ([`Check::failure`]) or not judged
+/// ([`Check::not_judged`]).
 #[derive(Clone, Debug)]
 pub struct Check {
     name: &'static str,
     level: Level,
     rule: String,
     failure: Option<Failure>,
+    not_judged: Option<String>,
 }
 
 impl Check {
@@ -218,22 +269,32 @@ impl Check {
         name: &'static str,
         level: Level,
         rule: String,
-        failure: Option<(String, &Run)>,
+        outcome: Outcome,
+        run: Option<&Run>,
     ) -> Check {
-        let failure = failure.map(|(why, run)| Failure {
-            why,
-            scenario: run.scenario.name,
-            sent: run.sent.clone(),
-            received: run.received.clone(),
-            received_lines: run.received_lines,
-            stderr_tail: run.stderr_tail.clone(),
-            ended: run.ended.clone(),
-        });
+        let (mut failure, mut not_judged) = (None, None);
+        match (outcome, run) {
+            (Outcome::Pass, _) => {}
+            (Outcome::NotJudged(why), _) => not_judged = Some(why),
+            (Outcome::Fail(why), Some(run)) => {
+                failure = Some(Failure {
+                    why,
+                    scenario: run.scenario.name,
+                    sent: run.sent.clone(),
+                    received: run.received.clone(),
+                    received_lines: run.received_lines,
+                    stderr_tail: run.stderr_tail.clone(),
+                    ended: run.ended.clone(),
+                });
+            }
+            (Outcome::Fail(_), None) => unreachable!("a failure is shown by a run"),
+        }
         Check {
             name,
             level,
             rule,
             failure,
+            not_judged,
         }
     }
 
@@ -256,16 +317,24 @@ impl Check {
         &self.rule
     }
 
-    /// Whether the engine passed it.
+    /// Whether the engine passed it (false when it was not judged).
     #[must_use]
     pub fn passed(&self) -> bool {
-        self.failure.is_none()
+        self.failure.is_none() && self.not_judged.is_none()
     }
 
     /// How the engine failed it, if it did.
     #[must_use]
     pub fn failure(&self) -> Option<&Failure> {
         self.failure.as_ref()
+    }
+
+    /// Why it was not judged, if it was not: what it would look at is not
+    /// where a controller reads it, which another check fails (`its 382
+    /// answers owed are on stderr, not stdout (no-stderr-answers)`).
+    #[must_use]
+    pub fn not_judged(&self) -> Option<&str> {
+        self.not_judged.as_deref()
     }
 }
 
@@ -352,12 +421,28 @@ impl Level {
     }
 }
 
+/// What a check concluded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Outcome {
+    Pass,
+    Fail(String),
+    /// Not judged, and why: what it looks at went where another check
+    /// fails it.
+    NotJudged(String),
+}
+
 /// One run of the engine: the lines fed, in what pieces.
 struct Scenario {
     name: &'static str,
     level: Level,
     rule: String,
     feed: Feed,
+    /// The long line the scenario is about, its number and what it is: a
+    /// failure names it, and how the engine ended on it.
+    long: Option<(u64, String)>,
+    /// Why the check fails whatever the engine does (its declared limit is
+    /// shorter than a line every engine must read).
+    fails: Option<String>,
 }
 
 /// What the engine owes, or gave, that the checks look at.
@@ -365,6 +450,9 @@ struct Scenario {
 enum Answer {
     /// A `command_error` with this message.
     Error(String),
+    /// Owed only: a `command_error` that ends reading, any message
+    /// beginning [`STREAM`]; this one is the crate's.
+    Stream(String),
     /// A `jobs_snapshot` with this `request_id`.
     Snapshot(String),
 }
@@ -373,21 +461,70 @@ impl Answer {
     fn shown(&self) -> String {
         match self {
             Answer::Error(m) => format!("command_error {}", quoted(m)),
+            Answer::Stream(m) => format!("command_error {}", quoted(m)),
             Answer::Snapshot(id) => format!("jobs_snapshot {}", quoted(id)),
         }
     }
+
+    /// An owed `command_error`'s message as a failure states it.
+    fn owed_message(&self) -> String {
+        match self {
+            Answer::Stream(m) => format!(
+                "one that begins {} (this crate's: {})",
+                quoted(STREAM),
+                quoted(m)
+            ),
+            Answer::Error(m) | Answer::Snapshot(m) => quoted(m),
+        }
+    }
+
+    fn is_error(&self) -> bool {
+        !matches!(self, Answer::Snapshot(_))
+    }
+
+    /// Whether `got`, an answer the engine wrote, is this owed one.
+    fn accepts(&self, got: &Answer) -> bool {
+        match (self, got) {
+            (Answer::Stream(_), Answer::Error(m)) => m.starts_with(STREAM),
+            _ => self == got,
+        }
+    }
+}
+
+/// What a scenario's input is owed, as the crate's reader reads it at the
+/// engine's limit.
+struct Owed {
+    /// In order, up to and including the line that stops reading.
+    answers: Vec<Answer>,
+    stop: Option<Stop>,
+}
+
+/// The line at which reading stops, and what reading on would show.
+struct Stop {
+    /// What it is: `a line that is not JSON (line 2: {x)`, `a line over
+    /// its declared limit of 5 bytes (line 1, 6 bytes)`.
+    what: String,
+    /// For a line over the limit: what it would be answered, read as a
+    /// command.
+    read: Option<Answer>,
+    /// What the lines after it would be answered, with their numbers.
+    after: Vec<(u64, Answer)>,
 }
 
 /// A scenario run, judged: what each check needs of it, and what a
 /// failure shows. The engine's output itself is not kept.
 struct Run {
     scenario: Scenario,
-    /// Why the answers are not those owed ([`answers_differ`]).
-    differs: Option<String>,
+    /// The scenario's own check.
+    outcome: Outcome,
     /// The first stdout line that is not an event, and why.
     stray: Option<String>,
-    /// The first owed `command_error` missing from stdout and on stderr.
+    /// The owed `command_error`s missing from stdout and on stderr: why
+    /// `no-stderr-answers` fails.
     on_stderr: Option<String>,
+    /// The `command stream: ` error the engine answered the line that ends
+    /// reading with, if it did on stdout, and the crate's.
+    stream: Option<(Option<String>, String)>,
     /// The lines sent, shown.
     sent: Vec<String>,
     /// The first [`RECEIVED_KEPT`] stdout lines, shown.
@@ -400,11 +537,11 @@ struct Run {
 
 impl Run {
     /// `scenario`'s run judged by what the engine wrote: each stdout line
-    /// read once, as it is reached.
-    fn judged(scenario: Scenario, ran: &Ran) -> Run {
+    /// read once, as it is reached; what is owed read at `limit`.
+    fn judged(scenario: Scenario, ran: &Ran, limit: usize) -> Run {
         let name = scenario.name;
         let input = scenario.feed.pieces.concat();
-        let owed = owed(&input);
+        let owed = owed(&input, limit);
         let ended = match ran.status {
             Some(status) => ended(status),
             None if ran.overflowed => {
@@ -432,22 +569,72 @@ impl Run {
             }
         }
         let killed = ran.status.is_none().then_some(ended.as_str());
-        let stderr = String::from_utf8_lossy(&ran.stderr);
-        let on_stderr = owed.iter().find_map(|answer| match answer {
-            Answer::Error(message)
-                if !got.contains(answer) && stderr.contains(message.as_str()) =>
-            {
-                Some(format!(
-                    "in {name}, the owed {} is missing from stdout, and its message is on stderr",
-                    answer.shown()
-                ))
-            }
+
+        // Answers on stderr: taken out of what is owed, so that the one
+        // cause is named once, by `no-stderr-answers`.
+        let moved = on_stderr(&owed.answers, &got, &ran.stderr);
+        let kept: Vec<Answer> = owed
+            .answers
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !moved.iter().any(|(j, _)| j == i))
+            .map(|(_, a)| a.clone())
+            .collect();
+        let on_stderr = moved.first().map(|(_, (n, line))| {
+            format!(
+                "in {name}, the answers went to stderr, not stdout: {} of the {} owed {} missing from stdout and on stderr, the first as stderr line {n}: {line}",
+                moved.len(),
+                owed.answers.len(),
+                if moved.len() == 1 { "is" } else { "are" },
+            )
+        });
+
+        let differs = match (&scenario.fails, read_on(&owed, &kept, &got)) {
+            (Some(why), _) => Some(why.clone()),
+            (None, Some(why)) => with_end(why, killed),
+            (None, None) => match &scenario.long {
+                Some((line, what)) => on_long_line(*line, what, &kept, &got, ran, &ended),
+                None => answers_differ(&kept, &got, killed),
+            },
+        };
+        let outcome = match (differs, moved.len()) {
+            (Some(why), _) => Outcome::Fail(why),
+            (None, 0) => Outcome::Pass,
+            (None, 1) => Outcome::NotJudged(
+                "its answer owed is on stderr, not stdout (no-stderr-answers)".to_owned(),
+            ),
+            (None, n) => Outcome::NotJudged(format!(
+                "its {n} answers owed are on stderr, not stdout (no-stderr-answers)"
+            )),
+        };
+
+        // The engine's answer to the line that ends reading, where the
+        // crate's is: the k-th error owed is the k-th written (none when
+        // it went to stderr).
+        let errors: Vec<&String> = got
+            .iter()
+            .filter_map(|a| match a {
+                Answer::Error(m) => Some(m),
+                _ => None,
+            })
+            .collect();
+        let said = kept
+            .iter()
+            .filter(|a| a.is_error())
+            .position(|a| matches!(a, Answer::Stream(_)))
+            .and_then(|k| errors.get(k))
+            .filter(|said| said.starts_with(STREAM))
+            .map(|said| (*said).clone());
+        let stream = owed.answers.iter().find_map(|a| match a {
+            Answer::Stream(m) => Some((said.clone(), m.clone())),
             _ => None,
         });
+
         Run {
-            differs: answers_differ(&owed, &got, killed),
+            outcome,
             stray,
             on_stderr,
+            stream,
             sent: lines(&input).map(shown).collect(),
             received,
             received_lines,
@@ -458,14 +645,265 @@ impl Run {
     }
 }
 
+/// `why`, and how a killed engine ended when it was.
+fn with_end(why: String, killed: Option<&str>) -> Option<String> {
+    Some(match killed {
+        Some(how) => format!("{why} ({how})"),
+        None => why,
+    })
+}
+
+/// Why a scenario about a long line fails, naming the line, and how the
+/// engine ended when it did not exit cleanly: `the engine died on line 1,
+/// a prompt of 4194304 bytes with a PNG image (it exited with status 1):
+/// no jobs_snapshot answered request_id "..."`; `on line 1, ...: ...` when
+/// it exited cleanly but an answer owed is missing.
+fn on_long_line(
+    line: u64,
+    what: &str,
+    owed: &[Answer],
+    got: &[Answer],
+    ran: &Ran,
+    ended: &str,
+) -> Option<String> {
+    let killed = ran.status.is_none().then_some(ended);
+    let Some(why) = answers_differ(owed, got, None) else {
+        return killed.map(str::to_owned);
+    };
+    let verb = match ran.status {
+        Some(status) if status.success() => None,
+        Some(_) => Some("died"),
+        None if ran.overflowed => Some("failed"),
+        None => Some("hung"),
+    };
+    // An engine that ended cleanly is named with the line only when an
+    // answer owed is missing: a stray answer is not the line's doing.
+    let missing = owed.iter().any(|a| !got.iter().any(|g| a.accepts(g)));
+    Some(match verb {
+        Some(verb) => format!("the engine {verb} on line {line}, {what} (it {ended}): {why}"),
+        None if missing => format!("on line {line}, {what}: {why}"),
+        None => why,
+    })
+}
+
+/// The answers owed (their index in `owed`) missing from stdout and found
+/// on stderr, with that stderr line's number and text: an engine that
+/// writes its answers as a log. An answer is found as an event after any
+/// prefix (`answer: {"event":"command_error",...}`), or a `command_error`'s
+/// message as a line or after a `: ` in it (`error: goal text must not be
+/// blank`); one that ends reading as any line holding `command stream: `,
+/// as its detail is the engine's. One pass over stderr, whatever its size
+/// (up to 64 MiB) and however many answers are owed.
+fn on_stderr(owed: &[Answer], got: &[Answer], stderr: &[u8]) -> Vec<(usize, (usize, String))> {
+    use std::collections::{HashMap, VecDeque};
+    type Waiting<'a> = HashMap<&'a str, VecDeque<usize>>;
+    /// The first answer waiting for `key`, taken.
+    fn first(of: &mut Waiting<'_>, key: &str) -> Option<usize> {
+        let waiting = of.get_mut(key)?;
+        let i = waiting.pop_front();
+        if waiting.is_empty() {
+            of.remove(key);
+        }
+        i
+    }
+    // Each missing answer by its message or `request_id`, in order.
+    let (mut errors, mut snapshots, mut stream) = (Waiting::new(), Waiting::new(), None);
+    for (i, answer) in owed.iter().enumerate() {
+        if got.iter().any(|g| answer.accepts(g)) {
+            continue;
+        }
+        match answer {
+            Answer::Error(m) => errors.entry(m).or_default().push_back(i),
+            Answer::Snapshot(id) => snapshots.entry(id).or_default().push_back(i),
+            Answer::Stream(_) => stream = stream.or(Some(i)),
+        }
+    }
+    let mut found = Vec::new();
+    for (n, line) in lines(stderr).enumerate() {
+        if errors.is_empty() && snapshots.is_empty() && stream.is_none() {
+            break;
+        }
+        let text = String::from_utf8_lossy(line);
+        let mut take = |i: Option<usize>| {
+            if let Some(i) = i {
+                found.push((i, (n + 1, shown(line))));
+            }
+        };
+        if text.contains(STREAM) {
+            take(stream.take());
+        }
+        // The event after any prefix: a command logged is none.
+        match text.find('{').map(|at| read_event(&text.as_bytes()[at..])) {
+            Some(Ok(Some(Answer::Error(m)))) => take(first(&mut errors, &m)),
+            Some(Ok(Some(Answer::Snapshot(id)))) => take(first(&mut snapshots, &id)),
+            _ => {}
+        }
+        // A message, as the line or after a `: ` in it; a line longer than
+        // any message the crate writes is a log line, or data.
+        if text.len() <= 64 << 10 {
+            let text = text.trim_end_matches('\r');
+            let starts = std::iter::once(0).chain(text.match_indices(": ").map(|(at, _)| at + 2));
+            for at in starts {
+                take(first(&mut errors, &text[at..]));
+            }
+        }
+    }
+    found.sort_unstable();
+    found
+}
+
+/// Why the answers show the engine reading past the line that stops
+/// reading: it answered that line as a command (a line over the limit), or
+/// a line after it.
+fn read_on(owed: &Owed, kept: &[Answer], got: &[Answer]) -> Option<String> {
+    let stop = owed.stop.as_ref()?;
+    if let Some(answer) = stop.read.as_ref().filter(|a| got.contains(a)) {
+        return Some(format!(
+            "the engine read {} as a command: it answered {}",
+            stop.what,
+            answer.shown()
+        ));
+    }
+    let owed_errors = kept.iter().filter(|a| a.is_error()).count();
+    let extra: Vec<&Answer> = got
+        .iter()
+        .filter(|a| a.is_error())
+        .skip(owed_errors)
+        .collect();
+    stop.after.iter().find_map(|(n, answer)| {
+        let seen = match answer {
+            Answer::Snapshot(_) => got.contains(answer) && !kept.contains(answer),
+            _ => extra.iter().any(|e| answer.accepts(e)),
+        };
+        seen.then(|| {
+            format!(
+                "the engine read on after {}: it answered line {n} with {}",
+                stop.what,
+                answer.shown()
+            )
+        })
+    })
+}
+
 /// A `jobs_snapshot` line with `id`, LF excluded: the probe.
 fn snapshot(id: &str) -> Vec<u8> {
+    line_of(&Command::jobs_snapshot(id))
+}
+
+/// `command`'s line, LF excluded.
+fn line_of(command: &Command) -> Vec<u8> {
     let mut line = Vec::new();
-    Command::jobs_snapshot(id)
-        .write_line(&mut line)
-        .expect("writing to a Vec");
+    command.write_line(&mut line).expect("writing to a Vec");
     line.pop();
     line
+}
+
+/// `long-prompt`'s line: a prompt of exactly [`LONG_PROMPT_LEN`] bytes,
+/// LF excluded, a text part and a real PNG image (a grey gradient), the
+/// text filling what the image leaves.
+fn long_prompt() -> Vec<u8> {
+    let image = Image::from_bytes(png(LONG_PROMPT_SIDE, LONG_PROMPT_SIDE)).expect("a PNG");
+    let line = |text: String| {
+        line_of(&Command::prompt(Content::new(vec![
+            ContentPart::from(text),
+            ContentPart::from(image.clone()),
+        ])))
+    };
+    let bare = line(String::new()).len();
+    let text: String = "check-engine: a prompt of 4 MiB, as a controller may send one. "
+        .chars()
+        .cycle()
+        .take(LONG_PROMPT_LEN - bare)
+        .collect();
+    line(text)
+}
+
+/// A `side` × `side` 8-bit grey PNG of a diagonal gradient. Its pixels
+/// are in stored (uncompressed) deflate blocks, so that it needs no
+/// compressor and its size is known: every decoder reads it.
+fn png(width: u32, height: u32) -> Vec<u8> {
+    let mut pixels = Vec::with_capacity(height as usize * (width as usize + 1));
+    for y in 0..height {
+        // Each row's filter byte: none.
+        pixels.push(0);
+        pixels.extend((0..width).map(|x| ((x + y) % 256) as u8));
+    }
+    // zlib: deflate, 32 KiB window, no dictionary, fastest (a multiple of 31).
+    let mut zlib = vec![0x78, 0x01];
+    let mut blocks = pixels.chunks(0xffff).peekable();
+    while let Some(block) = blocks.next() {
+        zlib.push(u8::from(blocks.peek().is_none()));
+        let len = u16::try_from(block.len()).expect("a stored block is at most 64 KiB");
+        zlib.extend(len.to_le_bytes());
+        zlib.extend((!len).to_le_bytes());
+        zlib.extend_from_slice(block);
+    }
+    zlib.extend(adler32(&pixels).to_be_bytes());
+    let mut header = width.to_be_bytes().to_vec();
+    header.extend(height.to_be_bytes());
+    // 8 bits, greyscale, deflate, adaptive filters, not interlaced.
+    header.extend([8, 0, 0, 0, 0]);
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    for (kind, data) in [
+        (b"IHDR", &header[..]),
+        (b"IDAT", &zlib[..]),
+        (b"IEND", &[][..]),
+    ] {
+        png.extend(
+            u32::try_from(data.len())
+                .expect("a chunk under 4 GiB")
+                .to_be_bytes(),
+        );
+        let start = png.len();
+        png.extend_from_slice(kind);
+        png.extend_from_slice(data);
+        let crc = crc32(&png[start..]);
+        png.extend(crc.to_be_bytes());
+    }
+    png
+}
+
+/// CRC-32 (ISO 3309, as PNG's chunks carry it), a byte at a time from a
+/// table.
+fn crc32(bytes: &[u8]) -> u32 {
+    const TABLE: [u32; 256] = {
+        let mut table = [0u32; 256];
+        let mut n = 0;
+        while n < 256 {
+            let mut c = n as u32;
+            let mut k = 0;
+            while k < 8 {
+                c = if c & 1 == 1 {
+                    0xedb8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
+                k += 1;
+            }
+            table[n] = c;
+            n += 1;
+        }
+        table
+    };
+    !bytes.iter().fold(!0u32, |c, &b| {
+        TABLE[((c ^ u32::from(b)) & 0xff) as usize] ^ (c >> 8)
+    })
+}
+
+/// Adler-32, as zlib ends its stream with it.
+fn adler32(bytes: &[u8]) -> u32 {
+    const MOD: u32 = 65521;
+    let (mut a, mut b) = (1u32, 0u32);
+    // 5552 bytes is the most before `b` could pass `u32`.
+    for chunk in bytes.chunks(5552) {
+        for &byte in chunk {
+            a += u32::from(byte);
+            b += a;
+        }
+        a %= MOD;
+        b %= MOD;
+    }
+    (b << 16) | a
 }
 
 /// The vectors' lines (those that fit on one line) that the crate's reader
@@ -519,7 +957,20 @@ fn joined(lines: &[Vec<u8>], end: &[u8]) -> Vec<u8> {
     out
 }
 
-fn scenarios(max_line_len: usize) -> Vec<Scenario> {
+/// `line`, a JSON object, padded with spaces before its `}` to `len`
+/// bytes (or left as it is when it is longer).
+fn padded(mut line: Vec<u8>, len: usize) -> Vec<u8> {
+    let len = len.max(line.len());
+    let close = line.pop().expect("a JSON object");
+    line.resize(len - 1, b' ');
+    line.push(close);
+    line
+}
+
+/// The scenarios, in the order of the table on [`CheckEngine`], for an
+/// engine that declared the limit `declared`, if it did.
+fn scenarios(declared: Option<usize>) -> Vec<Scenario> {
+    let limit = declared.unwrap_or(DEFAULT_MAX_LINE_LEN);
     let errors = vector_lines(VECTORS_V2, protocol_error);
     let refusals = vector_lines(SERVE_V2, declined);
     let refused = refusals[0].clone();
@@ -534,6 +985,8 @@ fn scenarios(max_line_len: usize) -> Vec<Scenario> {
         level,
         rule,
         feed: Feed::whole(input),
+        long: None,
+        fails: None,
     };
     let mut out = Vec::new();
 
@@ -564,7 +1017,7 @@ fn scenarios(max_line_len: usize) -> Vec<Scenario> {
     out.push(whole(
         "not-json",
         Level::Must,
-        "a line that is not JSON is answered by a command_error `command stream: ...`, and no line after it is answered".to_owned(),
+        "a line that is not JSON is answered by exactly one command_error whose message begins `command stream: ` (the rest is the engine's JSON parser's), and no line after it is answered".to_owned(),
         joined(
             &[
                 snapshot("check-engine-before"),
@@ -633,6 +1086,8 @@ fn scenarios(max_line_len: usize) -> Vec<Scenario> {
             pieces,
             pause: Duration::from_millis(2),
         },
+        long: None,
+        fails: None,
     });
 
     let mut input = joined(&[error], b"\n");
@@ -644,25 +1099,66 @@ fn scenarios(max_line_len: usize) -> Vec<Scenario> {
         input,
     ));
 
-    let mut line = snapshot("check-engine-at-limit");
-    let len = max_line_len.max(line.len());
-    let close = line.pop().expect("a JSON object");
-    line.resize(len - 1, b' ');
-    line.push(close);
-    out.push(whole(
-        "line-at-limit",
-        Level::Should,
-        if len == DEFAULT_MAX_LINE_LEN {
+    // A `cancel` last: an engine with a model need not run the turn out.
+    let prompt = long_prompt();
+    let what = format!("a prompt of {} bytes with a PNG image", prompt.len());
+    out.push(Scenario {
+        fails: (prompt.len() > limit).then(|| {
             format!(
-                "a line of exactly {len} bytes (64 MiB, the crate's limit; JSON padded with spaces) is read"
+                "the declared limit, {limit} bytes, is shorter than line 1, {what}, a line every engine must read"
             )
-        } else {
+        }),
+        long: Some((1, what)),
+        ..whole(
+            "long-prompt",
+            Level::Must,
             format!(
-                "a line of exactly {len} bytes (the engine's limit, as given; JSON padded with spaces) is read"
+                "a prompt of {} bytes (4 MiB: a text part and a real {LONG_PROMPT_SIDE}x{LONG_PROMPT_SIDE} PNG image), a line every engine meets, is read, and the engine reads on: a jobs_snapshot after it is answered",
+                prompt.len()
+            ),
+            joined(
+                &[
+                    prompt,
+                    snapshot("check-engine-long-prompt"),
+                    line_of(&Command::Cancel),
+                ],
+                b"\n",
+            ),
+        )
+    });
+
+    let line = padded(snapshot("check-engine-at-limit"), limit);
+    let len = line.len();
+    let (rule, what) = match declared {
+        None => (
+            format!("a line of exactly {len} bytes (64 MiB, the crate's limit; JSON padded with spaces) is read"),
+            format!("a line of {len} bytes, the crate's limit"),
+        ),
+        Some(_) => (
+            format!("a line of exactly {len} bytes (the engine's limit, as declared; JSON padded with spaces) is read"),
+            format!("a line of {len} bytes, the declared limit"),
+        ),
+    };
+    out.push(Scenario {
+        long: Some((1, what)),
+        ..whole("line-at-limit", Level::Should, rule, joined(&[line], b"\n"))
+    });
+
+    if let Some(max) = declared {
+        let line = padded(snapshot("check-engine-over-limit"), max.saturating_add(1));
+        let len = line.len();
+        out.push(Scenario {
+            long: Some((1, format!("a line of {len} bytes, over the declared limit of {max}"))),
+            ..whole(
+                "line-over-limit",
+                Level::Must,
+                format!(
+                    "a line of {len} bytes, over the declared limit of {max}, is answered by one command_error whose message begins `command stream: `, and no line after it is answered"
+                ),
+                joined(&[line, snapshot("check-engine-over-limit-unread")], b"\n"),
             )
-        },
-        joined(&[line], b"\n"),
-    ));
+        });
+    }
 
     out.push(whole(
         "jobs-snapshot",
@@ -673,29 +1169,88 @@ fn scenarios(max_line_len: usize) -> Vec<Scenario> {
     out
 }
 
-/// What the crate's reader says `input` is owed, in order: up to and
-/// including the line that stops reading.
-fn owed(input: &[u8]) -> Vec<Answer> {
+/// The answer the crate owes `command`, if any.
+fn answer_to(command: &Command) -> Option<Answer> {
+    match command {
+        Command::JobsSnapshot { request_id, .. } => Some(Answer::Snapshot(request_id.clone())),
+        command => command
+            .serve_refusal_event_line()
+            .map(|line| Answer::Error(message_of(&line))),
+    }
+}
+
+/// What the crate's reader, at `limit`, says `input` is owed, in order: up
+/// to and including the line that stops reading; and what reading on would
+/// show.
+fn owed(input: &[u8], limit: usize) -> Owed {
     let mut answers = Vec::new();
-    for item in CommandReader::new(input) {
+    let mut reader = CommandReader::with_max_line_len(input, limit);
+    while let Some(item) = reader.next() {
         match item {
-            Ok(Command::JobsSnapshot { request_id, .. }) => {
-                answers.push(Answer::Snapshot(request_id))
+            Ok(command) => answers.extend(answer_to(&command)),
+            Err(e) if e.is_stream_error() => {
+                answers.push(Answer::Stream(message_of(&e.event_line())));
+                let stop = stopped_at(input, reader.line_number(), limit, &e);
+                return Owed {
+                    answers,
+                    stop: Some(stop),
+                };
             }
-            Ok(command) => {
-                if let Some(line) = command.serve_refusal_event_line() {
-                    answers.push(Answer::Error(message_of(&line)));
-                }
-            }
-            Err(e) => {
-                answers.push(Answer::Error(message_of(&e.event_line())));
-                if e.is_stream_error() {
-                    break;
-                }
-            }
+            Err(e) => answers.push(Answer::Error(message_of(&e.event_line()))),
         }
     }
-    answers
+    Owed {
+        answers,
+        stop: None,
+    }
+}
+
+/// The stop at `line` of `input`, why `error`, and what each line after it
+/// would be answered, up to the next line that stops reading.
+fn stopped_at(input: &[u8], line: u64, limit: usize, error: &v2::ReadError) -> Stop {
+    let mut start = 0;
+    for _ in 1..line {
+        start += input[start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(input.len() - start, |i| i + 1);
+    }
+    let end = input[start..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(input.len(), |i| start + i);
+    let stopped = &input[start..end];
+    let (what, read) = match error {
+        v2::ReadError::TooLong { max, .. } => (
+            format!(
+                "a line over its declared limit of {max} bytes (line {line}, {} bytes)",
+                stopped.len()
+            ),
+            CommandReader::with_max_line_len(stopped, usize::MAX)
+                .next()
+                .and_then(Result::ok)
+                .and_then(|command| answer_to(&command)),
+        ),
+        _ => (
+            format!("a line that is not JSON (line {line}: {})", shown(stopped)),
+            None,
+        ),
+    };
+    let mut after = Vec::new();
+    let mut reader = CommandReader::with_max_line_len(input.get(end + 1..).unwrap_or(&[]), limit);
+    while let Some(item) = reader.next() {
+        let n = line + reader.line_number();
+        match item {
+            Ok(command) => after.extend(answer_to(&command).map(|a| (n, a))),
+            Err(e) if e.is_stream_error() => {
+                // Its detail is the engine's own, as any stream error's.
+                after.push((n, Answer::Stream(message_of(&e.event_line()))));
+                break;
+            }
+            Err(e) => after.push((n, Answer::Error(message_of(&e.event_line())))),
+        }
+    }
+    Stop { what, read, after }
 }
 
 /// The message of a `command_error` event line the crate wrote.
@@ -726,57 +1281,91 @@ fn read_event(line: &[u8]) -> Result<Option<Answer>, String> {
 }
 
 fn judge(runs: &[Run]) -> Vec<Check> {
-    let mut outcomes = Vec::new();
-    for run in runs {
-        outcomes.push(Check::new(
-            run.scenario.name,
-            run.scenario.level,
-            run.scenario.rule.clone(),
-            run.differs.clone().map(|why| (why, run)),
-        ));
-    }
     // The first run, in order, that shows it.
     let first = |of: fn(&Run) -> &Option<String>| {
         runs.iter()
             .find_map(|run| of(run).clone().map(|why| (why, run)))
     };
-    outcomes.push(Check::new(
-        "stdout-events",
-        Level::Must,
-        "every line the engine writes on stdout, in every scenario, is an event (no banner, no log line)".to_owned(),
-        first(|run| &run.stray),
-    ));
-    outcomes.push(Check::new(
-        "no-stderr-answers",
-        Level::Should,
-        "no command_error owed is written on stderr instead of stdout".to_owned(),
-        first(|run| &run.on_stderr),
-    ));
-    outcomes
+    let across = |name, rule: &str, found: Option<(String, &Run)>| match found {
+        Some((why, run)) => Check::new(
+            name,
+            Level::Must,
+            rule.to_owned(),
+            Outcome::Fail(why),
+            Some(run),
+        ),
+        None => Check::new(name, Level::Must, rule.to_owned(), Outcome::Pass, None),
+    };
+    let mut checks = vec![
+        across(
+            "stdout-events",
+            "every line the engine writes on stdout, in every scenario, is an event (no banner, no log line)",
+            first(|run| &run.stray),
+        ),
+        across(
+            "no-stderr-answers",
+            "no answer owed (a command_error, a jobs_snapshot) is written on stderr instead of stdout",
+            first(|run| &run.on_stderr),
+        ),
+    ];
+    for run in runs {
+        let scenario = &run.scenario;
+        checks.push(Check::new(
+            scenario.name,
+            scenario.level,
+            scenario.rule.clone(),
+            run.outcome.clone(),
+            Some(run),
+        ));
+        if scenario.name == "not-json" {
+            let (outcome, rule) = not_json_detail(run);
+            checks.push(Check::new(
+                "not-json-detail",
+                Level::Should,
+                rule,
+                outcome,
+                Some(run),
+            ));
+        }
+    }
+    checks
+}
+
+/// `not-json-detail`, judged on `not-json`'s run: the engine's `command
+/// stream: ` error word for word the reference's.
+fn not_json_detail(run: &Run) -> (Outcome, String) {
+    let (said, owed) = run
+        .stream
+        .clone()
+        .expect("not-json owes a command stream error");
+    let rule = format!(
+        "the command_error for the line that is not JSON is the reference's word for word: {}",
+        quoted(&owed)
+    );
+    let outcome = match said {
+        None => Outcome::NotJudged(
+            "no command_error beginning \"command stream: \" answered the line that is not JSON on stdout (not-json)".to_owned(),
+        ),
+        Some(said) if said == owed => Outcome::Pass,
+        Some(said) => Outcome::Fail(format!(
+            "the line that is not JSON is answered {}; the reference answers {}",
+            quoted(&said),
+            quoted(&owed)
+        )),
+    };
+    (outcome, rule)
 }
 
 /// Why the answers `got` are not those `owed`, if they are not: the
-/// `command_error` messages must be those owed, in order; each
-/// `jobs_snapshot` owed must come once, after the errors owed for the
-/// lines before it; none other may come. An engine that was `killed`
-/// (how, said) fails for that if for nothing else.
+/// `command_error` messages must be those owed, in order (one that ends
+/// reading any beginning `command stream: `); each `jobs_snapshot` owed
+/// must come once, after the errors owed for the lines before it; none
+/// other may come. An engine that was `killed` (how, said) fails for that
+/// if for nothing else.
 fn answers_differ(owed: &[Answer], got: &[Answer], killed: Option<&str>) -> Option<String> {
-    let why = |what: String| {
-        Some(match killed {
-            Some(how) => format!("{what} ({how})"),
-            None => what,
-        })
-    };
-    let errors = |answers: &[Answer]| -> Vec<String> {
-        answers
-            .iter()
-            .filter_map(|a| match a {
-                Answer::Error(m) => Some(m.clone()),
-                Answer::Snapshot(_) => None,
-            })
-            .collect()
-    };
-    let (owed_errors, got_errors) = (errors(owed), errors(got));
+    let why = |what: String| with_end(what, killed);
+    let owed_errors: Vec<&Answer> = owed.iter().filter(|a| a.is_error()).collect();
+    let got_errors: Vec<&Answer> = got.iter().filter(|a| a.is_error()).collect();
     for (k, want) in owed_errors.iter().enumerate() {
         match got_errors.get(k) {
             None => {
@@ -784,21 +1373,24 @@ fn answers_differ(owed: &[Answer], got: &[Answer], killed: Option<&str>) -> Opti
                     "command_error {} of {} owed never came: {}",
                     k + 1,
                     owed_errors.len(),
-                    quoted(want)
+                    want.owed_message()
                 ))
             }
-            Some(m) if m != want => {
+            Some(said) if !want.accepts(said) => {
+                let (Answer::Error(m) | Answer::Stream(m) | Answer::Snapshot(m)) = said;
                 return why(format!(
                     "command_error {} says {}; owed {}",
                     k + 1,
                     quoted(m),
-                    quoted(want)
-                ))
+                    want.owed_message()
+                ));
             }
             Some(_) => {}
         }
     }
-    if let Some(extra) = got_errors.get(owed_errors.len()) {
+    if let Some(Answer::Error(extra) | Answer::Stream(extra) | Answer::Snapshot(extra)) =
+        got_errors.get(owed_errors.len())
+    {
         return why(format!(
             "command_error {} was not owed ({} owed): {}",
             owed_errors.len() + 1,
@@ -809,7 +1401,7 @@ fn answers_differ(owed: &[Answer], got: &[Answer], killed: Option<&str>) -> Opti
     let mut errors_before = 0;
     for answer in owed {
         match answer {
-            Answer::Error(_) => errors_before += 1,
+            Answer::Error(_) | Answer::Stream(_) => errors_before += 1,
             Answer::Snapshot(id) => {
                 let at: Vec<usize> = got
                     .iter()
@@ -825,10 +1417,7 @@ fn answers_differ(owed: &[Answer], got: &[Answer], killed: Option<&str>) -> Opti
                         ))
                     }
                     [i] => {
-                        let before = got[..i]
-                            .iter()
-                            .filter(|a| matches!(a, Answer::Error(_)))
-                            .count();
+                        let before = got[..i].iter().filter(|a| a.is_error()).count();
                         if before < errors_before {
                             return why(format!(
                                 "the jobs_snapshot for {} came after {before} command_errors, before the {errors_before} owed for the lines sent before it",
@@ -847,7 +1436,8 @@ fn answers_differ(owed: &[Answer], got: &[Answer], killed: Option<&str>) -> Opti
             }
         }
     }
-    if let Some(extra) = got.iter().find(|a| !owed.contains(a)) {
+    // Every error came as owed: what is left is a snapshot.
+    if let Some(extra) = got.iter().find(|a| !owed.contains(a) && !a.is_error()) {
         return why(format!(
             "{} answers no line the engine reads",
             extra.shown()
@@ -923,7 +1513,11 @@ fn quoted(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{answers_differ, listed, shown, stderr_tail, Answer};
+    use super::{
+        adler32, answers_differ, crc32, listed, long_prompt, on_stderr, owed, png, read_on, shown,
+        stderr_tail, Answer, LONG_PROMPT_LEN,
+    };
+    use crate::v2::{Command, CommandReader, ContentPart};
 
     /// A line is shown with its controls visible and cut after 300
     /// characters, or after 1,200 bytes of fewer characters, its length
@@ -983,6 +1577,7 @@ mod tests {
         use Answer::{Error as E, Snapshot as S};
         let (a, b) = (|| E("a".into()), || E("b".into()));
         let (s, t) = (|| S("s".into()), || S("t".into()));
+        let c = || Answer::Stream("command stream: x".into());
         let cases: Vec<(Vec<Answer>, Vec<Answer>, Option<&str>)> = vec![
             (vec![a(), s()], vec![a(), s()], None),
             (vec![a()], vec![], Some("command_error 1 of 1 owed never came: \"a\"")),
@@ -996,6 +1591,19 @@ mod tests {
             (vec![s()], vec![], Some("no jobs_snapshot answered request_id \"s\"")),
             (vec![s()], vec![s(), s()], Some("request_id \"s\" was answered 2 times")),
             (vec![s()], vec![s(), t()], Some("jobs_snapshot \"t\" answers no line the engine reads")),
+            // An error that ends reading: any message that begins
+            // `command stream: `, the crate's shown when another came.
+            (vec![s(), c()], vec![s(), E("command stream: Expecting value".into())], None),
+            (
+                vec![c()],
+                vec![a()],
+                Some("command_error 1 says \"a\"; owed one that begins \"command stream: \" (this crate's: \"command stream: x\")"),
+            ),
+            (
+                vec![c()],
+                vec![],
+                Some("command_error 1 of 1 owed never came: one that begins \"command stream: \" (this crate's: \"command stream: x\")"),
+            ),
         ];
         for (owed, got, want) in &cases {
             assert_eq!(
@@ -1028,5 +1636,205 @@ mod tests {
         assert_eq!(stderr_tail(stderr(20).as_bytes()), numbered(1, 20));
         assert_eq!(stderr_tail(b"only, no LF"), ["only, no LF"]);
         assert_eq!(stderr_tail(b""), Vec::<String>::new());
+    }
+
+    /// What a line that stops reading is owed, and what reading on would
+    /// show: the lines after it, each with its number and answer, up to
+    /// the next stop; a line over the limit, what it would get as read.
+    #[test]
+    fn a_stop_names_its_line_and_what_reading_on_would_show() {
+        use Answer::{Error as E, Snapshot as S, Stream as C};
+        let owed = owed(
+            b"{\"command\":\"jobs_snapshot\",\"request_id\":\"a\"}\n\n{x\n\n{\"command\":\"jobs_snapshot\",\"request_id\":\"b\"}\n{\"command\":\"nap\"}\n]\n{\"command\":\"jobs_snapshot\",\"request_id\":\"c\"}\n",
+            1000,
+        );
+        assert_eq!(
+            owed.answers,
+            [
+                S("a".into()),
+                C("command stream: expected a string key at byte 1".into())
+            ]
+        );
+        let stop = owed.stop.unwrap();
+        assert_eq!(stop.what, "a line that is not JSON (line 3: {x)");
+        assert_eq!(stop.read, None);
+        assert_eq!(
+            stop.after,
+            [
+                (5, S("b".into())),
+                (6, E("unknown command: nap".into())),
+                (
+                    7,
+                    C("command stream: expected a JSON value at byte 0".into())
+                ),
+            ]
+        );
+
+        let line = b"{\"command\":\"jobs_snapshot\",\"request_id\":\"over\"}";
+        let mut input = line.to_vec();
+        input.extend_from_slice(b"\n{\"command\":\"jobs_snapshot\",\"request_id\":\"n\"}");
+        let owed = super::owed(&input, line.len() - 1);
+        assert_eq!(
+            owed.answers,
+            [C(format!(
+                "command stream: line 1 is longer than {} bytes",
+                line.len() - 1
+            ))]
+        );
+        let stop = owed.stop.unwrap();
+        assert_eq!(
+            stop.what,
+            format!(
+                "a line over its declared limit of {} bytes (line 1, {} bytes)",
+                line.len() - 1,
+                line.len()
+            )
+        );
+        assert_eq!(stop.read, Some(S("over".into())));
+        assert_eq!(stop.after, [(2, S("n".into()))]);
+        assert!(super::owed(&input, line.len()).stop.is_none());
+    }
+
+    /// Reading on is named by the first line after the stop that was
+    /// answered, or by the stop line itself answered as a command.
+    #[test]
+    fn reading_on_is_named_by_the_first_line_answered_after_the_stop() {
+        use Answer::{Error as E, Snapshot as S};
+        let input =
+            b"{x\n{\"command\":\"nap\"}\n{\"command\":\"jobs_snapshot\",\"request_id\":\"b\"}\n";
+        let owed = owed(input, 1000);
+        let stream = E("command stream: oops".into());
+        let nap = E("unknown command: nap".into());
+        let cases: Vec<(Vec<Answer>, Option<&str>)> = vec![
+            (vec![stream.clone()], None),
+            (
+                vec![stream.clone(), nap.clone(), S("b".into())],
+                Some("the engine read on after a line that is not JSON (line 1: {x): it answered line 2 with command_error \"unknown command: nap\""),
+            ),
+            (
+                vec![stream.clone(), S("b".into())],
+                Some("the engine read on after a line that is not JSON (line 1: {x): it answered line 3 with jobs_snapshot \"b\""),
+            ),
+            // An extra error that answers no line after: another rule's.
+            (vec![stream.clone(), E("x".into())], None),
+        ];
+        for (got, want) in &cases {
+            assert_eq!(
+                read_on(&owed, &owed.answers, got).as_deref(),
+                *want,
+                "{got:?}"
+            );
+        }
+        let over = owed_over_limit();
+        assert_eq!(
+            read_on(&over, &over.answers, &[S("over".into())]).as_deref(),
+            Some("the engine read a line over its declared limit of 10 bytes (line 1, 47 bytes) as a command: it answered jobs_snapshot \"over\"")
+        );
+    }
+
+    fn owed_over_limit() -> super::Owed {
+        owed(
+            b"{\"command\":\"jobs_snapshot\",\"request_id\":\"over\"}\n",
+            10,
+        )
+    }
+
+    /// An answer owed missing from stdout is looked for on stderr: as an
+    /// event after any prefix, an error's message as the line or after a
+    /// `: `, a `command stream: ` one by that beginning; the first stderr
+    /// line holding each is named, and a command logged is no answer.
+    #[test]
+    fn answers_on_stderr_are_found_as_events_or_messages() {
+        use Answer::{Error as E, Snapshot as S, Stream as C};
+        let owed = [
+            E("expected a string \"text\" field".into()),
+            S("s".into()),
+            E("goal text must not be blank".into()),
+            C("command stream: expected a string key at byte 1".into()),
+            S("t".into()),
+            E("goal text must not be blank".into()),
+            S("u".into()),
+            E("unknown command: nap".into()),
+        ];
+        let stderr = b"read {\"command\":\"jobs_snapshot\",\"request_id\":\"t\"}\n\
+            log: {\"event\":\"command_error\",\"error\":\"expected a string \\\"text\\\" field\"}\n\
+            error: goal text must not be blank\n\
+            goal text must not be blank\r\n\
+            engine: stopping: command stream: Expecting value\n\
+            {\"event\":\"jobs_snapshot\",\"request_id\":\"t\",\"jobs\":[]}\n\
+            unknown command: nap, said the engine\n";
+        assert_eq!(
+            on_stderr(&owed, &[S("s".into())], stderr),
+            [
+                (0, (2, "log: {\"event\":\"command_error\",\"error\":\"expected a string \\\"text\\\" field\"}".to_owned())),
+                (2, (3, "error: goal text must not be blank".to_owned())),
+                (3, (5, "engine: stopping: command stream: Expecting value".to_owned())),
+                (4, (6, "{\"event\":\"jobs_snapshot\",\"request_id\":\"t\",\"jobs\":[]}".to_owned())),
+                (5, (4, "goal text must not be blank\\r".to_owned())),
+            ]
+        );
+        // Answered on stdout: not looked for.
+        let got = [
+            E("goal text must not be blank".into()),
+            E("command stream: x".into()),
+        ];
+        assert_eq!(on_stderr(&owed[2..4], &got, stderr), []);
+        assert_eq!(on_stderr(&owed, &[], b"nothing here\n"), []);
+    }
+
+    /// `long-prompt`'s line is exactly 4 MiB, a prompt the crate reads,
+    /// of a text part and the PNG.
+    #[test]
+    fn the_long_prompt_is_a_4_mib_prompt_with_a_png() {
+        let line = long_prompt();
+        assert_eq!(line.len(), LONG_PROMPT_LEN);
+        let command = CommandReader::new(&line[..]).next().unwrap().unwrap();
+        let Command::Prompt { content, .. } = command else {
+            panic!("not a prompt")
+        };
+        let parts = content.parts();
+        assert!(
+            matches!(&parts[0], ContentPart::Text(t) if t.starts_with("check-engine: a prompt of 4 MiB"))
+        );
+        assert!(matches!(&parts[1], ContentPart::Image(i) if i.bytes() == png(1750, 1750)));
+        assert_eq!(parts.len(), 2);
+    }
+
+    /// The PNG's checksums are those of the formats (known values), and a
+    /// 2 × 1 image is byte for byte what a PNG writer makes of it.
+    #[test]
+    fn the_png_is_a_real_png() {
+        assert_eq!(crc32(b"IEND"), 0xae42_6082);
+        assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
+        assert_eq!(adler32(b"Wikipedia"), 0x11e6_0398);
+        assert_eq!(adler32(&vec![0xff; 100_000]), {
+            let (mut a, mut b) = (1u64, 0u64);
+            for _ in 0..100_000 {
+                a = (a + 0xff) % 65521;
+                b = (b + a) % 65521;
+            }
+            u32::try_from((b << 16) | a).unwrap()
+        });
+        let png = png(2, 1);
+        assert_eq!(
+            png,
+            [
+                &b"\x89PNG\r\n\x1a\n"[..],
+                b"\0\0\0\x0dIHDR\0\0\0\x02\0\0\0\x01\x08\0\0\0\0",
+                &crc32(b"IHDR\0\0\0\x02\0\0\0\x01\x08\0\0\0\0").to_be_bytes(),
+                b"\0\0\0\x0eIDAT\x78\x01\x01\x03\0\xfc\xff\0\0\x01",
+                &adler32(b"\0\0\x01").to_be_bytes(),
+                &crc32(
+                    &[
+                        &b"IDAT\x78\x01\x01\x03\0\xfc\xff\0\0\x01"[..],
+                        &adler32(b"\0\0\x01").to_be_bytes()
+                    ]
+                    .concat()
+                )
+                .to_be_bytes(),
+                b"\0\0\0\0IEND\xae\x42\x60\x82",
+            ]
+            .concat()
+        );
     }
 }
