@@ -459,7 +459,7 @@ fn check_engine_passes_the_mock_engine() {
     );
     assert_eq!(
         check_named(&report, "long-prompt").rule(),
-        "a prompt of 4194304 bytes (4 MiB: a text part and a real 1750x1750 PNG image), a line every engine meets, is read, and the engine reads on: a jobs_snapshot after it is answered"
+        "a prompt of 4194304 bytes (4 MiB: a text part and a real PNG image), a line every engine meets, is read, and the engine reads on: a jobs_snapshot after it is answered"
     );
     assert_eq!(
         (

@@ -41,9 +41,10 @@ const STREAM: &str = "command stream: ";
 /// The length of `long-prompt`'s line, LF excluded: 4 MiB, a prompt with
 /// an image as a controller sends one, well within any engine's limit.
 const LONG_PROMPT_LEN: usize = 4 << 20;
-/// The side of `long-prompt`'s grey PNG: 1750 × 1751 bytes of pixels and
-/// filters, 4.1 MB as base64, most of the line.
-const LONG_PROMPT_SIDE: u32 = 1750;
+/// `long-prompt`'s image: a real 1 × 1 PNG, 67 bytes (the text fills the
+/// line; an engine passes an image on without decoding its pixels).
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\0\0\0\0\x3a\x7e\x9b\x55\
+    \0\0\0\nIDAT\x78\xda\x63\xf8\x0f\0\x01\x01\x01\0\x1c\xb0\x8c\x99\0\0\0\0IEND\xae\x42\x60\x82";
 
 /// Checks an engine binary over its real stdio: what any engine must do
 /// whatever its model does, for an engine in any language.
@@ -799,10 +800,10 @@ fn line_of(command: &Command) -> Vec<u8> {
 }
 
 /// `long-prompt`'s line: a prompt of exactly [`LONG_PROMPT_LEN`] bytes,
-/// LF excluded, a text part and a real PNG image (a grey gradient), the
-/// text filling what the image leaves.
+/// LF excluded, a text part and a real PNG image, the text filling what
+/// the image leaves.
 fn long_prompt() -> Vec<u8> {
-    let image = Image::from_bytes(png(LONG_PROMPT_SIDE, LONG_PROMPT_SIDE)).expect("a PNG");
+    let image = Image::from_bytes(PNG.to_vec()).expect("a PNG");
     let line = |text: String| {
         line_of(&Command::prompt(Content::new(vec![
             ContentPart::from(text),
@@ -816,94 +817,6 @@ fn long_prompt() -> Vec<u8> {
         .take(LONG_PROMPT_LEN - bare)
         .collect();
     line(text)
-}
-
-/// A `side` × `side` 8-bit grey PNG of a diagonal gradient. Its pixels
-/// are in stored (uncompressed) deflate blocks, so that it needs no
-/// compressor and its size is known: every decoder reads it.
-fn png(width: u32, height: u32) -> Vec<u8> {
-    let mut pixels = Vec::with_capacity(height as usize * (width as usize + 1));
-    for y in 0..height {
-        // Each row's filter byte: none.
-        pixels.push(0);
-        pixels.extend((0..width).map(|x| ((x + y) % 256) as u8));
-    }
-    // zlib: deflate, 32 KiB window, no dictionary, fastest (a multiple of 31).
-    let mut zlib = vec![0x78, 0x01];
-    let mut blocks = pixels.chunks(0xffff).peekable();
-    while let Some(block) = blocks.next() {
-        zlib.push(u8::from(blocks.peek().is_none()));
-        let len = u16::try_from(block.len()).expect("a stored block is at most 64 KiB");
-        zlib.extend(len.to_le_bytes());
-        zlib.extend((!len).to_le_bytes());
-        zlib.extend_from_slice(block);
-    }
-    zlib.extend(adler32(&pixels).to_be_bytes());
-    let mut header = width.to_be_bytes().to_vec();
-    header.extend(height.to_be_bytes());
-    // 8 bits, greyscale, deflate, adaptive filters, not interlaced.
-    header.extend([8, 0, 0, 0, 0]);
-    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
-    for (kind, data) in [
-        (b"IHDR", &header[..]),
-        (b"IDAT", &zlib[..]),
-        (b"IEND", &[][..]),
-    ] {
-        png.extend(
-            u32::try_from(data.len())
-                .expect("a chunk under 4 GiB")
-                .to_be_bytes(),
-        );
-        let start = png.len();
-        png.extend_from_slice(kind);
-        png.extend_from_slice(data);
-        let crc = crc32(&png[start..]);
-        png.extend(crc.to_be_bytes());
-    }
-    png
-}
-
-/// CRC-32 (ISO 3309, as PNG's chunks carry it), a byte at a time from a
-/// table.
-fn crc32(bytes: &[u8]) -> u32 {
-    const TABLE: [u32; 256] = {
-        let mut table = [0u32; 256];
-        let mut n = 0;
-        while n < 256 {
-            let mut c = n as u32;
-            let mut k = 0;
-            while k < 8 {
-                c = if c & 1 == 1 {
-                    0xedb8_8320 ^ (c >> 1)
-                } else {
-                    c >> 1
-                };
-                k += 1;
-            }
-            table[n] = c;
-            n += 1;
-        }
-        table
-    };
-    !bytes.iter().fold(!0u32, |c, &b| {
-        TABLE[((c ^ u32::from(b)) & 0xff) as usize] ^ (c >> 8)
-    })
-}
-
-/// Adler-32, as zlib ends its stream with it.
-fn adler32(bytes: &[u8]) -> u32 {
-    const MOD: u32 = 65521;
-    let (mut a, mut b) = (1u32, 0u32);
-    // 5552 bytes is the most before `b` could pass `u32`.
-    for chunk in bytes.chunks(5552) {
-        for &byte in chunk {
-            a += u32::from(byte);
-            b += a;
-        }
-        a %= MOD;
-        b %= MOD;
-    }
-    (b << 16) | a
 }
 
 /// The vectors' lines (those that fit on one line) that the crate's reader
@@ -1113,7 +1026,7 @@ fn scenarios(declared: Option<usize>) -> Vec<Scenario> {
             "long-prompt",
             Level::Must,
             format!(
-                "a prompt of {} bytes (4 MiB: a text part and a real {LONG_PROMPT_SIDE}x{LONG_PROMPT_SIDE} PNG image), a line every engine meets, is read, and the engine reads on: a jobs_snapshot after it is answered",
+                "a prompt of {} bytes (4 MiB: a text part and a real PNG image), a line every engine meets, is read, and the engine reads on: a jobs_snapshot after it is answered",
                 prompt.len()
             ),
             joined(
@@ -1514,8 +1427,8 @@ fn quoted(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::{
-        adler32, answers_differ, crc32, listed, long_prompt, on_stderr, owed, png, read_on, shown,
-        stderr_tail, Answer, LONG_PROMPT_LEN,
+        answers_differ, listed, long_prompt, on_stderr, owed, read_on, shown, stderr_tail, Answer,
+        LONG_PROMPT_LEN, PNG,
     };
     use crate::v2::{Command, CommandReader, ContentPart};
 
@@ -1796,45 +1709,7 @@ mod tests {
         assert!(
             matches!(&parts[0], ContentPart::Text(t) if t.starts_with("check-engine: a prompt of 4 MiB"))
         );
-        assert!(matches!(&parts[1], ContentPart::Image(i) if i.bytes() == png(1750, 1750)));
+        assert!(matches!(&parts[1], ContentPart::Image(i) if i.bytes() == PNG));
         assert_eq!(parts.len(), 2);
-    }
-
-    /// The PNG's checksums are those of the formats (known values), and a
-    /// 2 × 1 image is byte for byte what a PNG writer makes of it.
-    #[test]
-    fn the_png_is_a_real_png() {
-        assert_eq!(crc32(b"IEND"), 0xae42_6082);
-        assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
-        assert_eq!(adler32(b"Wikipedia"), 0x11e6_0398);
-        assert_eq!(adler32(&vec![0xff; 100_000]), {
-            let (mut a, mut b) = (1u64, 0u64);
-            for _ in 0..100_000 {
-                a = (a + 0xff) % 65521;
-                b = (b + a) % 65521;
-            }
-            u32::try_from((b << 16) | a).unwrap()
-        });
-        let png = png(2, 1);
-        assert_eq!(
-            png,
-            [
-                &b"\x89PNG\r\n\x1a\n"[..],
-                b"\0\0\0\x0dIHDR\0\0\0\x02\0\0\0\x01\x08\0\0\0\0",
-                &crc32(b"IHDR\0\0\0\x02\0\0\0\x01\x08\0\0\0\0").to_be_bytes(),
-                b"\0\0\0\x0eIDAT\x78\x01\x01\x03\0\xfc\xff\0\0\x01",
-                &adler32(b"\0\0\x01").to_be_bytes(),
-                &crc32(
-                    &[
-                        &b"IDAT\x78\x01\x01\x03\0\xfc\xff\0\0\x01"[..],
-                        &adler32(b"\0\0\x01").to_be_bytes()
-                    ]
-                    .concat()
-                )
-                .to_be_bytes(),
-                b"\0\0\0\0IEND\xae\x42\x60\x82",
-            ]
-            .concat()
-        );
     }
 }
