@@ -80,7 +80,7 @@ fn answer(command: Command) -> Vec<Event> {
             JobStopOutcome::NotFound,
         )],
         Command::GoalSet { text, .. } => vec![Event::goal_updated(Some(text))],
-        Command::GoalClear => vec![Event::goal_updated(None::<String>)],
+        Command::GoalClear => vec![Event::goal_updated(None)],
         Command::ApprovalDecision { id, allow, .. } => {
             vec![Event::approval_resolved(
                 id,

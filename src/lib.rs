@@ -19,48 +19,16 @@
 //! - [`v1`]: the protocol's first revision, every message a string `text`:
 //!   only to speak to a peer of that era.
 //!
-//! An engine reads its stdin with [`v2::CommandReader`], acts on each
-//! command, and answers every other line with the `command_error` event the
-//! reader's error gives (`event_line()`), or a command the
-//! engine itself declines with [`v2::Command::serve_refusal_event_line`]:
+//! An engine reads its stdin with [`v2::CommandReader`], answers each
+//! command with [`v2::Event`]s (`write_line`), and every other line with
+//! the `command_error` event the reader's error gives (`event_line()`), or
+//! a command the engine itself declines with
+//! [`v2::Command::serve_refusal_event_line`]. The smallest real engine,
+//! `examples/minimal_engine.rs` (CI runs `serve-command check-engine` on
+//! it; `examples/engine.rs` answers every command):
 //!
-//! ```
-//! use serve_command::v2::{Command, CommandReader};
-//! use std::io::{self, Write};
-//!
-//! fn main() -> io::Result<()> {
-//!     let mut stdout = io::stdout().lock();
-//!     for item in CommandReader::new(io::stdin().lock()) {
-//!         match item {
-//!             Ok(command) => {
-//!                 // A well-formed command the engine declines (a blank goal,
-//!                 // a command steer with an image) is answered as a bad line is.
-//!                 if let Some(event) = command.serve_refusal_event_line() {
-//!                     stdout.write_all(event.as_bytes())?;
-//!                     continue;
-//!                 }
-//!                 match command {
-//!                     Command::Cancel => writeln!(stdout, "cancelling the turn")?,
-//!                     // `Command` is non-exhaustive: a command this engine does
-//!                     // not know yet is handled like any other it only echoes.
-//!                     command => writeln!(stdout, "{command:?}")?,
-//!                 }
-//!             }
-//!             Err(error) => {
-//!                 // The event line is ready to write: JSON, one line, LF included.
-//!                 stdout.write_all(error.event_line().as_bytes())?;
-//!                 if error.is_stream_error() {
-//!                     // As the reference engine: no more commands after a line
-//!                     // that is not JSON; shut down as at end of input.
-//!                     stdout.flush()?;
-//!                     eprintln!("engine: stopping: {error}");
-//!                     break;
-//!                 }
-//!             }
-//!         }
-//!     }
-//!     stdout.flush()
-//! }
+//! ```no_run
+#![doc = include_str!("../examples/minimal_engine.rs")]
 //! ```
 //!
 //! A controller builds a [`v2::Command`] and writes its line to the engine's
