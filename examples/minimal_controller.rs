@@ -25,8 +25,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // thread (examples/controller.rs), so that neither side waits on the other.
     Command::prompt("Why does this test fail?").write_line(&mut stdin)?;
     Command::jobs_snapshot("req-1").write_line(&mut stdin)?;
-    drop(stdin); // The end of input: the engine answers and exits.
-                 // A line that is not an event is an error item, and reading goes on.
+    // The end of input: the engine answers what it read, and exits.
+    drop(stdin);
+    // A line that is not an event is an error item, and reading goes on.
     for item in EventReader::new(BufReader::new(stdout)) {
         match item {
             Ok(Event::AgentFinished { answer, .. }) => println!("answer: {answer}"),

@@ -4,6 +4,14 @@
 //! stdin.
 //!
 //!     cargo run --example tokio_engine --features tokio < examples/session.jsonl
+//!
+//! An engine's own Cargo.toml needs, for this program:
+//!
+//!     [dependencies]
+//!     serve-command = { version = "0.1", features = ["tokio"] }
+//!     tokio = { version = "1", features = ["rt", "io-std", "io-util"] }
+//!     tokio-util = { version = "0.7", features = ["codec"] }
+//!     futures-util = { version = "0.3", default-features = false }
 
 use futures_util::StreamExt;
 use serve_command::v2::{Command, CommandCodec, Event, JobStopOutcome, PredictionOutcome};

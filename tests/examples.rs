@@ -92,6 +92,30 @@ fn run(program: &Path, args: &[&Path], stdin: &[u8]) -> Output {
     out
 }
 
+/// The first ```` ```text ```` block of `text` after `after`.
+fn text_block_after<'a>(text: &'a str, after: &str) -> &'a str {
+    let rest = &text[text.find(after).expect(after)..];
+    let rest = &rest[rest.find("```text\n").expect("a ```text block") + 8..];
+    &rest[..rest.find("```\n").expect("an unclosed ```text block")]
+}
+
+/// The guide shows what `examples/engine.rs` writes for the session.
+#[test]
+fn the_engine_answers_the_session_as_the_guide_shows() {
+    let out = run(&example("engine"), &[], SESSION);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        text_block_after(
+            include_str!("../docs/GUIDE.md"),
+            "`cargo run --example engine < examples/session.jsonl` writes:"
+        )
+    );
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "engine: stopping: line 16: unterminated string at byte 30\n"
+    );
+}
+
 #[test]
 fn the_tokio_engine_answers_the_session_as_the_std_engine() {
     let std = run(&example("engine"), &[], SESSION);
@@ -214,12 +238,18 @@ fn the_minimal_controller_prints_each_engines_answers() {
 
 /// The README's smallest engine, on the sample session: a prompt's answer,
 /// the snapshot, and every refused line's `command_error`, stopping at the
-/// line that is not JSON (the last `cancel` goes unanswered).
+/// line that is not JSON (the last `cancel` goes unanswered); the README
+/// shows it (.ci/deps checks it too, from a fresh target dir).
 #[test]
-fn the_minimal_engine_answers_the_session() {
+fn the_minimal_engine_answers_the_session_as_the_readme_shows() {
     let out = run(&example("minimal_engine"), &[], SESSION);
+    let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(
-        String::from_utf8(out.stdout).unwrap(),
+        stdout,
+        text_block_after(include_str!("../README.md"), "## Set up")
+    );
+    assert_eq!(
+        stdout,
         r#"{"event":"agent_finished","answer":"Why does this test fail?"}
 {"event":"jobs_snapshot","request_id":"req-1","jobs":[]}
 {"event":"command_error","error":"goal text must not be blank"}
