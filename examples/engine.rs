@@ -14,7 +14,9 @@
 //! more `cancel`: the engine answers the cut line and stops, so that last
 //! `cancel` gets no answer, and the engine says why on stderr.
 
-use serve_command::v2::{Command, CommandReader, Event, JobStopOutcome, PredictionOutcome};
+use serve_command::v2::{
+    ApprovalOutcome, Command, CommandReader, Event, JobStopOutcome, PredictionOutcome,
+};
 use std::io::{self, Write};
 
 fn main() -> io::Result<()> {
@@ -66,7 +68,7 @@ fn answer(command: Command) -> Vec<Event> {
             content,
             submission_id,
             ..
-        } => vec![Event::steer_applied(kind.as_str(), content, submission_id)],
+        } => vec![Event::steer_applied(kind, content, submission_id)],
         Command::JobsSnapshot { request_id, .. } => vec![Event::jobs_snapshot(request_id, vec![])],
         Command::JobStop {
             request_id,
@@ -80,12 +82,14 @@ fn answer(command: Command) -> Vec<Event> {
             JobStopOutcome::NotFound,
         )],
         Command::GoalSet { text, .. } => vec![Event::goal_updated(Some(text))],
-        Command::GoalClear => vec![Event::goal_updated(None::<String>)],
+        Command::GoalClear => vec![Event::goal_updated(None)],
         Command::ApprovalDecision { id, allow, .. } => {
-            vec![Event::approval_resolved(
-                id,
-                if allow { "allowed_once" } else { "rejected" },
-            )]
+            let outcome = if allow {
+                ApprovalOutcome::AllowedOnce
+            } else {
+                ApprovalOutcome::Rejected
+            };
+            vec![Event::approval_resolved(id, outcome)]
         }
         Command::Predict {
             request_id,

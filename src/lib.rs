@@ -19,48 +19,16 @@
 //! - [`v1`]: the protocol's first revision, every message a string `text`:
 //!   only to speak to a peer of that era.
 //!
-//! An engine reads its stdin with [`v2::CommandReader`], acts on each
-//! command, and answers every other line with the `command_error` event the
-//! reader's error gives (`event_line()`), or a command the
-//! engine itself declines with [`v2::Command::serve_refusal_event_line`]:
+//! An engine reads its stdin with [`v2::CommandReader`], answers each
+//! command with [`v2::Event`]s (`write_line`), and every other line with
+//! the `command_error` event the reader's error gives (`event_line()`), or
+//! a command the engine itself declines with
+//! [`v2::Command::serve_refusal_event_line`]. The smallest real engine,
+//! `examples/minimal_engine.rs` (CI runs `serve-command check-engine` on
+//! it; `examples/engine.rs` answers every command):
 //!
-//! ```
-//! use serve_command::v2::{Command, CommandReader};
-//! use std::io::{self, Write};
-//!
-//! fn main() -> io::Result<()> {
-//!     let mut stdout = io::stdout().lock();
-//!     for item in CommandReader::new(io::stdin().lock()) {
-//!         match item {
-//!             Ok(command) => {
-//!                 // A well-formed command the engine declines (a blank goal,
-//!                 // a command steer with an image) is answered as a bad line is.
-//!                 if let Some(event) = command.serve_refusal_event_line() {
-//!                     stdout.write_all(event.as_bytes())?;
-//!                     continue;
-//!                 }
-//!                 match command {
-//!                     Command::Cancel => writeln!(stdout, "cancelling the turn")?,
-//!                     // `Command` is non-exhaustive: a command this engine does
-//!                     // not know yet is handled like any other it only echoes.
-//!                     command => writeln!(stdout, "{command:?}")?,
-//!                 }
-//!             }
-//!             Err(error) => {
-//!                 // The event line is ready to write: JSON, one line, LF included.
-//!                 stdout.write_all(error.event_line().as_bytes())?;
-//!                 if error.is_stream_error() {
-//!                     // As the reference engine: no more commands after a line
-//!                     // that is not JSON; shut down as at end of input.
-//!                     stdout.flush()?;
-//!                     eprintln!("engine: stopping: {error}");
-//!                     break;
-//!                 }
-//!             }
-//!         }
-//!     }
-//!     stdout.flush()
-//! }
+//! ```no_run
+#![doc = include_str!("../examples/minimal_engine.rs")]
 //! ```
 //!
 //! A controller builds a [`v2::Command`] and writes its line to the engine's
@@ -89,10 +57,18 @@
 //! }
 //! ```
 //!
-//! The same engine over tokio reads with [`v2::CommandCodec`] (the `tokio`
-//! feature): a `tokio_util` decoder and encoder for `FramedRead` and
-//! `FramedWrite`, with the reader's framing, line limit and line numbers,
-//! where a bad line is an item and never ends the stream.
+//! Over tokio, an engine reads with [`v2::CommandCodec`] and a controller
+//! with [`v2::EventCodec`] (the `tokio` feature): `tokio_util` decoders and
+//! encoders for `FramedRead` and `FramedWrite`, with the reader's framing,
+//! line limit and line numbers, where a bad line is an item and never ends
+//! the stream (`examples/tokio_engine.rs`, `examples/tokio_controller.rs`).
+//!
+//! [The guide] (`docs/GUIDE.md`, shipped in the package) is the manual:
+//! the full example engine and controller, the tokio codecs and the
+//! dependency lines they need, the `!` command envelope, the workbench, the
+//! CLI in full, choosing a revision, performance and the minimum Rust.
+//!
+//! [The guide]: https://docs.rs/crate/serve-command/latest/source/docs/GUIDE.md
 //!
 //! # Features
 //!
@@ -101,7 +77,7 @@
 //!
 //! | feature | what it brings |
 //! | --- | --- |
-//! | `tokio` | [`v2::CommandCodec`] and [`v1::CommandCodec`], for `tokio_util::codec`. Brings in `tokio-util` (with `codec`) and `bytes` |
+//! | `tokio` | [`v2::CommandCodec`], [`v2::EventCodec`] and [`v1::CommandCodec`]: `tokio_util::codec` decoders and encoders, for `FramedRead` and `FramedWrite`. Brings in `tokio-util` (with `codec`) and `bytes` |
 //! | `arbitrary` | `impl Arbitrary` for [`v2::Command`], [`v2::Event`] and [`v1::Command`], for cargo-fuzz targets |
 //! | `proptest` | [`v2::strategy`] and [`v1::strategy`]: proptest strategies for commands and events, and for near-miss lines paired with their outcome, for an engine's (or a controller's) own tests |
 //! | `avx2` (default) | the long-string scans (a long prompt's escaping and decoding) on AVX2 where the CPU has it, picked at run time, through `pulp` (6 crates); without it they use SSE2, a few percent slower on long non-ASCII text |
@@ -122,14 +98,17 @@
 //! `mock-engine` is an engine with no model for a controller's tests
 //! ([`workbench::MockEngine`] in process; the tap's judgement is
 //! [`workbench::Monitor`]), and `check-engine` checks an
-//! engine in any language over its stdio ([`workbench::CheckEngine`]). `serve-command --help` says more; `serve-command --version` names the
-//! upstream sources each rule set follows.
+//! engine in any language over its stdio ([`workbench::CheckEngine`]).
+//! [The guide] has each in full, as does `serve-command --help`;
+//! `serve-command --version` names the upstream sources each rule set
+//! follows.
 //!
 //! # The wire
 //!
 //! The rules of each revision, the compatibility between them, and what
-//! an implementation in another language needs are in `docs/PROTOCOL.md`,
-//! shipped in the package (and on docs.rs under the crate's source).
+//! an implementation in another language needs are in
+//! [`docs/PROTOCOL.md`](https://docs.rs/crate/serve-command/latest/source/docs/PROTOCOL.md),
+//! shipped in the package.
 #![forbid(unsafe_code)]
 // docs.rs (Cargo.toml: `--cfg docsrs`, nightly): "Available on crate feature
 // ... only" on every feature-gated item, derived from its `#[cfg]`.
@@ -198,9 +177,14 @@ pub mod generic {
 #[cfg(doctest)]
 struct NoDefaultRevision;
 
-// The README's programs are tested with the rest. Its tokio engine needs the
-// feature (`cargo test --all-features`, the README's test command); shown as a
-// complete program, it cannot be gated inside the block.
-#[cfg(all(doctest, feature = "tokio"))]
+// The README's programs are tested with the rest, and the guide's. The
+// guide's tokio programs and its `CheckEngine` need their features (`cargo
+// test --all-features`, the README's test command); shown as complete
+// programs, they cannot be gated inside their blocks.
+#[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+#[cfg(all(doctest, feature = "tokio", feature = "workbench"))]
+#[doc = include_str!("../docs/GUIDE.md")]
+struct GuideDoctests;

@@ -249,11 +249,11 @@ const SESSIONS: &[Session] = &[
     ),
 ];
 
-/// The README's `mock-engine` session, run as it is written there: its
+/// The guide's (docs/GUIDE.md) `mock-engine` session, run as it is written there: its
 /// commands through its script give the event lines it shows.
 #[test]
 fn the_readme_session_is_what_the_readme_shows() {
-    let readme = include_str!("../README.md");
+    let readme = include_str!("../docs/GUIDE.md");
     let start = readme.find("- `mock-engine [--script FILE]`").unwrap();
     let block = &readme[start..];
     let block = &block[block.find("```sh\n").unwrap() + 6..];

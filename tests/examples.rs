@@ -1,0 +1,279 @@
+//! The shipped example programs, run as a user runs them: the engine over
+//! tokio answers as the std engine does, byte for byte; the controller
+//! over tokio prints what the std controller prints, against the example
+//! engine and against `serve-command mock-engine`; the README's smallest
+//! engine and controller work together.
+#![cfg(feature = "tokio")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+const SESSION: &[u8] = include_bytes!("../examples/session.jsonl");
+
+/// The directory of the example binaries. `cargo test` builds them beside
+/// this test's own (`target/debug/examples/`, next to `deps/`), but not
+/// when it runs this file alone (`--test examples`), and then a binary may
+/// be missing or older than its source: so the examples are built here
+/// first, once, with this test's features (a no-op when they are fresh).
+fn examples_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().expect("the test's own path");
+        // target/<profile>/deps/examples-HASH
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target/<profile>/");
+        let target_dir = profile_dir.parent().expect("target/");
+        let features: Vec<&str> = [
+            ("tokio", cfg!(feature = "tokio")),
+            ("cli", cfg!(feature = "cli")),
+            ("workbench", cfg!(feature = "workbench")),
+            ("proptest", cfg!(feature = "proptest")),
+            ("arbitrary", cfg!(feature = "arbitrary")),
+            ("avx2", cfg!(feature = "avx2")),
+        ]
+        .into_iter()
+        .filter_map(|(name, on)| on.then_some(name))
+        .collect();
+        let mut cargo = Command::new(env!("CARGO"));
+        cargo
+            .args(["build", "--examples", "--no-default-features", "--features"])
+            .arg(features.join(","))
+            .arg("--manifest-path")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(target_dir);
+        if profile_dir
+            .file_name()
+            .is_some_and(|name| name == "release")
+        {
+            cargo.arg("--release");
+        }
+        let out = cargo.output().expect("cargo runs");
+        assert!(
+            out.status.success(),
+            "cargo build --examples:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        profile_dir.join("examples")
+    })
+}
+
+/// An example's binary.
+fn example(name: &str) -> PathBuf {
+    examples_dir().join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+}
+
+/// Runs `program args` with `stdin`, to completion.
+#[track_caller]
+fn run(program: &Path, args: &[&Path], stdin: &[u8]) -> Output {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: {e}", program.display()));
+    let mut input = child.stdin.take().unwrap();
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || std::io::Write::write_all(&mut input, &stdin));
+    let out = child.wait_with_output().unwrap();
+    // An engine that stops reading early may close the pipe first.
+    let _ = writer.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}: {:?}\n{}",
+        program.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The first ```` ```text ```` block of `text` after `after`.
+fn text_block_after<'a>(text: &'a str, after: &str) -> &'a str {
+    let rest = &text[text.find(after).expect(after)..];
+    let rest = &rest[rest.find("```text\n").expect("a ```text block") + 8..];
+    &rest[..rest.find("```\n").expect("an unclosed ```text block")]
+}
+
+/// The guide shows what `examples/engine.rs` writes for the session.
+#[test]
+fn the_engine_answers_the_session_as_the_guide_shows() {
+    let out = run(&example("engine"), &[], SESSION);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        text_block_after(
+            include_str!("../docs/GUIDE.md"),
+            "`cargo run --example engine < examples/session.jsonl` writes:"
+        )
+    );
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "engine: stopping: line 16: unterminated string at byte 30\n"
+    );
+}
+
+#[test]
+fn the_tokio_engine_answers_the_session_as_the_std_engine() {
+    let std = run(&example("engine"), &[], SESSION);
+    let tokio = run(&example("tokio_engine"), &[], SESSION);
+    assert_eq!(
+        String::from_utf8(tokio.stdout).unwrap(),
+        String::from_utf8(std.stdout).unwrap()
+    );
+    assert_eq!(
+        String::from_utf8(tokio.stderr).unwrap(),
+        String::from_utf8(std.stderr).unwrap()
+    );
+}
+
+/// The `answer` function (the events each command gets) of an example.
+fn answer_fn(source: &str) -> &str {
+    let start = source
+        .find("\n/// The events a command gets here.")
+        .expect("an `answer` function");
+    &source[start..]
+}
+
+/// Beyond the session (which sends no `predict`, for one), the two engines
+/// answer every command alike: their `answer` is the same code.
+#[test]
+fn both_engines_answer_with_the_same_code() {
+    assert_eq!(
+        answer_fn(include_str!("../examples/tokio_engine.rs")),
+        answer_fn(include_str!("../examples/engine.rs"))
+    );
+}
+
+/// What `examples/controller.rs` prints for the example engine's answers.
+const CONTROLLER_ON_ENGINE: &str = "\
+agent_step
+assistant: You asked: Why does this test fail?
+agent_finished
+steer_applied
+steer_applied
+jobs_snapshot
+job_stop_result
+goal_updated
+approval_resolved
+goal_updated
+agent_aborted
+";
+
+/// Each controller, std and tokio, runs its session against each engine,
+/// std and tokio, and prints the same lines.
+#[test]
+fn both_controllers_print_the_same_for_both_engines() {
+    for controller in ["controller", "tokio_controller"] {
+        for engine in ["engine", "tokio_engine"] {
+            let out = run(&example(controller), &[&example(engine)], b"");
+            assert_eq!(
+                (
+                    String::from_utf8(out.stdout).unwrap(),
+                    String::from_utf8(out.stderr).unwrap()
+                ),
+                (CONTROLLER_ON_ENGINE.to_owned(), String::new()),
+                "{controller} on {engine}"
+            );
+        }
+    }
+}
+
+/// Against `serve-command mock-engine`, which answers as upstream's serve
+/// loop does (a turn streams its deltas; an idle engine drops a prompt
+/// steer and has nothing to cancel).
+#[cfg(feature = "cli")]
+#[test]
+fn both_controllers_run_against_the_mock_engine() {
+    let mock = Path::new(env!("CARGO_BIN_EXE_serve-command"));
+    for controller in ["controller", "tokio_controller"] {
+        let out = run(&example(controller), &[mock, Path::new("mock-engine")], b"");
+        assert_eq!(
+            (
+                String::from_utf8(out.stdout).unwrap(),
+                String::from_utf8(out.stderr).unwrap()
+            ),
+            (
+                "\
+agent_step
+assistant_delta
+assistant_delta
+assistant: You asked: Why does this test fail?
+usage
+agent_finished
+steer_dropped
+steer_applied
+jobs_snapshot
+job_stop_result
+goal_updated
+goal_updated
+"
+                .to_owned(),
+                String::new()
+            ),
+            "{controller}"
+        );
+    }
+}
+
+/// The README's smallest controller, on its smallest engine, and on the
+/// full one.
+#[test]
+fn the_minimal_controller_prints_each_engines_answers() {
+    for (engine, printed) in [
+        ("minimal_engine", "answer: Why does this test fail?\njobs_snapshot\n"),
+        (
+            "engine",
+            "agent_step\nassistant_message\nanswer: You asked: Why does this test fail?\njobs_snapshot\n",
+        ),
+    ] {
+        let out = run(&example("minimal_controller"), &[&example(engine)], b"");
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), printed, "{engine}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), "", "{engine}");
+    }
+}
+
+/// The README's smallest engine, on the sample session: a prompt's answer,
+/// the snapshot, and every refused line's `command_error`, stopping at the
+/// line that is not JSON (the last `cancel` goes unanswered); the README
+/// shows it (.ci/deps checks it too, from a fresh target dir).
+#[test]
+fn the_minimal_engine_answers_the_session_as_the_readme_shows() {
+    let out = run(&example("minimal_engine"), &[], SESSION);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        stdout,
+        text_block_after(include_str!("../README.md"), "## Set up")
+    );
+    assert_eq!(
+        stdout,
+        r#"{"event":"agent_finished","answer":"Why does this test fail?"}
+{"event":"jobs_snapshot","request_id":"req-1","jobs":[]}
+{"event":"command_error","error":"goal text must not be blank"}
+{"event":"command_error","error":"expected a boolean \"allow\" field"}
+{"event":"command_error","error":"unknown steer kind: notice"}
+{"event":"agent_finished","answer":"Now explain the change\nin two lines"}
+{"event":"command_error","error":"command stream: unterminated string at byte 30"}
+"#
+    );
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), "");
+}
+
+/// Every engine the crate ships holds to every check `check-engine` makes
+/// (.ci/run also runs the binary's `check-engine` on each).
+#[cfg(feature = "workbench")]
+#[test]
+fn every_shipped_engine_passes_every_check() {
+    use serve_command::workbench::CheckEngine;
+    for engine in ["engine", "tokio_engine", "minimal_engine"] {
+        let report = CheckEngine::new()
+            // Room for a debug build on a loaded machine.
+            .timeout(std::time::Duration::from_secs(60))
+            .run(&mut Command::new(example(engine)))
+            .unwrap();
+        assert_eq!(report.failed(), 0, "{engine}:\n{report}");
+    }
+}
