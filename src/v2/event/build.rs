@@ -25,13 +25,7 @@ impl Event {
         content: impl Into<String>,
         brief: impl Into<Option<String>>,
     ) -> Event {
-        Event::ToolResult {
-            tool_call_id: tool_call_id.into(),
-            tool_name: tool_name.into(),
-            is_error: false,
-            content: content.into(),
-            brief: brief.into(),
-        }
+        tool_output(tool_call_id, tool_name, false, content, brief)
     }
 
     /// `tool_result` with `"is_error":true`: a tool call failed, and
@@ -52,13 +46,7 @@ impl Event {
         content: impl Into<String>,
         brief: impl Into<Option<String>>,
     ) -> Event {
-        Event::ToolResult {
-            tool_call_id: tool_call_id.into(),
-            tool_name: tool_name.into(),
-            is_error: true,
-            content: content.into(),
-            brief: brief.into(),
-        }
+        tool_output(tool_call_id, tool_name, true, content, brief)
     }
 
     /// `subrun_finished`: a nested sub-run (a review, an explore) ended,
@@ -122,6 +110,23 @@ impl Event {
             first_child: 0,
             child_count: 0,
         }
+    }
+}
+
+/// `tool_result` and `tool_error`, whose one difference is `is_error`.
+fn tool_output(
+    tool_call_id: impl Into<String>,
+    tool_name: impl Into<String>,
+    is_error: bool,
+    content: impl Into<String>,
+    brief: impl Into<Option<String>>,
+) -> Event {
+    Event::ToolResult {
+        tool_call_id: tool_call_id.into(),
+        tool_name: tool_name.into(),
+        is_error,
+        content: content.into(),
+        brief: brief.into(),
     }
 }
 
