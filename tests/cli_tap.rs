@@ -157,9 +157,10 @@ fn a_line_over_the_limit_is_forwarded_in_pieces_and_refused() {
         stderr(&out),
         r#"tap: command 2: longer than 1024 bytes, the line limit
 tap: command 2: refused; the engine owes {"event":"command_error","error":"command stream: line 2 is longer than 1024 bytes"}
+tap: event 1: attributed to nothing: agent_aborted with no turn running (no prompt was sent)
 tap: event 3: longer than 1024 bytes, the line limit
 tap: event 3: stray output, not an event: longer than 1024 bytes
-tap: summary: 3 command lines, 3 event lines, 0 stderr lines; 4 errors, 0 notes (1 refused, 1 stray, 2 too_long); the engine's exit 0
+tap: summary: 3 command lines, 3 event lines, 0 stderr lines; 5 errors, 0 notes (1 refused, 1 stray, 2 too_long, 1 unattributed); the engine's exit 0
 "#
     );
     assert_eq!(
@@ -167,11 +168,11 @@ tap: summary: 3 command lines, 3 event lines, 0 stderr lines; 4 errors, 0 notes 
         r#"{"t_ms":0,"dir":"command","n":1,"line":"{\"command\":\"cancel\"}","verdict":"command","violations":[]}
 {"t_ms":0,"dir":"command","n":2,"line":null,"verdict":"refused","violations":[{"kind":"too_long","level":"error","message":"longer than 1024 bytes, the line limit","max":1024},{"kind":"refused","level":"error","message":"refused; the engine owes {\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}","owes":"{\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}"}]}
 {"t_ms":0,"dir":"command","n":3,"line":"{\"command\":\"cancel\"}","verdict":"unread","violations":[]}
-{"t_ms":0,"dir":"event","n":1,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","violations":[]}
-{"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}","verdict":"command_error","violations":[]}
-{"t_ms":0,"dir":"event","n":3,"line":null,"verdict":"not_event","violations":[{"kind":"too_long","level":"error","message":"longer than 1024 bytes, the line limit","max":1024},{"kind":"stray","level":"error","message":"stray output, not an event: longer than 1024 bytes","reason":"longer than 1024 bytes"}]}
+{"t_ms":0,"dir":"event","n":1,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"unattributed","level":"error","message":"attributed to nothing: agent_aborted with no turn running (no prompt was sent)","reason":"agent_aborted with no turn running (no prompt was sent)"}]}
+{"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}","verdict":"command_error","answers":2,"turn":null,"violations":[]}
+{"t_ms":0,"dir":"event","n":3,"line":null,"verdict":"not_event","answers":null,"turn":null,"violations":[{"kind":"too_long","level":"error","message":"longer than 1024 bytes, the line limit","max":1024},{"kind":"stray","level":"error","message":"stray output, not an event: longer than 1024 bytes","reason":"longer than 1024 bytes"}]}
 {"t_ms":0,"dir":"exit","status":"exit 0","code":0,"violations":[]}
-{"t_ms":0,"dir":"summary","lines":{"command":3,"event":3,"stderr":0},"violations":{"refused":1,"stray":1,"too_long":2},"status":"exit 0","code":0}
+{"t_ms":0,"dir":"summary","lines":{"command":3,"event":3,"stderr":0},"violations":{"refused":1,"stray":1,"too_long":2,"unattributed":1},"status":"exit 0","code":0}
 "#
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -207,7 +208,9 @@ tap: command 4: note: ends in CRLF; the CR is read as JSON whitespace
 tap: command 5: refused; the engine owes {"event":"command_error","error":"unknown command: nap"}
 tap: command 6: refused; the engine owes {"event":"command_error","error":"goal text must not be blank"}
 tap: command 7: note: not canonical (extra keys, legacy fields, another key order or spacing); the crate writes {"command":"jobs_snapshot","request_id":"r1"}
-tap: summary: 7 command lines, 6 event lines, 0 stderr lines; 2 errors, 4 notes (1 blank, 1 crlf, 2 not_canonical, 2 refused); the engine's exit 0
+tap: event 1: attributed to nothing: agent_aborted with no turn running (no prompt was sent)
+tap: event 2: attributed to nothing: steer_applied with no turn running (no prompt was sent)
+tap: summary: 7 command lines, 6 event lines, 0 stderr lines; 4 errors, 4 notes (1 blank, 1 crlf, 2 not_canonical, 2 refused, 2 unattributed); the engine's exit 0
 "#
     );
     assert_eq!(
@@ -219,14 +222,14 @@ tap: summary: 7 command lines, 6 event lines, 0 stderr lines; 2 errors, 4 notes 
 {"t_ms":0,"dir":"command","n":5,"line":"{\"command\":\"nap\"}","verdict":"refused","violations":[{"kind":"refused","level":"error","message":"refused; the engine owes {\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","owes":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}"}]}
 {"t_ms":0,"dir":"command","n":6,"line":"{\"command\":\"goal\",\"action\":\"set\",\"text\":\" \"}","verdict":"refused","violations":[{"kind":"refused","level":"error","message":"refused; the engine owes {\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}","owes":"{\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}"}]}
 {"t_ms":0,"dir":"command","n":7,"line":"{\"request_id\":\"r1\",\"command\":\"jobs_snapshot\"}","lf":false,"verdict":"command","violations":[{"kind":"not_canonical","level":"note","message":"not canonical (extra keys, legacy fields, another key order or spacing); the crate writes {\"command\":\"jobs_snapshot\",\"request_id\":\"r1\"}","canonical":"{\"command\":\"jobs_snapshot\",\"request_id\":\"r1\"}"}]}
-{"t_ms":0,"dir":"event","n":1,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","violations":[]}
-{"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"steer_applied\",\"kind\":\"prompt\",\"content\":\"look\"}","verdict":"event","violations":[]}
-{"t_ms":0,"dir":"event","n":3,"line":"{\"event\":\"compaction_started\",\"from_sequence\":0,\"to_sequence\":0}","verdict":"event","violations":[]}
-{"t_ms":0,"dir":"event","n":4,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","verdict":"command_error","violations":[]}
-{"t_ms":0,"dir":"event","n":5,"line":"{\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}","verdict":"command_error","violations":[]}
-{"t_ms":0,"dir":"event","n":6,"line":"{\"event\":\"jobs_snapshot\",\"request_id\":\"r1\",\"jobs\":[]}","verdict":"event","violations":[]}
+{"t_ms":0,"dir":"event","n":1,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"unattributed","level":"error","message":"attributed to nothing: agent_aborted with no turn running (no prompt was sent)","reason":"agent_aborted with no turn running (no prompt was sent)"}]}
+{"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"steer_applied\",\"kind\":\"prompt\",\"content\":\"look\"}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"unattributed","level":"error","message":"attributed to nothing: steer_applied with no turn running (no prompt was sent)","reason":"steer_applied with no turn running (no prompt was sent)"}]}
+{"t_ms":0,"dir":"event","n":3,"line":"{\"event\":\"compaction_started\",\"from_sequence\":0,\"to_sequence\":0}","verdict":"event","answers":4,"turn":null,"violations":[]}
+{"t_ms":0,"dir":"event","n":4,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","verdict":"command_error","answers":5,"turn":null,"violations":[]}
+{"t_ms":0,"dir":"event","n":5,"line":"{\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}","verdict":"command_error","answers":6,"turn":null,"violations":[]}
+{"t_ms":0,"dir":"event","n":6,"line":"{\"event\":\"jobs_snapshot\",\"request_id\":\"r1\",\"jobs\":[]}","verdict":"event","answers":7,"turn":null,"violations":[]}
 {"t_ms":0,"dir":"exit","status":"exit 0","code":0,"violations":[]}
-{"t_ms":0,"dir":"summary","lines":{"command":7,"event":6,"stderr":0},"violations":{"blank":1,"crlf":1,"not_canonical":2,"refused":2},"status":"exit 0","code":0}
+{"t_ms":0,"dir":"summary","lines":{"command":7,"event":6,"stderr":0},"violations":{"blank":1,"crlf":1,"not_canonical":2,"refused":2,"unattributed":2},"status":"exit 0","code":0}
 "#
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -292,11 +295,12 @@ tap: command 2: refused; the engine owes {"event":"command_error","error":"expec
 tap: command 4: refused; the engine owes {"event":"command_error","error":"command stream: expected a JSON value at byte 0"}
 tap: event 1: stray output, not an event: not JSON: expected a JSON value at byte 0
 tap: event 3: the command_error for command 2 says "bad approval"; the engine owes "expected a boolean \"allow\" field"
+tap: event 4: attributed to nothing: agent_aborted with no turn running (no prompt was sent)
 tap: event 6: the engine read on after command 4 (not JSON): this jobs_snapshot answers command 5
 tap: event 7: the engine read on after command 4 (not JSON): this command_error answers command 6
 tap: event 8: a command_error with no refused line to answer: "unknown command: x"
 tap: event 9: stray output, not an event: unknown event: nap_taken
-tap: summary: 6 command lines, 9 event lines, 0 stderr lines; 9 errors, 0 notes (3 refused, 2 still_reading, 2 stray, 1 unexpected_answer, 1 wrong_answer); the engine's exit 0
+tap: summary: 6 command lines, 9 event lines, 0 stderr lines; 10 errors, 0 notes (3 refused, 2 still_reading, 2 stray, 1 unattributed, 1 unexpected_answer, 1 wrong_answer); the engine's exit 0
 "#
     );
     let records: Vec<&str> = log.lines().collect();
@@ -304,26 +308,26 @@ tap: summary: 6 command lines, 9 event lines, 0 stderr lines; 9 errors, 0 notes 
         records[5..8],
         [
             r#"{"t_ms":0,"dir":"command","n":6,"line":"{\"command\":\"dance\"}","verdict":"unread","violations":[]}"#,
-            r#"{"t_ms":0,"dir":"event","n":1,"line":"my-engine 1.0 ready","verdict":"not_event","violations":[{"kind":"stray","level":"error","message":"stray output, not an event: not JSON: expected a JSON value at byte 0","reason":"not JSON: expected a JSON value at byte 0"}]}"#,
-            r#"{"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","verdict":"command_error","violations":[]}"#,
+            r#"{"t_ms":0,"dir":"event","n":1,"line":"my-engine 1.0 ready","verdict":"not_event","answers":null,"turn":null,"violations":[{"kind":"stray","level":"error","message":"stray output, not an event: not JSON: expected a JSON value at byte 0","reason":"not JSON: expected a JSON value at byte 0"}]}"#,
+            r#"{"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","verdict":"command_error","answers":1,"turn":null,"violations":[]}"#,
         ]
     );
     assert_eq!(
         records[8..14],
         [
-            r#"{"t_ms":0,"dir":"event","n":3,"line":"{\"event\":\"command_error\",\"error\":\"bad approval\"}","verdict":"command_error","violations":[{"kind":"wrong_answer","level":"error","message":"the command_error for command 2 says \"bad approval\"; the engine owes \"expected a boolean \\\"allow\\\" field\"","command_n":2,"owed":"expected a boolean \"allow\" field","got":"bad approval"}]}"#,
-            r#"{"t_ms":0,"dir":"event","n":4,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","violations":[]}"#,
-            r#"{"t_ms":0,"dir":"event","n":5,"line":"{\"event\":\"command_error\",\"error\":\"command stream: expected a JSON value at byte 0\"}","verdict":"command_error","violations":[]}"#,
-            r#"{"t_ms":0,"dir":"event","n":6,"line":"{\"event\":\"jobs_snapshot\",\"request_id\":\"r9\",\"jobs\":[]}","verdict":"event","violations":[{"kind":"still_reading","level":"error","message":"the engine read on after command 4 (not JSON): this jobs_snapshot answers command 5","command_n":5,"stopped_at":4}]}"#,
-            r#"{"t_ms":0,"dir":"event","n":7,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: dance\"}","verdict":"command_error","violations":[{"kind":"still_reading","level":"error","message":"the engine read on after command 4 (not JSON): this command_error answers command 6","command_n":6,"stopped_at":4}]}"#,
-            r#"{"t_ms":0,"dir":"event","n":8,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: x\"}","verdict":"command_error","violations":[{"kind":"unexpected_answer","level":"error","message":"a command_error with no refused line to answer: \"unknown command: x\"","got":"unknown command: x"}]}"#,
+            r#"{"t_ms":0,"dir":"event","n":3,"line":"{\"event\":\"command_error\",\"error\":\"bad approval\"}","verdict":"command_error","answers":2,"turn":null,"violations":[{"kind":"wrong_answer","level":"error","message":"the command_error for command 2 says \"bad approval\"; the engine owes \"expected a boolean \\\"allow\\\" field\"","command_n":2,"owed":"expected a boolean \"allow\" field","got":"bad approval"}]}"#,
+            r#"{"t_ms":0,"dir":"event","n":4,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"unattributed","level":"error","message":"attributed to nothing: agent_aborted with no turn running (no prompt was sent)","reason":"agent_aborted with no turn running (no prompt was sent)"}]}"#,
+            r#"{"t_ms":0,"dir":"event","n":5,"line":"{\"event\":\"command_error\",\"error\":\"command stream: expected a JSON value at byte 0\"}","verdict":"command_error","answers":4,"turn":null,"violations":[]}"#,
+            r#"{"t_ms":0,"dir":"event","n":6,"line":"{\"event\":\"jobs_snapshot\",\"request_id\":\"r9\",\"jobs\":[]}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"still_reading","level":"error","message":"the engine read on after command 4 (not JSON): this jobs_snapshot answers command 5","command_n":5,"stopped_at":4}]}"#,
+            r#"{"t_ms":0,"dir":"event","n":7,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: dance\"}","verdict":"command_error","answers":null,"turn":null,"violations":[{"kind":"still_reading","level":"error","message":"the engine read on after command 4 (not JSON): this command_error answers command 6","command_n":6,"stopped_at":4}]}"#,
+            r#"{"t_ms":0,"dir":"event","n":8,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: x\"}","verdict":"command_error","answers":null,"turn":null,"violations":[{"kind":"unexpected_answer","level":"error","message":"a command_error with no refused line to answer: \"unknown command: x\"","got":"unknown command: x"}]}"#,
         ]
     );
     assert_eq!(
         records[15..],
         [
             r#"{"t_ms":0,"dir":"exit","status":"exit 0","code":0,"violations":[]}"#,
-            r#"{"t_ms":0,"dir":"summary","lines":{"command":6,"event":9,"stderr":0},"violations":{"refused":3,"still_reading":2,"stray":2,"unexpected_answer":1,"wrong_answer":1},"status":"exit 0","code":0}"#,
+            r#"{"t_ms":0,"dir":"summary","lines":{"command":6,"event":9,"stderr":0},"violations":{"refused":3,"still_reading":2,"stray":2,"unattributed":1,"unexpected_answer":1,"wrong_answer":1},"status":"exit 0","code":0}"#,
         ]
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -420,7 +424,7 @@ fn each_line_is_passed_on_as_soon_as_it_is_complete() {
             "--",
             "sh",
             "-c",
-            r#"while IFS= read -r line; do printf '{"event":"agent_step","step":1}\n'; done"#,
+            r#"while IFS= read -r line; do printf '{"event":"agent_finished","answer":"ok"}\n'; done"#,
         ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -432,7 +436,9 @@ fn each_line_is_passed_on_as_soon_as_it_is_complete() {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for _ in 0..3 {
-            stdin.write_all(b"{\"command\":\"cancel\"}\n").unwrap();
+            stdin
+                .write_all(b"{\"command\":\"prompt\",\"content\":\"hi\"}\n")
+                .unwrap();
             stdin.flush().unwrap();
             let mut answer = String::new();
             stdout.read_line(&mut answer).unwrap();
@@ -443,7 +449,7 @@ fn each_line_is_passed_on_as_soon_as_it_is_complete() {
         let answer = rx
             .recv_timeout(Duration::from_secs(20))
             .expect("the answer before the next line is written");
-        assert_eq!(answer, "{\"event\":\"agent_step\",\"step\":1}\n");
+        assert_eq!(answer, "{\"event\":\"agent_finished\",\"answer\":\"ok\"}\n");
     }
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
