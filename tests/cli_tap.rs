@@ -13,7 +13,7 @@ use std::time::Duration;
 #[path = "support/bin.rs"]
 mod bin;
 
-use bin::{run, BIN};
+use bin::{run, stdout_of, BIN};
 
 /// A directory of its own for `test`.
 fn scratch(test: &str) -> PathBuf {
@@ -478,4 +478,231 @@ fn tap_speaks_v2_only_and_needs_its_log_before_it_starts() {
     );
     let out = run(&["tap"], b"");
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// The events `serve-command mock-engine` writes for a session, through
+/// the tap, whose log says of each what it answers and which turn it
+/// belongs to; `trace` reads the log back to the same attribution.
+///
+/// The controller writes its lines in groups, each in one write (so the
+/// tap reads a group in one read and judges it as one batch), and reads
+/// the events a group is owed before it writes the next: the log's order
+/// of command and event records is then the same on every run. The races:
+/// a `jobs_snapshot` answered while a turn waits for its approval, a
+/// compaction and a prompt queued behind a turn, a steer and a goal sent
+/// into a waiting turn, a `cancel` sent with the approval that lets the
+/// turn finish (its `agent_finished` crosses the cancel, which hits
+/// nothing), and a `cancel` that aborts a turn.
+#[test]
+fn the_log_says_what_each_event_of_the_mock_engine_answers_and_trace_agrees() {
+    let dir = scratch("attribution");
+    let script = dir.join("turns.jsonl");
+    let ask = r#"{"approval":{"tool_name":"shell","detail":"run cargo test","body":"cargo test"}}"#;
+    std::fs::write(&script, format!("{ask}\n{ask}\n{ask}\n")).unwrap();
+    let log = dir.join("log.jsonl");
+    let mut child = Command::new(BIN)
+        .args([
+            "tap",
+            "--log",
+            log.to_str().unwrap(),
+            "--",
+            BIN,
+            "mock-engine",
+        ])
+        .arg("--script")
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (tx, events) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines() {
+            let _ = tx.send(line.unwrap());
+        }
+    });
+    // (the lines written at once, how many event lines they are owed)
+    let groups: [(&[&str], usize); 7] = [
+        (&[r#"{"command":"prompt","content":"first"}"#], 2),
+        (
+            &[
+                r#"{"command":"jobs_snapshot","request_id":"j1"}"#,
+                r#"{"command":"nap"}"#,
+            ],
+            2,
+        ),
+        (
+            &[
+                r#"{"command":"compact"}"#,
+                r#"{"command":"prompt","content":"second"}"#,
+                r#"{"command":"steer","kind":"prompt","content":"also","submission_id":"s1"}"#,
+                r#"{"command":"goal","action":"set","text":"ship"}"#,
+            ],
+            0,
+        ),
+        (
+            &[r#"{"command":"approval","id":"approval-1","allow":true}"#],
+            14,
+        ),
+        (
+            &[
+                r#"{"command":"approval","id":"approval-2","allow":false}"#,
+                r#"{"command":"cancel"}"#,
+            ],
+            8,
+        ),
+        (&[r#"{"command":"prompt","content":"third"}"#], 2),
+        (&[r#"{"command":"cancel"}"#], 2),
+    ];
+    for (lines, owed) in groups {
+        let mut group = lines.join("\n");
+        group.push('\n');
+        stdin.write_all(group.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        for _ in 0..owed {
+            events
+                .recv_timeout(Duration::from_secs(20))
+                .expect("the events the lines are owed");
+        }
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        events.recv_timeout(Duration::from_secs(20)).is_err(),
+        "every event was read"
+    );
+    assert_eq!(
+        stderr(&out),
+        r#"tap: command 3: refused; the engine owes {"event":"command_error","error":"unknown command: nap"}
+tap: summary: 12 command lines, 30 event lines, 0 stderr lines; 1 error, 0 notes (1 refused); the engine's exit 0
+"#
+    );
+    // Each record as `dir n: name answers turn` (the command's name for a
+    // command record).
+    let text = std::fs::read_to_string(&log).unwrap();
+    let records: Vec<String> = text
+        .lines()
+        .filter_map(|record| {
+            let r: serde_json::Value = serde_json::from_str(record).unwrap();
+            let line = r["line"].as_str()?;
+            let l: serde_json::Value = serde_json::from_str(line).unwrap();
+            Some(match r["dir"].as_str().unwrap() {
+                "command" => format!("command {}: {}", r["n"], l["command"].as_str().unwrap()),
+                "event" => format!(
+                    "event {}: {} answers {} turn {}",
+                    r["n"],
+                    l["event"].as_str().unwrap(),
+                    r["answers"],
+                    r["turn"]
+                ),
+                dir => panic!("{dir}"),
+            })
+        })
+        .collect();
+    assert_eq!(
+        records,
+        [
+            "command 1: prompt",
+            "event 1: agent_step answers null turn 1",
+            "event 2: approval_requested answers null turn 1",
+            "command 2: jobs_snapshot",
+            "command 3: nap",
+            "event 3: jobs_snapshot answers 2 turn null",
+            "event 4: command_error answers 3 turn null",
+            "command 4: compact",
+            "command 5: prompt",
+            "command 6: steer",
+            "command 7: goal",
+            "command 8: approval",
+            "event 5: approval_resolved answers 8 turn 1",
+            "event 6: tool_result answers null turn 1",
+            "event 7: steer_applied answers 6 turn 1",
+            "event 8: goal_updated answers 7 turn null",
+            "event 9: agent_step answers null turn 1",
+            "event 10: assistant_delta answers null turn 1",
+            "event 11: assistant_delta answers null turn 1",
+            "event 12: assistant_message answers null turn 1",
+            "event 13: usage answers null turn 1",
+            "event 14: agent_finished answers null turn 1",
+            "event 15: compaction_started answers 4 turn null",
+            "event 16: compaction_finished answers 4 turn null",
+            "event 17: agent_step answers null turn 5",
+            "event 18: approval_requested answers null turn 5",
+            "command 9: approval",
+            "command 10: cancel",
+            "event 19: approval_resolved answers 9 turn 5",
+            "event 20: tool_result answers null turn 5",
+            "event 21: agent_step answers null turn 5",
+            "event 22: assistant_delta answers null turn 5",
+            "event 23: assistant_delta answers null turn 5",
+            "event 24: assistant_message answers null turn 5",
+            "event 25: usage answers null turn 5",
+            "event 26: agent_finished answers null turn 5",
+            "command 11: prompt",
+            "event 27: agent_step answers null turn 11",
+            "event 28: approval_requested answers null turn 11",
+            "command 12: cancel",
+            "event 29: approval_resolved answers null turn 11",
+            "event 30: agent_aborted answers 12 turn 11",
+        ]
+    );
+    assert_eq!(
+        stdout_of(&["trace", log.to_str().unwrap()], b"", 0),
+        r#"command 1: prompt "first"
+turn of command 1:
+  event 1: agent_step
+  event 2: approval_requested
+command 2: jobs_snapshot "j1"
+command 3: refused: {"command":"nap"}
+event 3: jobs_snapshot, answers command 2
+event 4: command_error, answers command 3
+command 4: compact
+command 5: prompt "second"
+command 6: steer prompt "also" submission_id "s1"
+command 7: goal set "ship"
+command 8: approval "approval-1" allow
+turn of command 1, continued:
+  event 5: approval_resolved, answers command 8
+  event 6: tool_result
+  event 7: steer_applied, answers command 6
+event 8: goal_updated, answers command 7
+turn of command 1, continued:
+  event 9: agent_step
+  event 10: assistant_delta
+  event 11: assistant_delta
+  event 12: assistant_message
+  event 13: usage
+  event 14: agent_finished; the turn ends
+event 15: compaction_started, answers command 4
+event 16: compaction_finished, answers command 4
+turn of command 5:
+  event 17: agent_step
+  event 18: approval_requested
+command 9: approval "approval-2" reject
+command 10: cancel
+turn of command 5, continued:
+  event 19: approval_resolved, answers command 9
+  event 20: tool_result
+  event 21: agent_step
+  event 22: assistant_delta
+  event 23: assistant_delta
+  event 24: assistant_message
+  event 25: usage
+  event 26: agent_finished; the turn ends
+command 11: prompt "third"
+turn of command 11:
+  event 27: agent_step
+  event 28: approval_requested
+command 12: cancel
+turn of command 11, continued:
+  event 29: approval_resolved
+  event 30: agent_aborted, answers command 12; the turn ends
+owed: nothing
+"#
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -331,7 +331,8 @@ impl Tracer {
             self.open_turn = None;
             return writeln!(out, "{said}");
         };
-        if matches!(name, "agent_finished" | "turn_failed" | "agent_aborted") {
+        let ends = matches!(name, "agent_finished" | "turn_failed" | "agent_aborted");
+        if ends {
             said += "; the turn ends";
         }
         if self.open_turn != Some(turn) {
@@ -343,6 +344,11 @@ impl Tracer {
             writeln!(out, "turn of command {turn}{continued}:")?;
             self.open_turn = Some(turn);
             self.last_turn = Some(turn);
+        }
+        if ends {
+            // An auto goal's next turn has the same command: not a
+            // continuation.
+            self.last_turn = None;
         }
         writeln!(out, "  {said}")
     }
@@ -490,7 +496,7 @@ fn short(command: &Command) -> String {
 /// `text`'s first `max` characters, and `...` when there were more.
 fn shorten(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
-        Some((end, _)) => format!("{}...", &text[..end]),
+        Some((end, _)) => format!("{}...", text[..end].trim_end()),
         None => text.to_owned(),
     }
 }
