@@ -676,6 +676,7 @@ Commands:
   dict          Print a libFuzzer/AFL dictionary of the protocol's tokens
   shell         Encode and parse `!` command envelopes (`<user_shell_command>`), one JSON request per line
   tap           Sit between a controller and an engine: pass every byte through, judge every line
+  trace         Attribute every event of a log of the wire: the command it answers, the turn it belongs to
   mock-engine   A deterministic engine with no model, for controllers' tests
   check-engine  Check an engine over its real stdio: what every engine must do
   help          Print this message or the help of the given subcommand(s)
@@ -698,6 +699,7 @@ Examples:
   serve-command decode session.jsonl --summary
   serve-command conform -- ./my_impl
   serve-command tap --log wire.jsonl -- openseek serve
+  serve-command trace wire.jsonl
   serve-command mock-engine --script turns.jsonl < session.jsonl
   serve-command check-engine --report check.json -- ./my_engine
   serve-command --revision v1 encode prompt \"fix it\"
@@ -747,6 +749,7 @@ fn every_subcommand_has_help_with_an_example() {
         &["dict"],
         &["conform"],
         &["tap"],
+        &["trace"],
         &["mock-engine"],
         &["check-engine"],
     ];

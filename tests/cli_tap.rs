@@ -13,7 +13,7 @@ use std::time::Duration;
 #[path = "support/bin.rs"]
 mod bin;
 
-use bin::{run, BIN};
+use bin::{run, stdout_of, BIN};
 
 /// A directory of its own for `test`.
 fn scratch(test: &str) -> PathBuf {
@@ -157,9 +157,10 @@ fn a_line_over_the_limit_is_forwarded_in_pieces_and_refused() {
         stderr(&out),
         r#"tap: command 2: longer than 1024 bytes, the line limit
 tap: command 2: refused; the engine owes {"event":"command_error","error":"command stream: line 2 is longer than 1024 bytes"}
+tap: event 1: attributed to nothing: agent_aborted with no turn running (no prompt was sent)
 tap: event 3: longer than 1024 bytes, the line limit
 tap: event 3: stray output, not an event: longer than 1024 bytes
-tap: summary: 3 command lines, 3 event lines, 0 stderr lines; 4 errors, 0 notes (1 refused, 1 stray, 2 too_long); the engine's exit 0
+tap: summary: 3 command lines, 3 event lines, 0 stderr lines; 5 errors, 0 notes (1 refused, 1 stray, 2 too_long, 1 unattributed); the engine's exit 0
 "#
     );
     assert_eq!(
@@ -167,11 +168,11 @@ tap: summary: 3 command lines, 3 event lines, 0 stderr lines; 4 errors, 0 notes 
         r#"{"t_ms":0,"dir":"command","n":1,"line":"{\"command\":\"cancel\"}","verdict":"command","violations":[]}
 {"t_ms":0,"dir":"command","n":2,"line":null,"verdict":"refused","violations":[{"kind":"too_long","level":"error","message":"longer than 1024 bytes, the line limit","max":1024},{"kind":"refused","level":"error","message":"refused; the engine owes {\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}","owes":"{\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}"}]}
 {"t_ms":0,"dir":"command","n":3,"line":"{\"command\":\"cancel\"}","verdict":"unread","violations":[]}
-{"t_ms":0,"dir":"event","n":1,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","violations":[]}
-{"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}","verdict":"command_error","violations":[]}
-{"t_ms":0,"dir":"event","n":3,"line":null,"verdict":"not_event","violations":[{"kind":"too_long","level":"error","message":"longer than 1024 bytes, the line limit","max":1024},{"kind":"stray","level":"error","message":"stray output, not an event: longer than 1024 bytes","reason":"longer than 1024 bytes"}]}
+{"t_ms":0,"dir":"event","n":1,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"unattributed","level":"error","message":"attributed to nothing: agent_aborted with no turn running (no prompt was sent)","reason":"agent_aborted with no turn running (no prompt was sent)"}]}
+{"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}","verdict":"command_error","answers":2,"turn":null,"violations":[]}
+{"t_ms":0,"dir":"event","n":3,"line":null,"verdict":"not_event","answers":null,"turn":null,"violations":[{"kind":"too_long","level":"error","message":"longer than 1024 bytes, the line limit","max":1024},{"kind":"stray","level":"error","message":"stray output, not an event: longer than 1024 bytes","reason":"longer than 1024 bytes"}]}
 {"t_ms":0,"dir":"exit","status":"exit 0","code":0,"violations":[]}
-{"t_ms":0,"dir":"summary","lines":{"command":3,"event":3,"stderr":0},"violations":{"refused":1,"stray":1,"too_long":2},"status":"exit 0","code":0}
+{"t_ms":0,"dir":"summary","lines":{"command":3,"event":3,"stderr":0},"violations":{"refused":1,"stray":1,"too_long":2,"unattributed":1},"status":"exit 0","code":0}
 "#
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -207,7 +208,9 @@ tap: command 4: note: ends in CRLF; the CR is read as JSON whitespace
 tap: command 5: refused; the engine owes {"event":"command_error","error":"unknown command: nap"}
 tap: command 6: refused; the engine owes {"event":"command_error","error":"goal text must not be blank"}
 tap: command 7: note: not canonical (extra keys, legacy fields, another key order or spacing); the crate writes {"command":"jobs_snapshot","request_id":"r1"}
-tap: summary: 7 command lines, 6 event lines, 0 stderr lines; 2 errors, 4 notes (1 blank, 1 crlf, 2 not_canonical, 2 refused); the engine's exit 0
+tap: event 1: attributed to nothing: agent_aborted with no turn running (no prompt was sent)
+tap: event 2: attributed to nothing: steer_applied with no turn running (no prompt was sent)
+tap: summary: 7 command lines, 6 event lines, 0 stderr lines; 4 errors, 4 notes (1 blank, 1 crlf, 2 not_canonical, 2 refused, 2 unattributed); the engine's exit 0
 "#
     );
     assert_eq!(
@@ -219,14 +222,14 @@ tap: summary: 7 command lines, 6 event lines, 0 stderr lines; 2 errors, 4 notes 
 {"t_ms":0,"dir":"command","n":5,"line":"{\"command\":\"nap\"}","verdict":"refused","violations":[{"kind":"refused","level":"error","message":"refused; the engine owes {\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","owes":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}"}]}
 {"t_ms":0,"dir":"command","n":6,"line":"{\"command\":\"goal\",\"action\":\"set\",\"text\":\" \"}","verdict":"refused","violations":[{"kind":"refused","level":"error","message":"refused; the engine owes {\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}","owes":"{\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}"}]}
 {"t_ms":0,"dir":"command","n":7,"line":"{\"request_id\":\"r1\",\"command\":\"jobs_snapshot\"}","lf":false,"verdict":"command","violations":[{"kind":"not_canonical","level":"note","message":"not canonical (extra keys, legacy fields, another key order or spacing); the crate writes {\"command\":\"jobs_snapshot\",\"request_id\":\"r1\"}","canonical":"{\"command\":\"jobs_snapshot\",\"request_id\":\"r1\"}"}]}
-{"t_ms":0,"dir":"event","n":1,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","violations":[]}
-{"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"steer_applied\",\"kind\":\"prompt\",\"content\":\"look\"}","verdict":"event","violations":[]}
-{"t_ms":0,"dir":"event","n":3,"line":"{\"event\":\"compaction_started\",\"from_sequence\":0,\"to_sequence\":0}","verdict":"event","violations":[]}
-{"t_ms":0,"dir":"event","n":4,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","verdict":"command_error","violations":[]}
-{"t_ms":0,"dir":"event","n":5,"line":"{\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}","verdict":"command_error","violations":[]}
-{"t_ms":0,"dir":"event","n":6,"line":"{\"event\":\"jobs_snapshot\",\"request_id\":\"r1\",\"jobs\":[]}","verdict":"event","violations":[]}
+{"t_ms":0,"dir":"event","n":1,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"unattributed","level":"error","message":"attributed to nothing: agent_aborted with no turn running (no prompt was sent)","reason":"agent_aborted with no turn running (no prompt was sent)"}]}
+{"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"steer_applied\",\"kind\":\"prompt\",\"content\":\"look\"}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"unattributed","level":"error","message":"attributed to nothing: steer_applied with no turn running (no prompt was sent)","reason":"steer_applied with no turn running (no prompt was sent)"}]}
+{"t_ms":0,"dir":"event","n":3,"line":"{\"event\":\"compaction_started\",\"from_sequence\":0,\"to_sequence\":0}","verdict":"event","answers":4,"turn":null,"violations":[]}
+{"t_ms":0,"dir":"event","n":4,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","verdict":"command_error","answers":5,"turn":null,"violations":[]}
+{"t_ms":0,"dir":"event","n":5,"line":"{\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}","verdict":"command_error","answers":6,"turn":null,"violations":[]}
+{"t_ms":0,"dir":"event","n":6,"line":"{\"event\":\"jobs_snapshot\",\"request_id\":\"r1\",\"jobs\":[]}","verdict":"event","answers":7,"turn":null,"violations":[]}
 {"t_ms":0,"dir":"exit","status":"exit 0","code":0,"violations":[]}
-{"t_ms":0,"dir":"summary","lines":{"command":7,"event":6,"stderr":0},"violations":{"blank":1,"crlf":1,"not_canonical":2,"refused":2},"status":"exit 0","code":0}
+{"t_ms":0,"dir":"summary","lines":{"command":7,"event":6,"stderr":0},"violations":{"blank":1,"crlf":1,"not_canonical":2,"refused":2,"unattributed":2},"status":"exit 0","code":0}
 "#
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -292,11 +295,12 @@ tap: command 2: refused; the engine owes {"event":"command_error","error":"expec
 tap: command 4: refused; the engine owes {"event":"command_error","error":"command stream: expected a JSON value at byte 0"}
 tap: event 1: stray output, not an event: not JSON: expected a JSON value at byte 0
 tap: event 3: the command_error for command 2 says "bad approval"; the engine owes "expected a boolean \"allow\" field"
+tap: event 4: attributed to nothing: agent_aborted with no turn running (no prompt was sent)
 tap: event 6: the engine read on after command 4 (not JSON): this jobs_snapshot answers command 5
 tap: event 7: the engine read on after command 4 (not JSON): this command_error answers command 6
 tap: event 8: a command_error with no refused line to answer: "unknown command: x"
 tap: event 9: stray output, not an event: unknown event: nap_taken
-tap: summary: 6 command lines, 9 event lines, 0 stderr lines; 9 errors, 0 notes (3 refused, 2 still_reading, 2 stray, 1 unexpected_answer, 1 wrong_answer); the engine's exit 0
+tap: summary: 6 command lines, 9 event lines, 0 stderr lines; 10 errors, 0 notes (3 refused, 2 still_reading, 2 stray, 1 unattributed, 1 unexpected_answer, 1 wrong_answer); the engine's exit 0
 "#
     );
     let records: Vec<&str> = log.lines().collect();
@@ -304,26 +308,26 @@ tap: summary: 6 command lines, 9 event lines, 0 stderr lines; 9 errors, 0 notes 
         records[5..8],
         [
             r#"{"t_ms":0,"dir":"command","n":6,"line":"{\"command\":\"dance\"}","verdict":"unread","violations":[]}"#,
-            r#"{"t_ms":0,"dir":"event","n":1,"line":"my-engine 1.0 ready","verdict":"not_event","violations":[{"kind":"stray","level":"error","message":"stray output, not an event: not JSON: expected a JSON value at byte 0","reason":"not JSON: expected a JSON value at byte 0"}]}"#,
-            r#"{"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","verdict":"command_error","violations":[]}"#,
+            r#"{"t_ms":0,"dir":"event","n":1,"line":"my-engine 1.0 ready","verdict":"not_event","answers":null,"turn":null,"violations":[{"kind":"stray","level":"error","message":"stray output, not an event: not JSON: expected a JSON value at byte 0","reason":"not JSON: expected a JSON value at byte 0"}]}"#,
+            r#"{"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","verdict":"command_error","answers":1,"turn":null,"violations":[]}"#,
         ]
     );
     assert_eq!(
         records[8..14],
         [
-            r#"{"t_ms":0,"dir":"event","n":3,"line":"{\"event\":\"command_error\",\"error\":\"bad approval\"}","verdict":"command_error","violations":[{"kind":"wrong_answer","level":"error","message":"the command_error for command 2 says \"bad approval\"; the engine owes \"expected a boolean \\\"allow\\\" field\"","command_n":2,"owed":"expected a boolean \"allow\" field","got":"bad approval"}]}"#,
-            r#"{"t_ms":0,"dir":"event","n":4,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","violations":[]}"#,
-            r#"{"t_ms":0,"dir":"event","n":5,"line":"{\"event\":\"command_error\",\"error\":\"command stream: expected a JSON value at byte 0\"}","verdict":"command_error","violations":[]}"#,
-            r#"{"t_ms":0,"dir":"event","n":6,"line":"{\"event\":\"jobs_snapshot\",\"request_id\":\"r9\",\"jobs\":[]}","verdict":"event","violations":[{"kind":"still_reading","level":"error","message":"the engine read on after command 4 (not JSON): this jobs_snapshot answers command 5","command_n":5,"stopped_at":4}]}"#,
-            r#"{"t_ms":0,"dir":"event","n":7,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: dance\"}","verdict":"command_error","violations":[{"kind":"still_reading","level":"error","message":"the engine read on after command 4 (not JSON): this command_error answers command 6","command_n":6,"stopped_at":4}]}"#,
-            r#"{"t_ms":0,"dir":"event","n":8,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: x\"}","verdict":"command_error","violations":[{"kind":"unexpected_answer","level":"error","message":"a command_error with no refused line to answer: \"unknown command: x\"","got":"unknown command: x"}]}"#,
+            r#"{"t_ms":0,"dir":"event","n":3,"line":"{\"event\":\"command_error\",\"error\":\"bad approval\"}","verdict":"command_error","answers":2,"turn":null,"violations":[{"kind":"wrong_answer","level":"error","message":"the command_error for command 2 says \"bad approval\"; the engine owes \"expected a boolean \\\"allow\\\" field\"","command_n":2,"owed":"expected a boolean \"allow\" field","got":"bad approval"}]}"#,
+            r#"{"t_ms":0,"dir":"event","n":4,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"unattributed","level":"error","message":"attributed to nothing: agent_aborted with no turn running (no prompt was sent)","reason":"agent_aborted with no turn running (no prompt was sent)"}]}"#,
+            r#"{"t_ms":0,"dir":"event","n":5,"line":"{\"event\":\"command_error\",\"error\":\"command stream: expected a JSON value at byte 0\"}","verdict":"command_error","answers":4,"turn":null,"violations":[]}"#,
+            r#"{"t_ms":0,"dir":"event","n":6,"line":"{\"event\":\"jobs_snapshot\",\"request_id\":\"r9\",\"jobs\":[]}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"still_reading","level":"error","message":"the engine read on after command 4 (not JSON): this jobs_snapshot answers command 5","command_n":5,"stopped_at":4}]}"#,
+            r#"{"t_ms":0,"dir":"event","n":7,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: dance\"}","verdict":"command_error","answers":null,"turn":null,"violations":[{"kind":"still_reading","level":"error","message":"the engine read on after command 4 (not JSON): this command_error answers command 6","command_n":6,"stopped_at":4}]}"#,
+            r#"{"t_ms":0,"dir":"event","n":8,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: x\"}","verdict":"command_error","answers":null,"turn":null,"violations":[{"kind":"unexpected_answer","level":"error","message":"a command_error with no refused line to answer: \"unknown command: x\"","got":"unknown command: x"}]}"#,
         ]
     );
     assert_eq!(
         records[15..],
         [
             r#"{"t_ms":0,"dir":"exit","status":"exit 0","code":0,"violations":[]}"#,
-            r#"{"t_ms":0,"dir":"summary","lines":{"command":6,"event":9,"stderr":0},"violations":{"refused":3,"still_reading":2,"stray":2,"unexpected_answer":1,"wrong_answer":1},"status":"exit 0","code":0}"#,
+            r#"{"t_ms":0,"dir":"summary","lines":{"command":6,"event":9,"stderr":0},"violations":{"refused":3,"still_reading":2,"stray":2,"unattributed":1,"unexpected_answer":1,"wrong_answer":1},"status":"exit 0","code":0}"#,
         ]
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -420,7 +424,7 @@ fn each_line_is_passed_on_as_soon_as_it_is_complete() {
             "--",
             "sh",
             "-c",
-            r#"while IFS= read -r line; do printf '{"event":"agent_step","step":1}\n'; done"#,
+            r#"while IFS= read -r line; do printf '{"event":"agent_finished","answer":"ok"}\n'; done"#,
         ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -432,7 +436,9 @@ fn each_line_is_passed_on_as_soon_as_it_is_complete() {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for _ in 0..3 {
-            stdin.write_all(b"{\"command\":\"cancel\"}\n").unwrap();
+            stdin
+                .write_all(b"{\"command\":\"prompt\",\"content\":\"hi\"}\n")
+                .unwrap();
             stdin.flush().unwrap();
             let mut answer = String::new();
             stdout.read_line(&mut answer).unwrap();
@@ -443,7 +449,7 @@ fn each_line_is_passed_on_as_soon_as_it_is_complete() {
         let answer = rx
             .recv_timeout(Duration::from_secs(20))
             .expect("the answer before the next line is written");
-        assert_eq!(answer, "{\"event\":\"agent_step\",\"step\":1}\n");
+        assert_eq!(answer, "{\"event\":\"agent_finished\",\"answer\":\"ok\"}\n");
     }
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -472,4 +478,231 @@ fn tap_speaks_v2_only_and_needs_its_log_before_it_starts() {
     );
     let out = run(&["tap"], b"");
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// The events `serve-command mock-engine` writes for a session, through
+/// the tap, whose log says of each what it answers and which turn it
+/// belongs to; `trace` reads the log back to the same attribution.
+///
+/// The controller writes its lines in groups, each in one write (so the
+/// tap reads a group in one read and judges it as one batch), and reads
+/// the events a group is owed before it writes the next: the log's order
+/// of command and event records is then the same on every run. The races:
+/// a `jobs_snapshot` answered while a turn waits for its approval, a
+/// compaction and a prompt queued behind a turn, a steer and a goal sent
+/// into a waiting turn, a `cancel` sent with the approval that lets the
+/// turn finish (its `agent_finished` crosses the cancel, which hits
+/// nothing), and a `cancel` that aborts a turn.
+#[test]
+fn the_log_says_what_each_event_of_the_mock_engine_answers_and_trace_agrees() {
+    let dir = scratch("attribution");
+    let script = dir.join("turns.jsonl");
+    let ask = r#"{"approval":{"tool_name":"shell","detail":"run cargo test","body":"cargo test"}}"#;
+    std::fs::write(&script, format!("{ask}\n{ask}\n{ask}\n")).unwrap();
+    let log = dir.join("log.jsonl");
+    let mut child = Command::new(BIN)
+        .args([
+            "tap",
+            "--log",
+            log.to_str().unwrap(),
+            "--",
+            BIN,
+            "mock-engine",
+        ])
+        .arg("--script")
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (tx, events) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines() {
+            let _ = tx.send(line.unwrap());
+        }
+    });
+    // (the lines written at once, how many event lines they are owed)
+    let groups: [(&[&str], usize); 7] = [
+        (&[r#"{"command":"prompt","content":"first"}"#], 2),
+        (
+            &[
+                r#"{"command":"jobs_snapshot","request_id":"j1"}"#,
+                r#"{"command":"nap"}"#,
+            ],
+            2,
+        ),
+        (
+            &[
+                r#"{"command":"compact"}"#,
+                r#"{"command":"prompt","content":"second"}"#,
+                r#"{"command":"steer","kind":"prompt","content":"also","submission_id":"s1"}"#,
+                r#"{"command":"goal","action":"set","text":"ship"}"#,
+            ],
+            0,
+        ),
+        (
+            &[r#"{"command":"approval","id":"approval-1","allow":true}"#],
+            14,
+        ),
+        (
+            &[
+                r#"{"command":"approval","id":"approval-2","allow":false}"#,
+                r#"{"command":"cancel"}"#,
+            ],
+            8,
+        ),
+        (&[r#"{"command":"prompt","content":"third"}"#], 2),
+        (&[r#"{"command":"cancel"}"#], 2),
+    ];
+    for (lines, owed) in groups {
+        let mut group = lines.join("\n");
+        group.push('\n');
+        stdin.write_all(group.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        for _ in 0..owed {
+            events
+                .recv_timeout(Duration::from_secs(20))
+                .expect("the events the lines are owed");
+        }
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        events.recv_timeout(Duration::from_secs(20)).is_err(),
+        "every event was read"
+    );
+    assert_eq!(
+        stderr(&out),
+        r#"tap: command 3: refused; the engine owes {"event":"command_error","error":"unknown command: nap"}
+tap: summary: 12 command lines, 30 event lines, 0 stderr lines; 1 error, 0 notes (1 refused); the engine's exit 0
+"#
+    );
+    // Each record as `dir n: name answers turn` (the command's name for a
+    // command record).
+    let text = std::fs::read_to_string(&log).unwrap();
+    let records: Vec<String> = text
+        .lines()
+        .filter_map(|record| {
+            let r: serde_json::Value = serde_json::from_str(record).unwrap();
+            let line = r["line"].as_str()?;
+            let l: serde_json::Value = serde_json::from_str(line).unwrap();
+            Some(match r["dir"].as_str().unwrap() {
+                "command" => format!("command {}: {}", r["n"], l["command"].as_str().unwrap()),
+                "event" => format!(
+                    "event {}: {} answers {} turn {}",
+                    r["n"],
+                    l["event"].as_str().unwrap(),
+                    r["answers"],
+                    r["turn"]
+                ),
+                dir => panic!("{dir}"),
+            })
+        })
+        .collect();
+    assert_eq!(
+        records,
+        [
+            "command 1: prompt",
+            "event 1: agent_step answers null turn 1",
+            "event 2: approval_requested answers null turn 1",
+            "command 2: jobs_snapshot",
+            "command 3: nap",
+            "event 3: jobs_snapshot answers 2 turn null",
+            "event 4: command_error answers 3 turn null",
+            "command 4: compact",
+            "command 5: prompt",
+            "command 6: steer",
+            "command 7: goal",
+            "command 8: approval",
+            "event 5: approval_resolved answers 8 turn 1",
+            "event 6: tool_result answers null turn 1",
+            "event 7: steer_applied answers 6 turn 1",
+            "event 8: goal_updated answers 7 turn null",
+            "event 9: agent_step answers null turn 1",
+            "event 10: assistant_delta answers null turn 1",
+            "event 11: assistant_delta answers null turn 1",
+            "event 12: assistant_message answers null turn 1",
+            "event 13: usage answers null turn 1",
+            "event 14: agent_finished answers null turn 1",
+            "event 15: compaction_started answers 4 turn null",
+            "event 16: compaction_finished answers 4 turn null",
+            "event 17: agent_step answers null turn 5",
+            "event 18: approval_requested answers null turn 5",
+            "command 9: approval",
+            "command 10: cancel",
+            "event 19: approval_resolved answers 9 turn 5",
+            "event 20: tool_result answers null turn 5",
+            "event 21: agent_step answers null turn 5",
+            "event 22: assistant_delta answers null turn 5",
+            "event 23: assistant_delta answers null turn 5",
+            "event 24: assistant_message answers null turn 5",
+            "event 25: usage answers null turn 5",
+            "event 26: agent_finished answers null turn 5",
+            "command 11: prompt",
+            "event 27: agent_step answers null turn 11",
+            "event 28: approval_requested answers null turn 11",
+            "command 12: cancel",
+            "event 29: approval_resolved answers null turn 11",
+            "event 30: agent_aborted answers 12 turn 11",
+        ]
+    );
+    assert_eq!(
+        stdout_of(&["trace", log.to_str().unwrap()], b"", 0),
+        r#"command 1: prompt "first"
+turn of command 1:
+  event 1: agent_step
+  event 2: approval_requested
+command 2: jobs_snapshot "j1"
+command 3: refused: {"command":"nap"}
+event 3: jobs_snapshot, answers command 2
+event 4: command_error, answers command 3
+command 4: compact
+command 5: prompt "second"
+command 6: steer prompt "also" submission_id "s1"
+command 7: goal set "ship"
+command 8: approval "approval-1" allow
+turn of command 1, continued:
+  event 5: approval_resolved, answers command 8
+  event 6: tool_result
+  event 7: steer_applied, answers command 6
+event 8: goal_updated, answers command 7
+turn of command 1, continued:
+  event 9: agent_step
+  event 10: assistant_delta
+  event 11: assistant_delta
+  event 12: assistant_message
+  event 13: usage
+  event 14: agent_finished; the turn ends
+event 15: compaction_started, answers command 4
+event 16: compaction_finished, answers command 4
+turn of command 5:
+  event 17: agent_step
+  event 18: approval_requested
+command 9: approval "approval-2" reject
+command 10: cancel
+turn of command 5, continued:
+  event 19: approval_resolved, answers command 9
+  event 20: tool_result
+  event 21: agent_step
+  event 22: assistant_delta
+  event 23: assistant_delta
+  event 24: assistant_message
+  event 25: usage
+  event 26: agent_finished; the turn ends
+command 11: prompt "third"
+turn of command 11:
+  event 27: agent_step
+  event 28: approval_requested
+command 12: cancel
+turn of command 11, continued:
+  event 29: approval_resolved
+  event 30: agent_aborted, answers command 12; the turn ends
+owed: nothing
+"#
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

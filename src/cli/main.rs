@@ -20,6 +20,7 @@ mod run;
 mod shell;
 mod size;
 mod tap;
+mod trace;
 
 use clap::{Parser, Subcommand};
 use revision::Revision;
@@ -67,6 +68,7 @@ Examples:
   serve-command decode session.jsonl --summary
   serve-command conform -- ./my_impl
   serve-command tap --log wire.jsonl -- openseek serve
+  serve-command trace wire.jsonl
   serve-command mock-engine --script turns.jsonl < session.jsonl
   serve-command check-engine --report check.json -- ./my_engine
   serve-command --revision v1 encode prompt \"fix it\""
@@ -88,6 +90,7 @@ enum Cmd {
     Dict(dict::Dict),
     Shell(shell::Shell),
     Tap(tap::Tap),
+    Trace(trace::Trace),
     MockEngine(mock_engine::MockEngine),
     CheckEngine(check_engine::CheckEngine),
 }
@@ -113,6 +116,7 @@ fn main() -> ExitCode {
         )),
         Cmd::Shell(args) => shell::run(args).map(|()| ExitCode::SUCCESS),
         Cmd::Tap(args) => tap::run(args, revision),
+        Cmd::Trace(args) => trace::run(args, revision),
         Cmd::MockEngine(args) => mock_engine::run(args, revision),
         Cmd::CheckEngine(args) => check_engine::run(args, revision),
     })

@@ -1,9 +1,12 @@
 //! What the tap reports of each line crossing it: the judgement is the
 //! workbench's `Monitor` (the crate's own readers, and the bookkeeping of
 //! which answer the engine owes); here it is counted, reported on stderr,
-//! one line per violation, and written to the log.
+//! one line per violation, and written to the log. Each line also goes to
+//! the serve loop's model (`v2::serve::Conversation`), which says what
+//! each event answers and which turn it belongs to.
 
-use serve_command::workbench::{Detail, Judged, Monitor, Violation};
+use serve_command::v2::serve::{Attribution, Conversation};
+use serve_command::workbench::{Detail, Judged, Kind, Monitor, Violation};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -44,6 +47,8 @@ pub enum Piece<'a> {
 pub struct Judge {
     start: Instant,
     monitor: Monitor,
+    /// What each event answers, and which turn it belongs to.
+    conversation: Conversation,
     /// Lines of the engine's stderr seen so far.
     stderr_lines: u64,
     /// Violations by kind.
@@ -67,6 +72,7 @@ impl Judge {
         Judge {
             start: Instant::now(),
             monitor: Monitor::with_max_line_len(max),
+            conversation: Conversation::new(),
             stderr_lines: 0,
             counts: BTreeMap::new(),
             errors: 0,
@@ -85,15 +91,31 @@ impl Judge {
         if self.finished {
             return;
         }
+        let mut attribution = None;
         let judged: Judged = match (dir, &piece) {
-            (Dir::Command, Piece::Line(bytes)) => self.monitor.command(bytes),
-            (Dir::Command, Piece::TooLong) => self.monitor.command_too_long(),
-            (Dir::Event, Piece::Line(bytes)) => self.monitor.event(bytes),
-            (Dir::Event, Piece::TooLong) => self.monitor.event_too_long(),
+            (Dir::Command, Piece::Line(bytes)) => {
+                self.conversation.command(bytes);
+                self.monitor.command(bytes)
+            }
+            (Dir::Command, Piece::TooLong) => {
+                // Refused, and the engine reads no further: what the model
+                // does with a line that is not JSON.
+                self.conversation.command(NOT_JSON);
+                self.monitor.command_too_long()
+            }
+            (Dir::Event, Piece::Line(bytes)) => {
+                attribution = Some(self.conversation.event(bytes));
+                self.monitor.event(bytes)
+            }
+            (Dir::Event, Piece::TooLong) => {
+                // Not an event: counted, attributed to nothing.
+                attribution = Some(self.conversation.event(b""));
+                self.monitor.event_too_long()
+            }
             (Dir::Stderr, _) => {
                 self.stderr_lines += 1;
                 let n = self.stderr_lines;
-                self.record("stderr", n, Some(&piece), "text", &[], "");
+                self.record("stderr", n, Some(&piece), "text", &[], None, "");
                 return;
             }
         };
@@ -103,6 +125,7 @@ impl Judge {
             Some(&piece),
             judged.verdict.as_str(),
             &judged.violations,
+            attribution.as_ref(),
             "",
         );
     }
@@ -115,7 +138,7 @@ impl Judge {
         }
         let found = self.monitor.finish();
         let extra = format!(",\"status\":{},\"code\":{code}", json(status));
-        self.record("exit", 0, None, "", &found, &extra);
+        self.record("exit", 0, None, "", &found, None, &extra);
 
         let mut by_kind = String::new();
         let mut said = String::new();
@@ -156,7 +179,9 @@ impl Judge {
         self.flush_log();
     }
 
-    /// Reports each violation on stderr and writes the line's record.
+    /// Reports each violation on stderr and writes the line's record; an
+    /// event line's record carries its `attribution`.
+    #[allow(clippy::too_many_arguments)]
     fn record(
         &mut self,
         dir: &str,
@@ -164,14 +189,18 @@ impl Judge {
         piece: Option<&Piece<'_>>,
         verdict: &str,
         found: &[Violation],
+        attribution: Option<&Attribution>,
         extra: &str,
     ) {
-        for v in found {
-            let place = if dir == "exit" {
+        let place = || {
+            if dir == "exit" {
                 "exit".to_owned()
             } else {
                 format!("{dir} {n}")
-            };
+            }
+        };
+        for v in found {
+            let place = place();
             *self.counts.entry(v.kind().as_str()).or_default() += 1;
             let note = if v.kind().is_note() {
                 self.notes += 1;
@@ -181,6 +210,24 @@ impl Judge {
                 ""
             };
             report(&format!("tap: {place}: {note}{}\n", v.message()));
+        }
+        // An event that fits no rule of the serve loop, unless the monitor
+        // has said why already: a `command_error` or a reply to a line the
+        // engine owes nothing is its `unexpected_answer` or `still_reading`.
+        let unattributed = attribution
+            .and_then(|a| a.violation.as_deref())
+            .filter(|_| {
+                !found
+                    .iter()
+                    .any(|v| matches!(v.kind(), Kind::UnexpectedAnswer | Kind::StillReading))
+            });
+        if let Some(reason) = unattributed {
+            *self.counts.entry(UNATTRIBUTED).or_default() += 1;
+            self.errors += 1;
+            report(&format!(
+                "tap: {}: attributed to nothing: {reason}\n",
+                place()
+            ));
         }
         if self.log.is_none() {
             return;
@@ -223,6 +270,12 @@ impl Judge {
             }
             let _ = write!(r, ",\"verdict\":\"{verdict}\"");
         }
+        if let Some(a) = attribution {
+            r.extend_from_slice(b",\"answers\":");
+            number_or_null(&mut r, a.answers);
+            r.extend_from_slice(b",\"turn\":");
+            number_or_null(&mut r, a.turn);
+        }
         r.extend_from_slice(extra.as_bytes());
         r.extend_from_slice(b",\"violations\":[");
         for (i, v) in found.iter().enumerate() {
@@ -246,6 +299,17 @@ impl Judge {
                     _ => r.extend_from_slice(b"null"),
                 }
             }
+            r.push(b'}');
+        }
+        if let Some(reason) = unattributed {
+            let comma = if found.is_empty() { "" } else { "," };
+            let _ = write!(
+                r,
+                "{comma}{{\"kind\":\"{UNATTRIBUTED}\",\"level\":\"error\",\"message\":"
+            );
+            json_to(&mut r, &format!("attributed to nothing: {reason}"));
+            r.extend_from_slice(b",\"reason\":");
+            json_to(&mut r, reason);
             r.push(b'}');
         }
         r.extend_from_slice(b"]}\n");
@@ -284,6 +348,24 @@ impl Judge {
                 crate::output::describe(e)
             ));
         }
+    }
+}
+
+/// The violation kind of an event that fits no rule of the serve loop.
+const UNATTRIBUTED: &str = "unattributed";
+
+/// A line the model reads as not JSON: what a command line over the limit
+/// is to the engine (refused, and the end of its reading).
+const NOT_JSON: &[u8] = b"x";
+
+/// `n`, or `null`.
+fn number_or_null(out: &mut Vec<u8>, n: Option<u64>) {
+    match n {
+        // Writes to a `Vec` cannot fail.
+        Some(n) => {
+            let _ = write!(out, "{n}");
+        }
+        None => out.extend_from_slice(b"null"),
     }
 }
 

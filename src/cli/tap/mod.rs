@@ -73,6 +73,14 @@ const GRACE: Duration = Duration::from_millis(250);
 ///                    or with the event that carries the later line's id
 ///                    (`request_id`, an approval's `id`, a steer's
 ///                    `submission_id`)
+///   unattributed     an event that fits no rule of upstream's serve loop
+///                    (below): a turn's event with no turn running, a reply
+///                    to a request never sent, a second terminal event
+///
+/// Every line also goes, in the order seen, to the model of upstream's
+/// serve loop (`serve_command::v2::serve::Conversation`; docs/PROTOCOL.md,
+/// "What answers what"), which says of each event the command line it
+/// answers and the command line that started the turn it belongs to.
 ///
 /// Lines after the one that ends the engine's reading are not judged
 /// (`unread`). At the end, one line `tap: summary: ...` counts the lines
@@ -84,6 +92,11 @@ const GRACE: Duration = Duration::from_millis(250);
 ///   {"t_ms":MS,"dir":"command"|"event"|"stderr","n":N,"line":TEXT,
 ///    "verdict":V,"violations":[{"kind":K,"level":"error"|"note","message":M,...}]}
 ///
+/// and an event record, after "verdict", "answers":A,"turn":T: the `n` of
+/// the command line the event answers and of the one that started its
+/// turn, each `null` when there is none (and both for a line that is not
+/// an event, or one that fits no rule).
+///
 /// N counts the lines of its direction from 1, blank lines included. TEXT
 /// is the line without its LF (`"line_base64"` instead when it is not
 /// UTF-8; `"lf":false` after it when the stream ended without one; `null`
@@ -91,8 +104,8 @@ const GRACE: Duration = Duration::from_millis(250);
 /// `refused`, `blank` or `unread` (after the line that ends the engine's
 /// reading); for an engine line, `event`, `command_error`, `not_event` or `blank`; `text`
 /// on stderr. Each violation carries its details: `owes` (the event line
-/// owed), `canonical`, `max`, `reason`, `command_n`, `owed`, `got`,
-/// `stopped_at`. After the engine's exit, a record with the lines left
+/// owed), `canonical`, `max`, `reason` (also an `unattributed` event's),
+/// `command_n`, `owed`, `got`, `stopped_at`. After the engine's exit, a record with the lines left
 /// unanswered:
 ///
 ///   {"t_ms":MS,"dir":"exit","status":"exit N"|"signal N","code":C,"violations":[...]}
@@ -111,7 +124,8 @@ const GRACE: Duration = Duration::from_millis(250);
   serve-command tap -- openseek serve < session.jsonl
   my-controller --engine 'serve-command tap --log wire.jsonl -- openseek serve'
   serve-command tap --max-line-len 1MiB --log wire.jsonl -- ./my_engine --flag
-  jq -c 'select(.violations != [])' wire.jsonl"
+  jq -c 'select(.violations != [])' wire.jsonl
+  serve-command trace wire.jsonl"
 )]
 pub struct Tap {
     /// Write a JSON Lines record of every line crossing the tap to FILE

@@ -1,0 +1,547 @@
+//! `serve-command trace`, run as a child process on logs of the wire
+//! written here: each session's conversation as `trace` tells it, exactly,
+//! through the races upstream's serve loop allows.
+#![cfg(feature = "cli")]
+
+#[path = "support/bin.rs"]
+mod bin;
+
+use bin::{run, stdout_of};
+
+/// A log of `lines`, each `> COMMAND` or `< EVENT`, as the tap writes its
+/// records (with `n`; without `t_ms`, `verdict` and `violations`, which
+/// `trace` does not read).
+fn log(lines: &[&str]) -> String {
+    let (mut commands, mut events) = (0, 0);
+    let mut log = String::new();
+    for line in lines {
+        let (dir, n, text) = match line.split_at(2) {
+            ("> ", text) => {
+                commands += 1;
+                ("command", commands, text)
+            }
+            ("< ", text) => {
+                events += 1;
+                ("event", events, text)
+            }
+            _ => panic!("a line starts with > or <: {line}"),
+        };
+        log += &format!(
+            "{{\"dir\":\"{dir}\",\"n\":{n},\"line\":{}}}\n",
+            serde_json::to_string(text).unwrap()
+        );
+    }
+    log
+}
+
+/// `trace` (text) of the session `lines`, and `trace --format jsonl`.
+#[track_caller]
+fn trace(lines: &[&str]) -> (String, String) {
+    let log = log(lines);
+    (
+        stdout_of(&["trace"], log.as_bytes(), 0),
+        stdout_of(&["trace", "--format", "jsonl"], log.as_bytes(), 0),
+    )
+}
+
+/// Asserts the text `trace` writes for the session `lines`.
+#[track_caller]
+fn assert_text(lines: &[&str], expected: &str) {
+    let (text, _) = trace(lines);
+    assert_eq!(text, expected, "{}", log(lines));
+}
+
+const PROMPT_A: &str = r#"{"command":"prompt","content":"a"}"#;
+const PROMPT_B: &str = r#"{"command":"prompt","content":"b"}"#;
+const CANCEL: &str = r#"{"command":"cancel"}"#;
+const STEP: &str = r#"{"event":"agent_step","step":1}"#;
+const DELTA: &str = r#"{"event":"assistant_delta","content":"a"}"#;
+const FINISHED: &str = r#"{"event":"agent_finished","answer":"done"}"#;
+const ABORTED: &str = r#"{"event":"agent_aborted","reason":"interrupted"}"#;
+
+#[test]
+fn a_reply_to_jobs_snapshot_in_the_middle_of_a_turn_belongs_to_no_turn() {
+    let session = [
+        "> {\"command\":\"prompt\",\"content\":\"what is in this repository? tell me all of it\"}",
+        "> {\"command\":\"jobs_snapshot\",\"request_id\":\"j1\"}",
+        concat!("< ", r#"{"event":"agent_step","step":1}"#),
+        concat!(
+            "< ",
+            r#"{"event":"jobs_snapshot","request_id":"j1","jobs":[]}"#
+        ),
+        concat!("< ", r#"{"event":"assistant_delta","content":"a"}"#),
+        concat!("< ", r#"{"event":"agent_finished","answer":"done"}"#),
+    ];
+    let (text, jsonl) = trace(&session);
+    assert_eq!(
+        text,
+        r#"command 1: prompt "what is in this repository? tell me all..."
+command 2: jobs_snapshot "j1"
+turn of command 1:
+  event 1: agent_step
+event 2: jobs_snapshot, answers command 2
+turn of command 1, continued:
+  event 3: assistant_delta
+  event 4: agent_finished; the turn ends
+owed: nothing
+"#
+    );
+    assert_eq!(
+        jsonl,
+        r#"{"n":1,"event":"agent_step","answers":null,"turn":1}
+{"n":2,"event":"jobs_snapshot","answers":2,"turn":null}
+{"n":3,"event":"assistant_delta","answers":null,"turn":1}
+{"n":4,"event":"agent_finished","answers":null,"turn":1}
+{"owed":{"refused":[],"requests":[],"steers":[],"goals":[],"approvals":[],"running":null,"queued":[]}}
+"#
+    );
+}
+
+#[test]
+fn a_terminal_event_crossing_a_cancel() {
+    let p = |line: &str| format!("> {line}");
+    let e = |line: &str| format!("< {line}");
+    // The cancel was sent while turn 1 ran, prompt 2 queued; turn 1's
+    // agent_finished crossed it. (how turn 2 ends, the text)
+    for (end, expected) in [
+        // Turn 2 aborted: the engine took the cancel after it began.
+        (
+            ABORTED,
+            "command 1: prompt \"a\"
+turn of command 1:
+  event 1: agent_step
+command 2: prompt \"b\"
+command 3: cancel
+turn of command 1, continued:
+  event 2: agent_finished; the turn ends
+turn of command 2:
+  event 3: agent_step
+  event 4: agent_aborted, answers command 3; the turn ends
+owed: nothing
+",
+        ),
+        // Turn 2 finished: the cancel was taken in between and hit nothing.
+        (
+            FINISHED,
+            "command 1: prompt \"a\"
+turn of command 1:
+  event 1: agent_step
+command 2: prompt \"b\"
+command 3: cancel
+turn of command 1, continued:
+  event 2: agent_finished; the turn ends
+turn of command 2:
+  event 3: agent_step
+  event 4: agent_finished; the turn ends
+owed: nothing
+",
+        ),
+    ] {
+        let session = [
+            p(PROMPT_A),
+            e(STEP),
+            p(PROMPT_B),
+            p(CANCEL),
+            e(FINISHED),
+            e(STEP),
+            e(end),
+        ];
+        let session: Vec<&str> = session.iter().map(String::as_str).collect();
+        assert_text(&session, expected);
+    }
+    // A cancel sent before the prompt is read before it: it cannot hit
+    // that prompt's turn, whose abort then answers no cancel.
+    assert_text(
+        &[
+            &p(PROMPT_A),
+            &e(STEP),
+            &p(CANCEL),
+            &e(FINISHED),
+            &p(PROMPT_B),
+            &e(STEP),
+            &e(ABORTED),
+        ],
+        "command 1: prompt \"a\"
+turn of command 1:
+  event 1: agent_step
+command 2: cancel
+turn of command 1, continued:
+  event 2: agent_finished; the turn ends
+command 3: prompt \"b\"
+turn of command 3:
+  event 3: agent_step
+  event 4: agent_aborted; the turn ends
+owed: nothing
+",
+    );
+}
+
+#[test]
+fn a_compaction_queued_behind_a_turn_with_prompts_behind_it() {
+    assert_text(
+        &[
+            &format!("> {PROMPT_A}"),
+            "> {\"command\":\"compact\"}",
+            &format!("> {PROMPT_B}"),
+            "> {\"command\":\"compact\"}",
+            &format!("< {STEP}"),
+            &format!("< {FINISHED}"),
+            r#"< {"event":"compaction_started","from_sequence":0,"to_sequence":2}"#,
+            r#"< {"event":"compaction_finished","from_sequence":0,"to_sequence":2,"summary":"s"}"#,
+            &format!("< {STEP}"),
+            &format!("< {DELTA}"),
+            &format!("< {FINISHED}"),
+            r#"< {"event":"compaction_started","from_sequence":0,"to_sequence":4}"#,
+            &format!("> {CANCEL}"),
+            r#"< {"event":"compaction_failed","error":"cancelled"}"#,
+        ],
+        "command 1: prompt \"a\"
+command 2: compact
+command 3: prompt \"b\"
+command 4: compact
+turn of command 1:
+  event 1: agent_step
+  event 2: agent_finished; the turn ends
+event 3: compaction_started, answers command 2
+event 4: compaction_finished, answers command 2
+turn of command 3:
+  event 5: agent_step
+  event 6: assistant_delta
+  event 7: agent_finished; the turn ends
+event 8: compaction_started, answers command 4
+command 5: cancel
+event 9: compaction_failed, answers command 5
+owed: nothing
+",
+    );
+}
+
+#[test]
+fn a_steer_crossing_a_turns_end_is_dropped_and_one_inside_it_applied() {
+    assert_text(
+        &[
+            &format!("> {PROMPT_A}"),
+            &format!("< {STEP}"),
+            r#"> {"command":"steer","content":"and tests"}"#,
+            r#"< {"event":"steer_applied","kind":"prompt","content":"and tests"}"#,
+            r#"> {"command":"steer","content":"also docs","submission_id":"s1"}"#,
+            &format!("< {FINISHED}"),
+            r#"< {"event":"steer_dropped","content":"also docs","submission_id":"s1"}"#,
+        ],
+        r#"command 1: prompt "a"
+turn of command 1:
+  event 1: agent_step
+command 2: steer prompt "and tests"
+turn of command 1, continued:
+  event 2: steer_applied, answers command 2
+command 3: steer prompt "also docs" submission_id "s1"
+turn of command 1, continued:
+  event 3: agent_finished; the turn ends
+event 4: steer_dropped, answers command 3
+owed: nothing
+"#,
+    );
+}
+
+#[test]
+fn requests_answered_out_of_order_each_answer_their_own() {
+    assert_text(
+        &[
+            r#"> {"command":"jobs_snapshot","request_id":"r1"}"#,
+            r#"> {"command":"predict","request_id":"r1","source_sequence":3}"#,
+            r#"> {"command":"job_stop","request_id":"r1","generation":"g","job_id":"j"}"#,
+            r#"> {"command":"jobs_snapshot","request_id":"r2"}"#,
+            r#"< {"event":"job_stop_result","request_id":"r1","generation":"g","job_id":"j","outcome":"not_found"}"#,
+            r#"< {"event":"jobs_snapshot","request_id":"r2","jobs":[]}"#,
+            r#"< {"event":"prediction_result","request_id":"r1","source_sequence":3,"outcome":{"kind":"skipped"}}"#,
+            r#"< {"event":"jobs_snapshot","request_id":"r1","jobs":[]}"#,
+        ],
+        r#"command 1: jobs_snapshot "r1"
+command 2: predict "r1"
+command 3: job_stop "r1" of job g/j
+command 4: jobs_snapshot "r2"
+event 1: job_stop_result, answers command 3
+event 2: jobs_snapshot, answers command 4
+event 3: prediction_result, answers command 2
+event 4: jobs_snapshot, answers command 1
+owed: nothing
+"#,
+    );
+}
+
+#[test]
+fn an_auto_goals_turns_belong_to_the_goal_command() {
+    let continues = r#"< {"event":"goal_continue","remaining":3}"#;
+    assert_text(
+        &[
+            r#"> {"command":"goal","action":"set","text":"ship it","auto":true}"#,
+            r#"< {"event":"goal_updated","goal":"ship it"}"#,
+            continues,
+            &format!("< {STEP}"),
+            &format!("< {FINISHED}"),
+            continues,
+            &format!("< {STEP}"),
+            &format!("< {FINISHED}"),
+            r#"> {"command":"goal","action":"clear"}"#,
+            r#"< {"event":"goal_updated","goal":null}"#,
+            continues,
+        ],
+        r#"command 1: goal set "ship it", auto
+event 1: goal_updated, answers command 1
+event 2: goal_continue
+turn of command 1:
+  event 3: agent_step
+  event 4: agent_finished; the turn ends
+event 5: goal_continue
+turn of command 1:
+  event 6: agent_step
+  event 7: agent_finished; the turn ends
+command 2: goal clear
+event 8: goal_updated, answers command 2
+event 9: goal_continue, attributed to nothing: goal_continue with no goal command that set auto
+owed: nothing
+"#,
+    );
+}
+
+#[test]
+fn refused_lines_approvals_and_events_that_fit_no_rule() {
+    let session = [
+        r#"> {"command":"nap"}"#,
+        "> ",
+        &format!("> {PROMPT_A}"),
+        r#"< {"event":"command_error","error":"unknown command: nap"}"#,
+        &format!("< {STEP}"),
+        r#"< {"event":"approval_requested","id":"a1","tool_name":"shell","detail":"d","body":null}"#,
+        r#"> {"command":"approval","id":"a1","allow":false}"#,
+        r#"< {"event":"approval_resolved","id":"a1","outcome":"rejected"}"#,
+        &format!("< {FINISHED}"),
+        &format!("< {FINISHED}"),
+        r#"< {"event":"jobs_snapshot","request_id":"zz","jobs":[]}"#,
+        "< engine 1.0 ready",
+        r#"< {"event":"session_error","error":"disk full"}"#,
+        r#"< {"event":"command_error","error":"unknown command: x"}"#,
+        "> not json",
+        r#"> {"command":"cancel"}"#,
+        r#"< {"event":"command_error","error":"command stream: expected a JSON value at byte 0"}"#,
+    ];
+    let (text, jsonl) = trace(&session);
+    assert_eq!(
+        text,
+        r#"command 1: refused: {"command":"nap"}
+command 2: blank
+command 3: prompt "a"
+event 1: command_error, answers command 1
+turn of command 3:
+  event 2: agent_step
+  event 3: approval_requested
+command 4: approval "a1" reject
+turn of command 3, continued:
+  event 4: approval_resolved, answers command 4
+  event 5: agent_finished; the turn ends
+event 6: agent_finished, attributed to nothing: agent_finished with no turn running (the turn of command 3 ended at event 5)
+event 7: jobs_snapshot, attributed to nothing: jobs_snapshot answers no jobs_snapshot command: none unanswered with request_id "zz"
+event 8: not an event
+event 9: session_error
+event 10: command_error, attributed to nothing: a command_error with no refused line left to answer
+command 5: refused: not json
+command 6: not read (the engine stopped reading at command 5)
+event 11: command_error, answers command 5
+owed: nothing
+"#
+    );
+    assert_eq!(
+        jsonl,
+        r#"{"n":1,"event":"command_error","answers":1,"turn":null}
+{"n":2,"event":"agent_step","answers":null,"turn":3}
+{"n":3,"event":"approval_requested","answers":null,"turn":3}
+{"n":4,"event":"approval_resolved","answers":4,"turn":3}
+{"n":5,"event":"agent_finished","answers":null,"turn":3}
+{"n":6,"event":"agent_finished","answers":null,"turn":null,"violation":"agent_finished with no turn running (the turn of command 3 ended at event 5)"}
+{"n":7,"event":"jobs_snapshot","answers":null,"turn":null,"violation":"jobs_snapshot answers no jobs_snapshot command: none unanswered with request_id \"zz\""}
+{"n":8,"event":null,"answers":null,"turn":null}
+{"n":9,"event":"session_error","answers":null,"turn":null}
+{"n":10,"event":"command_error","answers":null,"turn":null,"violation":"a command_error with no refused line left to answer"}
+{"n":11,"event":"command_error","answers":5,"turn":null}
+{"owed":{"refused":[],"requests":[],"steers":[],"goals":[],"approvals":[],"running":null,"queued":[]}}
+"#
+    );
+}
+
+#[test]
+fn what_is_still_owed_at_the_end() {
+    let session = [
+        r#"> {"command":"nap"}"#,
+        &format!("> {PROMPT_A}"),
+        r#"> {"command":"jobs_snapshot","request_id":"j1"}"#,
+        r#"> {"command":"steer","kind":"command","content":"/plan"}"#,
+        r#"> {"command":"goal","action":"set","text":"g"}"#,
+        &format!("> {PROMPT_B}"),
+        r#"> {"command":"compact"}"#,
+        &format!("< {STEP}"),
+        r#"< {"event":"approval_requested","id":"a1","tool_name":"shell","detail":"d","body":null}"#,
+    ];
+    let (text, jsonl) = trace(&session);
+    assert_eq!(
+        text,
+        r#"command 1: refused: {"command":"nap"}
+command 2: prompt "a"
+command 3: jobs_snapshot "j1"
+command 4: steer command "/plan"
+command 5: goal set "g"
+command 6: prompt "b"
+command 7: compact
+turn of command 2:
+  event 1: agent_step
+  event 2: approval_requested
+owed:
+  a command_error to refused command 1
+  a reply to command 3
+  steer_applied or steer_dropped to command 4
+  goal_updated to command 5
+  the controller's approval, asked for by event 2
+  the end of the work of command 2
+  the work, not started, of command 6, 7
+"#
+    );
+    assert!(
+        jsonl.ends_with("{\"n\":2,\"event\":\"approval_requested\",\"answers\":null,\"turn\":2}\n{\"owed\":{\"refused\":[1],\"requests\":[3],\"steers\":[4],\"goals\":[5],\"approvals\":[2],\"running\":2,\"queued\":[6,7]}}\n"),
+        "{jsonl}"
+    );
+}
+
+#[test]
+fn a_tap_logs_records_are_read_as_the_tap_writes_them() {
+    // `line_base64` for bytes that are not UTF-8, `line: null` for a line
+    // over the tap's limit (a command: refused, and the end of the
+    // engine's reading), `lf`, and records of other kinds skipped.
+    let log = concat!(
+        r#"{"t_ms":0,"dir":"command","n":1,"line":"{\"command\":\"prompt\",\"content\":\"\u00e9\"}","verdict":"command","violations":[]}"#,
+        "\n",
+        r#"{"t_ms":0,"dir":"stderr","n":1,"line":"engine: hello","verdict":"text","violations":[]}"#,
+        "\n\n",
+        r#"{"t_ms":0,"dir":"event","n":1,"line_base64":"gIE=","verdict":"not_event","violations":[]}"#,
+        "\n",
+        r#"{"t_ms":1,"dir":"event","n":2,"line":"{\"event\":\"agent_step\",\"step\":1}","verdict":"event","answers":null,"turn":1,"violations":[]}"#,
+        "\n",
+        r#"{"t_ms":1,"dir":"event","n":3,"line":null,"verdict":"not_event","violations":[]}"#,
+        "\n",
+        r#"{"t_ms":2,"dir":"command","n":2,"line":null,"verdict":"refused","violations":[]}"#,
+        "\n",
+        r#"{"t_ms":2,"dir":"command","n":3,"line":"{\"command\":\"cancel\"}","lf":false,"verdict":"unread","violations":[]}"#,
+        "\n",
+        r#"{"t_ms":3,"dir":"exit","status":"exit 0","code":0,"violations":[]}"#,
+        "\n",
+        r#"{"t_ms":3,"dir":"summary","lines":{"command":3,"event":3,"stderr":1},"violations":{},"status":"exit 0","code":0}"#,
+    );
+    assert_eq!(
+        stdout_of(&["trace", "-"], log.as_bytes(), 0),
+        r#"command 1: prompt "é"
+event 1: not an event
+turn of command 1:
+  event 2: agent_step
+event 3: not an event
+command 2: refused: longer than the tap's line limit
+command 3: not read (the engine stopped reading at command 2)
+owed:
+  a command_error to refused command 2
+  the end of the work of command 1
+"#
+    );
+    let dir = std::env::temp_dir().join(format!("serve-command-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("wire.jsonl");
+    std::fs::write(&file, log).unwrap();
+    assert_eq!(
+        stdout_of(
+            &["trace", "--format", "jsonl", file.to_str().unwrap()],
+            b"",
+            0
+        ),
+        r#"{"n":1,"event":null,"answers":null,"turn":null}
+{"n":2,"event":"agent_step","answers":null,"turn":1}
+{"n":3,"event":null,"answers":null,"turn":null}
+{"owed":{"refused":[2],"requests":[],"steers":[],"goals":[],"approvals":[],"running":1,"queued":[]}}
+"#
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_bad_record_is_an_error_naming_its_line() {
+    let event = r#"{"dir":"event","line":"{\"event\":\"session_error\",\"error\":\"e\"}"}"#;
+    for (log, stderr) in [
+        (
+            "{\"dir\":\"exit\"}\nnot json\n".to_owned(),
+            "serve-command: trace: stdin: line 2: not JSON: expected ident at line 1 column 2\n",
+        ),
+        (
+            "[1]\n".to_owned(),
+            "serve-command: trace: stdin: line 1: not a JSON object\n",
+        ),
+        (
+            "{\"line\":\"x\"}\n".to_owned(),
+            "serve-command: trace: stdin: line 1: no \"dir\"\n",
+        ),
+        (
+            "{\"dir\":5,\"line\":\"x\"}\n".to_owned(),
+            "serve-command: trace: stdin: line 1: \"dir\" is not a string\n",
+        ),
+        (
+            "\n{\"dir\":\"command\"}\n".to_owned(),
+            "serve-command: trace: stdin: line 2: a command record with neither \"line\" nor \"line_base64\"\n",
+        ),
+        (
+            "{\"dir\":\"event\",\"line\":5}\n".to_owned(),
+            "serve-command: trace: stdin: line 1: \"line\" is not a string or null\n",
+        ),
+        (
+            "{\"dir\":\"event\",\"line_base64\":\"!!\"}\n".to_owned(),
+            "serve-command: trace: stdin: line 1: \"line_base64\" is not base64: Invalid symbol 33, offset 0.\n",
+        ),
+        (
+            "{\"dir\":\"command\",\"line\":\"a\",\"line_base64\":\"YQ==\"}\n".to_owned(),
+            "serve-command: trace: stdin: line 1: both \"line\" and \"line_base64\": which is the line?\n",
+        ),
+        (
+            format!("{event}\n{{\"dir\":\"event\",\"n\":3,\"line\":\"\"}}\n"),
+            "serve-command: trace: stdin: line 2: this event record's \"n\" is 3, but it is event 2 of the log: records left out or reordered cannot be attributed\n",
+        ),
+    ] {
+        let out = run(&["trace", "--format", "jsonl"], log.as_bytes());
+        assert_eq!(out.status.code(), Some(2), "{log}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), stderr, "{log}");
+    }
+    // What was written before the bad record stays written; no owed
+    // record follows it.
+    let out = run(
+        &["trace", "--format", "jsonl"],
+        format!("{event}\n{{}}\n").as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "{\"n\":1,\"event\":\"session_error\",\"answers\":null,\"turn\":null}\n"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "serve-command: trace: stdin: line 2: no \"dir\"\n"
+    );
+
+    for (args, stderr) in [
+        (
+            &["trace", "/nonexistent/wire.jsonl"][..],
+            "serve-command: trace: /nonexistent/wire.jsonl: No such file or directory\n",
+        ),
+        (
+            &["--revision", "v1", "trace"][..],
+            "serve-command: trace needs --revision v2: the protocol's first revision has no events\n",
+        ),
+    ] {
+        let out = run(args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), stderr, "{args:?}");
+    }
+    let out = run(&["trace", "--format", "yaml"], b"");
+    assert_eq!(out.status.code(), Some(2));
+}
