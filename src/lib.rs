@@ -95,7 +95,9 @@
 //! dictionary, `shell` writes and parses the `<user_shell_command>`
 //! envelope, `tap` sits between a controller and an engine, passing
 //! every byte through and naming every line either side gets wrong,
-//! `mock-engine` is an engine with no model for a controller's tests
+//! `trace` reads the tap's log back as a conversation (which command each
+//! event answers and which turn it belongs to, by
+//! [`v2::serve::Conversation`]), `mock-engine` is an engine with no model for a controller's tests
 //! ([`workbench::MockEngine`] in process; the tap's judgement is
 //! [`workbench::Monitor`]), and `check-engine` checks an
 //! engine in any language over its stdio ([`workbench::CheckEngine`]).
