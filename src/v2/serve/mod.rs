@@ -11,6 +11,11 @@
 //! attributes each event. `docs/PROTOCOL.md` ("What answers what") gives
 //! each rule with the line of `loop.mbt` it rests on.
 
+mod controller;
 mod model;
 
+pub use self::controller::{
+    Approval, Compaction, Controller, ControllerError, Notice, Reply, Steered, Stopped, Turn,
+    TurnEnd, TurnHandle, MAX_NOTICES, STDERR_TAIL,
+};
 pub use self::model::{Attribution, Conversation, Owed};
