@@ -83,7 +83,7 @@ pub struct Controller {
 struct Inner {
     /// The engine's stdin; `None` once closed.
     writer: Mutex<Option<Box<dyn Write + Send>>>,
-    state: Mutex<State>,
+    state: Mutex<State<Sender<Answer>>>,
     /// Signalled when a notice arrives or the engine stops.
     changed: Condvar,
     /// The engine, when the controller spawned it.
@@ -92,30 +92,48 @@ struct Inner {
     minted: AtomicU64,
 }
 
-struct State {
-    conversation: Conversation,
+/// What the reader and the callers share: the model, the calls waiting,
+/// the notices, and how the engine stopped.
+pub(super) struct State<D> {
+    pub(super) conversation: Conversation,
     /// The calls waiting, by the command line they wait on.
-    waiters: HashMap<u64, Waiter>,
+    pub(super) waiters: HashMap<u64, Waiter<D>>,
     /// The `compact` whose compaction runs, whatever answers its end.
     compacting: Option<u64>,
-    notices: VecDeque<Notice>,
-    notices_dropped: u64,
+    pub(super) notices: VecDeque<Notice>,
+    pub(super) notices_dropped: u64,
     /// The engine reads no more commands: after this command line.
-    stopped_reading: Option<u64>,
+    pub(super) stopped_reading: Option<u64>,
     /// A write to the engine's stdin failed (or the controller closed it).
-    write_failed: Option<Arc<io::Error>>,
-    stopped: Option<Arc<Stopped>>,
+    pub(super) write_failed: Option<Arc<io::Error>>,
+    pub(super) stopped: Option<Arc<Stopped>>,
 }
 
 /// A command line written, and the channel of what answers it when a call
 /// waits on it.
-type Sent = (u64, Option<Receiver<(Event, Attribution)>>);
+type Sent = (u64, Option<Receiver<Answer>>);
+
+/// An event for a waiting call, with what the model made of it.
+pub(super) type Answer = (Event, Attribution);
+
+/// The sending end of a waiting call's channel: std's for the blocking
+/// controller, tokio's for the async one.
+pub(super) trait Deliver {
+    /// Whether the call still waits (its receiver is alive).
+    fn deliver(&self, answer: Answer) -> bool;
+}
+
+impl Deliver for Sender<Answer> {
+    fn deliver(&self, answer: Answer) -> bool {
+        self.send(answer).is_ok()
+    }
+}
 
 /// A call waiting: for the events answering its command, and for a prompt
 /// also its turn's events.
-struct Waiter {
-    tx: Sender<(Event, Attribution)>,
-    turn: bool,
+pub(super) struct Waiter<D> {
+    pub(super) tx: D,
+    pub(super) turn: bool,
 }
 
 /// An engine line that no call waited for: an event that answers no
@@ -392,6 +410,196 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The error of a write after the controller closed the engine's stdin.
+pub(super) fn closed() -> ControllerError {
+    ControllerError::WriteFailed(Arc::new(io::Error::new(
+        io::ErrorKind::BrokenPipe,
+        "the controller closed the engine's stdin",
+    )))
+}
+
+/// The error of a call whose channel closed: the engine stopped.
+pub(super) fn stopped_error<D: Deliver>(state: &State<D>) -> ControllerError {
+    match &state.stopped {
+        Some(stopped) => ControllerError::Stopped(Arc::clone(stopped)),
+        None => ControllerError::Stopped(Arc::new(state.stopped_now(None, String::new(), None))),
+    }
+}
+
+/// A `command_error` is the error of the call it answers.
+pub(super) fn refused(n: u64, answer: Answer) -> Result<Answer, ControllerError> {
+    match answer.0.command_error_cause() {
+        Some(cause) => Err(ControllerError::Refused { command: n, cause }),
+        None => Ok(answer),
+    }
+}
+
+/// `command`'s line, unless serve declines it or it is longer than the
+/// engine reads.
+pub(super) fn line_of(command: &Command) -> Result<String, ControllerError> {
+    if let Some(message) = command.serve_refusal() {
+        if let Some(refusal) = Refusal::of(message) {
+            return Err(ControllerError::Declined(refusal));
+        }
+    }
+    let line = command.to_line();
+    let len = line.len() - 1;
+    if len > DEFAULT_MAX_LINE_LEN {
+        return Err(ControllerError::TooLong { len });
+    }
+    Ok(line)
+}
+
+/// A raw line for [`Controller::send_line`], LF ended: whether the engine
+/// refuses it, and whether it reads no command after it.
+pub(super) fn raw_line(line: &[u8]) -> Result<(Vec<u8>, bool, bool), ControllerError> {
+    let body = line.strip_suffix(b"\n").unwrap_or(line);
+    if memchr::memchr(b'\n', body).is_some() {
+        return Err(ControllerError::NotOneLine);
+    }
+    let mut owned = body.to_vec();
+    owned.push(b'\n');
+    let (refused, ends_reading) = match CommandReader::new(&owned[..]).next() {
+        Some(Err(e)) => (true, e.is_stream_error()),
+        Some(Ok(command)) => (command.serve_refusal().is_some(), false),
+        None => (false, false),
+    };
+    Ok((owned, refused, ends_reading))
+}
+
+/// The commands [`Controller::request`] sends and waits on nothing for.
+pub(super) fn unanswered_kind(command: &Command) -> Result<bool, ControllerError> {
+    match command {
+        Command::Prompt { .. } => Err(ControllerError::WrongCommand {
+            expected: "non-prompt",
+            got: "prompt",
+        }),
+        Command::Cancel | Command::ApprovalDecision { .. } | Command::CancelPrediction { .. } => {
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// The reply an event makes to a request; `None` for one that does not
+/// end it (`compaction_started`).
+pub(super) fn reply_of((event, attribution): Answer) -> Option<Reply> {
+    Some(match event {
+        Event::JobsSnapshot { jobs, .. } => Reply::Jobs(jobs),
+        Event::JobStopResult { outcome, .. } => Reply::JobStop(outcome),
+        Event::PredictionResult { outcome, .. } => Reply::Prediction(outcome),
+        Event::SteerApplied { .. } => Reply::Steer(Steered::Applied {
+            turn: attribution.turn,
+        }),
+        Event::SteerDropped { .. } => Reply::Steer(Steered::Dropped),
+        Event::GoalUpdated { goal } => Reply::Goal(goal),
+        Event::CompactionFinished {
+            from_sequence,
+            to_sequence,
+            summary,
+        } => Reply::Compaction(Compaction::Finished {
+            from_sequence,
+            to_sequence,
+            summary,
+        }),
+        Event::CompactionFailed { error } => Reply::Compaction(Compaction::Failed(error)),
+        _ => return None,
+    })
+}
+
+/// How many blank lines a reader skipped before its item, from its line
+/// number before (`seen`) and after (`now`).
+pub(super) fn blanks(seen: u64, now: u64, item: Option<&Result<Event, EventReadError>>) -> u64 {
+    let is_line = matches!(
+        item,
+        Some(
+            Ok(_)
+                | Err(EventReadError::NotJson { .. }
+                    | EventReadError::NotAnEvent { .. }
+                    | EventReadError::TooLong { .. })
+        )
+    );
+    now.saturating_sub(seen).saturating_sub(u64::from(is_line))
+}
+
+/// A turn's events as they come: what [`Turn`] is made of.
+#[derive(Debug)]
+pub(super) struct TurnLog {
+    pub(super) command: u64,
+    events: Vec<Event>,
+    usage: Option<Usage>,
+    /// Every question the turn asked.
+    pub(super) asked: Vec<Approval>,
+    /// The ids the controller answered.
+    pub(super) answered: Vec<String>,
+    pub(super) end: Option<TurnEnd>,
+}
+
+impl TurnLog {
+    pub(super) fn new(command: u64) -> TurnLog {
+        TurnLog {
+            command,
+            events: Vec::new(),
+            usage: None,
+            asked: Vec::new(),
+            answered: Vec::new(),
+            end: None,
+        }
+    }
+
+    /// Takes the turn's next event.
+    pub(super) fn take(&mut self, event: &Event) {
+        match event {
+            Event::ApprovalRequested {
+                id,
+                tool_name,
+                detail,
+                body,
+            } => self.asked.push(Approval {
+                id: id.clone(),
+                tool_name: tool_name.clone(),
+                detail: detail.clone(),
+                body: body.clone(),
+            }),
+            Event::Usage { usage } => self.usage = Some(*usage),
+            Event::AgentFinished { answer } => self.end = Some(TurnEnd::Finished(answer.clone())),
+            Event::AgentAborted { reason } => self.end = Some(TurnEnd::Aborted(reason.clone())),
+            Event::TurnFailed { error } => self.end = Some(TurnEnd::Failed(error.clone())),
+            _ => {}
+        }
+        self.events.push(event.clone());
+    }
+
+    /// The next question asked from `*i` on that the controller has not
+    /// answered.
+    pub(super) fn next_open(&self, i: &mut usize) -> Option<Approval> {
+        while let Some(approval) = self.asked.get(*i) {
+            *i += 1;
+            if !self.answered.contains(&approval.id) {
+                return Some(approval.clone());
+            }
+        }
+        None
+    }
+
+    /// The turn, once it has ended.
+    pub(super) fn into_turn(self) -> Turn {
+        let unanswered = self
+            .asked
+            .iter()
+            .filter(|a| !self.answered.contains(&a.id))
+            .cloned()
+            .collect();
+        Turn {
+            command: self.command,
+            events: self.events,
+            end: self.end.unwrap_or(TurnEnd::Failed(String::new())),
+            usage: self.usage,
+            unanswered,
+        }
+    }
+}
+
 impl Controller {
     /// Spawns `command` as the engine, its stdin, stdout and stderr piped
     /// to the controller (the end of its stderr goes into [`Stopped`]).
@@ -444,16 +652,7 @@ impl Controller {
     ) -> Controller {
         let inner = Arc::new(Inner {
             writer: Mutex::new(Some(writer)),
-            state: Mutex::new(State {
-                conversation: Conversation::new(),
-                waiters: HashMap::new(),
-                compacting: None,
-                notices: VecDeque::new(),
-                notices_dropped: 0,
-                stopped_reading: None,
-                write_failed: None,
-                stopped: None,
-            }),
+            state: Mutex::new(State::new()),
             changed: Condvar::new(),
             child: Mutex::new(child),
             minted: AtomicU64::new(0),
@@ -510,13 +709,8 @@ impl Controller {
         Ok(TurnHandle {
             inner: Arc::clone(&self.inner),
             rx: rx.unwrap_or_else(|| mpsc::channel().1),
-            command,
             timeout: self.timeout,
-            events: Vec::new(),
-            usage: None,
-            asked: Vec::new(),
-            answered: Vec::new(),
-            end: None,
+            log: TurnLog::new(command),
         })
     }
 
@@ -530,47 +724,15 @@ impl Controller {
     /// [`Timeout`](ControllerError::Timeout) before the answer;
     /// [`WrongCommand`](ControllerError::WrongCommand) for a prompt.
     pub fn request(&self, command: Command) -> Result<Reply, ControllerError> {
-        match command {
-            Command::Prompt { .. } => Err(ControllerError::WrongCommand {
-                expected: "non-prompt",
-                got: "prompt",
-            }),
-            Command::Cancel
-            | Command::ApprovalDecision { .. }
-            | Command::CancelPrediction { .. } => {
-                Ok(Reply::Written(self.inner.send(&command, None)?.0))
-            }
-            command => {
-                let (n, rx) = self.inner.send(&command, Some(false))?;
-                let rx = rx.unwrap_or_else(|| mpsc::channel().1);
-                loop {
-                    let (event, attribution) = self.inner.recv(&rx, n, self.timeout)?;
-                    let reply = match event {
-                        Event::JobsSnapshot { jobs, .. } => Reply::Jobs(jobs),
-                        Event::JobStopResult { outcome, .. } => Reply::JobStop(outcome),
-                        Event::PredictionResult { outcome, .. } => Reply::Prediction(outcome),
-                        Event::SteerApplied { .. } => Reply::Steer(Steered::Applied {
-                            turn: attribution.turn,
-                        }),
-                        Event::SteerDropped { .. } => Reply::Steer(Steered::Dropped),
-                        Event::GoalUpdated { goal } => Reply::Goal(goal),
-                        Event::CompactionFinished {
-                            from_sequence,
-                            to_sequence,
-                            summary,
-                        } => Reply::Compaction(Compaction::Finished {
-                            from_sequence,
-                            to_sequence,
-                            summary,
-                        }),
-                        Event::CompactionFailed { error } => {
-                            Reply::Compaction(Compaction::Failed(error))
-                        }
-                        // `compaction_started`: the end follows.
-                        _ => continue,
-                    };
-                    return Ok(reply);
-                }
+        if unanswered_kind(&command)? {
+            return Ok(Reply::Written(self.inner.send(&command, None)?.0));
+        }
+        let (n, rx) = self.inner.send(&command, Some(false))?;
+        let rx = rx.unwrap_or_else(|| mpsc::channel().1);
+        loop {
+            // `compaction_started` is no reply: the end follows.
+            if let Some(reply) = reply_of(self.inner.recv(&rx, n, self.timeout)?) {
+                return Ok(reply);
             }
         }
     }
@@ -688,17 +850,7 @@ impl Controller {
     ///
     /// As [`Controller::request`], and [`NotOneLine`](ControllerError::NotOneLine).
     pub fn send_line(&self, line: &[u8]) -> Result<Option<CommandErrorCause>, ControllerError> {
-        let body = line.strip_suffix(b"\n").unwrap_or(line);
-        if memchr::memchr(b'\n', body).is_some() {
-            return Err(ControllerError::NotOneLine);
-        }
-        let mut owned = body.to_vec();
-        owned.push(b'\n');
-        let (refused, ends_reading) = match CommandReader::new(&owned[..]).next() {
-            Some(Err(e)) => (true, e.is_stream_error()),
-            Some(Ok(command)) => (command.serve_refusal().is_some(), false),
-            None => (false, false),
-        };
+        let (owned, refused, ends_reading) = raw_line(line)?;
         let (n, rx) = self
             .inner
             .write(&owned, refused.then_some(false), ends_reading)?;
@@ -853,18 +1005,7 @@ impl Inner {
     /// Encodes and writes `command`, refusing first what serve declines or
     /// cannot read.
     fn send(&self, command: &Command, waiter: Option<bool>) -> Result<Sent, ControllerError> {
-        if let Some(message) = command.serve_refusal() {
-            if let Some(refusal) = Refusal::of(message) {
-                return Err(ControllerError::Declined(refusal));
-            }
-        }
-        let line = command.to_line();
-        if line.len() - 1 > DEFAULT_MAX_LINE_LEN {
-            return Err(ControllerError::TooLong {
-                len: line.len() - 1,
-            });
-        }
-        self.write(line.as_bytes(), waiter, false)
+        self.write(line_of(command)?.as_bytes(), waiter, false)
     }
 
     /// Writes one line, LF included: fed to the model and its waiter
@@ -881,20 +1022,9 @@ impl Inner {
         let mut writer = lock(&self.writer);
         let (n, rx) = {
             let mut state = lock(&self.state);
-            if let Some(after) = state.stopped_reading {
-                return Err(ControllerError::StoppedReading { after });
-            }
-            if let Some(stopped) = &state.stopped {
-                return Err(ControllerError::Stopped(Arc::clone(stopped)));
-            }
-            if let Some(e) = &state.write_failed {
-                return Err(ControllerError::WriteFailed(Arc::clone(e)));
-            }
+            state.writable()?;
             if writer.is_none() {
-                return Err(ControllerError::WriteFailed(Arc::new(io::Error::new(
-                    io::ErrorKind::BrokenPipe,
-                    "the controller closed the engine's stdin",
-                ))));
+                return Err(closed());
             }
             let n = state.conversation.command(line);
             let rx = waiter.map(|turn| {
@@ -956,42 +1086,17 @@ impl Inner {
             }),
             None => rx.recv().map_err(|_| self.stopped_error()),
         };
-        let (event, attribution) = got?;
-        match event.command_error_cause() {
-            Some(cause) => Err(ControllerError::Refused { command: n, cause }),
-            None => Ok((event, attribution)),
-        }
+        refused(n, got?)
     }
 
     /// A waiter's channel closes only when the engine stops.
     fn stopped_error(&self) -> ControllerError {
-        let state = lock(&self.state);
-        match &state.stopped {
-            Some(stopped) => ControllerError::Stopped(Arc::clone(stopped)),
-            None => ControllerError::Stopped(Arc::new(Stopped {
-                status: None,
-                stderr: String::new(),
-                read_error: None,
-                stopped_reading: state.stopped_reading,
-                owed: state.conversation.owed(),
-            })),
-        }
+        stopped_error(&lock(&self.state))
     }
 
     /// The engine stopped: every call still waiting fails with this.
     fn stop(&self, status: Option<ExitStatus>, stderr: String, read_error: Option<String>) {
-        let mut state = lock(&self.state);
-        let stopped = Stopped {
-            status,
-            stderr,
-            read_error,
-            stopped_reading: state.stopped_reading,
-            owed: state.conversation.owed(),
-        };
-        state.stopped = Some(Arc::new(stopped));
-        // Their receivers see the channel close, and read `stopped`.
-        state.waiters.clear();
-        drop(state);
+        lock(&self.state).stop(status, stderr, read_error);
         self.changed.notify_all();
     }
 
@@ -1011,7 +1116,83 @@ impl Inner {
     }
 }
 
-impl State {
+impl<D: Deliver> State<D> {
+    pub(super) fn new() -> State<D> {
+        State {
+            conversation: Conversation::new(),
+            waiters: HashMap::new(),
+            compacting: None,
+            notices: VecDeque::new(),
+            notices_dropped: 0,
+            stopped_reading: None,
+            write_failed: None,
+            stopped: None,
+        }
+    }
+
+    /// Whether a line may be written now.
+    pub(super) fn writable(&self) -> Result<(), ControllerError> {
+        if let Some(after) = self.stopped_reading {
+            return Err(ControllerError::StoppedReading { after });
+        }
+        if let Some(stopped) = &self.stopped {
+            return Err(ControllerError::Stopped(Arc::clone(stopped)));
+        }
+        if let Some(e) = &self.write_failed {
+            return Err(ControllerError::WriteFailed(Arc::clone(e)));
+        }
+        Ok(())
+    }
+
+    /// One item of the engine's stdout, after the `blanks` blank lines the
+    /// reader skipped before it (the model counts them, as the tap numbers
+    /// lines).
+    pub(super) fn line(&mut self, blanks: u64, item: Result<Event, EventReadError>) {
+        for _ in 0..blanks {
+            self.conversation.decoded(None);
+        }
+        match item {
+            Ok(event) => self.route(event),
+            Err(error) => {
+                let attribution = self.conversation.decoded(None);
+                self.notice(Notice {
+                    attribution,
+                    event: None,
+                    error: Some(error),
+                });
+            }
+        }
+    }
+
+    /// The engine stopped: every call still waiting fails with this (its
+    /// receiver sees the channel close, and reads `stopped`).
+    pub(super) fn stop(
+        &mut self,
+        status: Option<ExitStatus>,
+        stderr: String,
+        read_error: Option<String>,
+    ) {
+        let stopped = self.stopped_now(status, stderr, read_error);
+        self.stopped = Some(Arc::new(stopped));
+        self.waiters.clear();
+    }
+
+    /// How the engine stands now, as a stop.
+    pub(super) fn stopped_now(
+        &self,
+        status: Option<ExitStatus>,
+        stderr: String,
+        read_error: Option<String>,
+    ) -> Stopped {
+        Stopped {
+            status,
+            stderr,
+            read_error,
+            stopped_reading: self.stopped_reading,
+            owed: self.conversation.owed(),
+        }
+    }
+
     /// Attributes `event` and hands it to the calls waiting on what it
     /// answers and the turn it belongs to, or to the notices.
     fn route(&mut self, event: Event) {
@@ -1059,7 +1240,7 @@ impl State {
             if turn_only && !waiter.turn {
                 continue;
             }
-            let sent = waiter.tx.send((event.clone(), attribution.clone())).is_ok();
+            let sent = waiter.tx.deliver((event.clone(), attribution.clone()));
             delivered |= sent;
             if last || !sent {
                 self.waiters.remove(&k);
@@ -1114,35 +1295,13 @@ fn read_events(inner: &Inner, stdout: impl Read, stderr: Option<StderrTail>) {
     let read_error = loop {
         let item = reader.next();
         let now = reader.line_number();
-        let is_line = matches!(
-            &item,
-            Some(Ok(_))
-                | Some(Err(EventReadError::NotJson { .. }
-                    | EventReadError::NotAnEvent { .. }
-                    | EventReadError::TooLong { .. }))
-        );
-        // The reader skips blank lines; the model counts them, as the tap
-        // numbers lines.
-        let blanks = now.saturating_sub(seen).saturating_sub(u64::from(is_line));
+        let skipped = blanks(seen, now, item.as_ref());
         seen = now.max(seen);
-        let mut state = lock(&inner.state);
-        for _ in 0..blanks {
-            state.conversation.decoded(None);
-        }
         match item {
             None => break None,
             Some(Err(EventReadError::Io(e))) => break Some(e.to_string()),
-            Some(Ok(event)) => state.route(event),
-            Some(Err(error)) => {
-                let attribution = state.conversation.decoded(None);
-                state.notice(Notice {
-                    attribution,
-                    event: None,
-                    error: Some(error),
-                });
-            }
+            Some(item) => lock(&inner.state).line(skipped, item),
         }
-        drop(state);
         inner.changed.notify_all();
     };
     let deadline = Instant::now() + GRACE;
@@ -1167,16 +1326,9 @@ fn read_events(inner: &Inner, stdout: impl Read, stderr: Option<StderrTail>) {
 #[derive(Debug)]
 pub struct TurnHandle {
     inner: Arc<Inner>,
-    rx: Receiver<(Event, Attribution)>,
-    command: u64,
+    rx: Receiver<Answer>,
     timeout: Option<Duration>,
-    events: Vec<Event>,
-    usage: Option<Usage>,
-    /// Every question the turn asked.
-    asked: Vec<Approval>,
-    /// The ids the controller answered.
-    answered: Vec<String>,
-    end: Option<TurnEnd>,
+    log: TurnLog,
 }
 
 impl fmt::Debug for Inner {
@@ -1189,7 +1341,7 @@ impl TurnHandle {
     /// The prompt's command line.
     #[must_use]
     pub fn command(&self) -> u64 {
-        self.command
+        self.log.command
     }
 
     /// The turn's next event, waiting for it; `None` once the turn has
@@ -1202,29 +1354,11 @@ impl TurnHandle {
     /// [`Stopped`](ControllerError::Stopped), or a
     /// [`Timeout`](ControllerError::Timeout).
     pub fn next_event(&mut self) -> Result<Option<Event>, ControllerError> {
-        if self.end.is_some() {
+        if self.log.end.is_some() {
             return Ok(None);
         }
-        let (event, _) = self.inner.recv(&self.rx, self.command, self.timeout)?;
-        match &event {
-            Event::ApprovalRequested {
-                id,
-                tool_name,
-                detail,
-                body,
-            } => self.asked.push(Approval {
-                id: id.clone(),
-                tool_name: tool_name.clone(),
-                detail: detail.clone(),
-                body: body.clone(),
-            }),
-            Event::Usage { usage } => self.usage = Some(*usage),
-            Event::AgentFinished { answer } => self.end = Some(TurnEnd::Finished(answer.clone())),
-            Event::AgentAborted { reason } => self.end = Some(TurnEnd::Aborted(reason.clone())),
-            Event::TurnFailed { error } => self.end = Some(TurnEnd::Failed(error.clone())),
-            _ => {}
-        }
-        self.events.push(event.clone());
+        let (event, _) = self.inner.recv(&self.rx, self.log.command, self.timeout)?;
+        self.log.take(&event);
         Ok(Some(event))
     }
 
@@ -1248,7 +1382,7 @@ impl TurnHandle {
 
     fn answer(&mut self, command: Command, id: &str) -> Result<(), ControllerError> {
         self.inner.send(&command, None)?;
-        self.answered.push(id.to_owned());
+        self.log.answered.push(id.to_owned());
         Ok(())
     }
 
@@ -1281,20 +1415,15 @@ impl TurnHandle {
         mut decide: Option<impl FnMut(&Approval) -> bool>,
     ) -> Result<Turn, ControllerError> {
         // `wait_with` answers the questions asked before it (through
-        // `next_event`) and left unanswered; `wait` leaves them to the
-        // caller, who saw them.
+        // `next_event`) and left open; `wait` leaves them to the caller,
+        // who saw them.
         let mut i = if decide.is_some() {
             0
         } else {
-            self.asked.len()
+            self.log.asked.len()
         };
         loop {
-            while i < self.asked.len() {
-                let approval = self.asked[i].clone();
-                i += 1;
-                if self.answered.contains(&approval.id) {
-                    continue;
-                }
+            while let Some(approval) = self.log.next_open(&mut i) {
                 match decide.as_mut().map(|decide| decide(&approval)) {
                     Some(true) => self.allow(&approval.id)?,
                     Some(false) => self.reject(&approval.id)?,
@@ -1302,21 +1431,8 @@ impl TurnHandle {
                 }
             }
             if self.next_event()?.is_none() {
-                break;
+                return Ok(self.log.into_turn());
             }
         }
-        let unanswered = self
-            .asked
-            .iter()
-            .filter(|a| !self.answered.contains(&a.id))
-            .cloned()
-            .collect();
-        Ok(Turn {
-            command: self.command,
-            events: std::mem::take(&mut self.events),
-            end: self.end.take().unwrap_or(TurnEnd::Failed(String::new())),
-            usage: self.usage,
-            unanswered,
-        })
     }
 }
