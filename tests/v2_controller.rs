@@ -582,3 +582,385 @@ mod in_process {
         assert_eq!(engine.cancel().map_err(err), Ok(1));
     }
 }
+
+/// The controller on tokio: the same session against `MockEngine` in
+/// process and the misbehaving engines, awaited.
+#[cfg(feature = "tokio")]
+mod on_tokio {
+    use super::err;
+    use serve_command::v2::serve::{ControllerError, Owed, Reply, TokioController};
+    use serve_command::v2::{Command, Event, JobRecord, JobState};
+    use std::future::Future;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    fn run<F: Future>(future: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(future)
+    }
+
+    fn sh(script: &str, args: &[&str]) -> TokioController {
+        let mut command = tokio::process::Command::new("sh");
+        command.arg("-c").arg(script).arg("sh").args(args);
+        TokioController::spawn(&mut command).unwrap()
+    }
+
+    /// Calls are futures a task can hold: `Send`.
+    fn is_send<T: Send>(_: &T) {}
+
+    #[test]
+    fn an_engine_that_dies_mid_turn_fails_the_turn_with_its_status_and_stderr() {
+        run(async {
+            let engine = sh(
+                "read line; echo '{\"event\":\"agent_step\",\"step\":1}'; \
+                 echo 'panic: model crashed' >&2; exit 3",
+                &[],
+            );
+            let mut turn = engine.prompt("hi").unwrap();
+            assert_eq!(
+                turn.next_event().await.map_err(err),
+                Ok(Some(Event::agent_step(1)))
+            );
+            match turn.next_event().await {
+                Err(ControllerError::Stopped(stopped)) => {
+                    assert_eq!(stopped.status.and_then(|s| s.code()), Some(3));
+                    assert_eq!(stopped.stderr, "panic: model crashed\n");
+                    assert_eq!(stopped.owed.running, Some(1));
+                }
+                other => panic!("{other:?}"),
+            }
+            let snapshot = engine.jobs_snapshot();
+            is_send(&snapshot);
+            assert_eq!(
+                snapshot.await.map_err(err),
+                Err("the engine stopped (exit status: 3) before answering; stderr ends: panic: model crashed".into())
+            );
+        });
+    }
+
+    /// No answer: `tokio::time::timeout` bounds the call, the request
+    /// stays owed, its late answer (none here) would be a notice; closing
+    /// stdin ends the engine.
+    #[test]
+    fn an_engine_that_never_answers_is_bounded_by_a_timeout() {
+        run(async {
+            let engine = sh("while read line; do :; done", &[]);
+            let waited =
+                tokio::time::timeout(Duration::from_millis(300), engine.jobs_snapshot()).await;
+            assert!(waited.is_err());
+            assert_eq!(engine.owed().requests, [1]);
+            let status = engine.close().await.unwrap().expect("an exit status");
+            assert_eq!(status.code(), Some(0));
+        });
+    }
+
+    #[test]
+    fn requests_answered_out_of_order_reach_their_own_callers() {
+        run(async {
+            let job = JobRecord::new("g1", "job-1", 1, "cargo test", JobState::Running, 1, 2);
+            let second = Event::jobs_snapshot("j2", vec![job.clone()]).to_line();
+            let first = Event::jobs_snapshot("j1", vec![]).to_line();
+            let engine = Arc::new(sh(
+                "read a; read b; printf '%s' \"$1\" \"$2\"; while read line; do :; done",
+                &[&second, &first],
+            ));
+            let one = engine.request(Command::jobs_snapshot("j1"));
+            let two = engine.request(Command::jobs_snapshot("j2"));
+            let (one, two) = futures_join(one, two).await;
+            assert_eq!(
+                (one.map_err(err), two.map_err(err)),
+                (Ok(Reply::Jobs(vec![])), Ok(Reply::Jobs(vec![job])))
+            );
+            assert_eq!(engine.owed(), Owed::default());
+        });
+    }
+
+    /// Both futures to their ends, polled together (no `join!`: the
+    /// crate's tests build no proc macros).
+    async fn futures_join<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
+        let mut a = std::pin::pin!(a);
+        let mut b = std::pin::pin!(b);
+        let (mut ra, mut rb) = (None, None);
+        std::future::poll_fn(|cx| {
+            if ra.is_none() {
+                if let std::task::Poll::Ready(v) = a.as_mut().poll(cx) {
+                    ra = Some(v);
+                }
+            }
+            if rb.is_none() {
+                if let std::task::Poll::Ready(v) = b.as_mut().poll(cx) {
+                    rb = Some(v);
+                }
+            }
+            if ra.is_some() && rb.is_some() {
+                std::task::Poll::Ready(())
+            } else {
+                std::task::Poll::Pending
+            }
+        })
+        .await;
+        (ra.unwrap(), rb.unwrap())
+    }
+
+    /// What answers nothing is a notice, awaited.
+    #[test]
+    fn events_that_answer_nothing_are_notices() {
+        run(async {
+            let engine = sh(
+                "echo 'engine v1 starting'; echo '{\"event\":\"agent_step\",\"step\":1}'",
+                &[],
+            );
+            let mut notices = Vec::new();
+            while let Some(notice) = engine.next_notice().await {
+                notices.push((notice.attribution.n, notice.attribution.violation));
+            }
+            assert_eq!(
+                notices,
+                [
+                    (1, None),
+                    (
+                        2,
+                        Some("agent_step with no turn running (no prompt was sent)".into())
+                    )
+                ]
+            );
+        });
+    }
+
+    /// `serve-command mock-engine` as a child, on tokio.
+    #[cfg(feature = "cli")]
+    #[test]
+    fn a_session_against_the_mock_engine_binary() {
+        use serve_command::v2::{PredictionOutcome, SteerKind};
+        run(async {
+            let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_serve-command"));
+            command.arg("mock-engine");
+            let engine = TokioController::spawn(&mut command).unwrap();
+            let turn = engine.prompt("hello there").unwrap().wait().await.unwrap();
+            assert_eq!(
+                turn.events,
+                super::answered("hello there", 2, vec![Event::agent_step(1)])
+            );
+            assert_eq!(
+                turn.end,
+                serve_command::v2::serve::TurnEnd::Finished("You asked: hello there".into())
+            );
+            assert_eq!(engine.jobs_snapshot().await.map_err(err), Ok(vec![]));
+            assert_eq!(
+                engine.predict(3).await.map_err(err),
+                Ok(PredictionOutcome::Skipped)
+            );
+            assert_eq!(
+                engine.steer(SteerKind::Prompt, "more").await.map_err(err),
+                Ok(serve_command::v2::serve::Steered::Dropped)
+            );
+            assert_eq!(
+                engine.send_line(b"not json").await.map_err(err),
+                Ok(Some(serve_command::v2::CommandErrorCause::StreamEnded(
+                    "expected a JSON value at byte 0".into()
+                )))
+            );
+            let status = engine.close().await.unwrap().expect("an exit status");
+            assert_eq!(status.code(), Some(0));
+        });
+    }
+}
+
+/// The controller on tokio against `MockEngine` in process (a std thread),
+/// over pipes with a std end and an async end.
+#[cfg(all(feature = "tokio", feature = "workbench"))]
+mod on_tokio_in_process {
+    use super::err;
+    use serve_command::v2::serve::{Compaction, Reply, Steered, TokioController, TurnEnd};
+    use serve_command::v2::{Command, Event, PredictionOutcome, SteerKind};
+    use serve_command::workbench::MockEngine;
+    use std::collections::VecDeque;
+    use std::io::{self, BufReader, Read, Write};
+    use std::pin::Pin;
+    use std::sync::{Arc, Condvar, Mutex};
+    use std::task::{Context, Poll, Waker};
+    use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+    #[derive(Default)]
+    struct Bytes {
+        queue: VecDeque<u8>,
+        closed: bool,
+        waker: Option<Waker>,
+    }
+
+    /// One direction: written by either kind of writer, read by either
+    /// kind of reader.
+    #[derive(Default)]
+    struct Pipe {
+        bytes: Mutex<Bytes>,
+        ready: Condvar,
+    }
+
+    impl Pipe {
+        fn push(&self, buf: &[u8]) {
+            let mut bytes = self.bytes.lock().unwrap();
+            bytes.queue.extend(buf);
+            self.wake(bytes);
+        }
+
+        fn close(&self) {
+            let mut bytes = self.bytes.lock().unwrap();
+            bytes.closed = true;
+            self.wake(bytes);
+        }
+
+        fn wake(&self, mut bytes: std::sync::MutexGuard<'_, Bytes>) {
+            if let Some(waker) = bytes.waker.take() {
+                waker.wake();
+            }
+            self.ready.notify_all();
+        }
+    }
+
+    struct End(Arc<Pipe>);
+
+    fn pipe() -> (End, End) {
+        let pipe = Arc::new(Pipe::default());
+        (End(Arc::clone(&pipe)), End(pipe))
+    }
+
+    impl Read for End {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let mut bytes = self.0.bytes.lock().unwrap();
+            while bytes.queue.is_empty() && !bytes.closed {
+                bytes = self.0.ready.wait(bytes).unwrap();
+            }
+            let k = buf.len().min(bytes.queue.len());
+            for (slot, byte) in buf.iter_mut().zip(bytes.queue.drain(..k)) {
+                *slot = byte;
+            }
+            Ok(k)
+        }
+    }
+
+    impl Write for End {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.push(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl AsyncRead for End {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            let mut bytes = self.0.bytes.lock().unwrap();
+            if bytes.queue.is_empty() && !bytes.closed {
+                bytes.waker = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+            let k = buf.remaining().min(bytes.queue.len());
+            let taken: Vec<u8> = bytes.queue.drain(..k).collect();
+            buf.put_slice(&taken);
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    impl AsyncWrite for End {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            self.0.push(buf);
+            Poll::Ready(Ok(buf.len()))
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            self.0.close();
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    impl Drop for End {
+        fn drop(&mut self) {
+            self.0.close();
+        }
+    }
+
+    /// A session: an approval answered, a tagged steer, the requests, a
+    /// compaction, the end.
+    #[test]
+    fn a_session_against_the_mock_engine_in_process() {
+        let engine = MockEngine::with_script("{\"approval\":{}}").unwrap();
+        let (commands_in, commands_out) = pipe();
+        let (events_in, events_out) = pipe();
+        std::thread::spawn(move || engine.serve(BufReader::new(commands_in), events_out));
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async {
+                let engine = TokioController::attach(events_in, commands_out).unwrap();
+                let mut asked = Vec::new();
+                let turn = engine
+                    .prompt("run it")
+                    .unwrap()
+                    .wait_with(|q| {
+                        asked.push(q.id.clone());
+                        false
+                    })
+                    .await
+                    .unwrap();
+                assert_eq!(asked, ["approval-1"]);
+                assert_eq!(
+                    turn.events[..5],
+                    [
+                        Event::agent_step(1),
+                        Event::approval_requested(
+                            "approval-1",
+                            "shell",
+                            "run a command outside the sandbox",
+                            None
+                        ),
+                        Event::approval_resolved(
+                            "approval-1",
+                            serve_command::v2::ApprovalOutcome::Rejected
+                        ),
+                        Event::tool_error("call-1", "shell", "the user rejected this action", None),
+                        Event::agent_step(2),
+                    ]
+                );
+                assert_eq!(turn.end, TurnEnd::Finished("You asked: run it".into()));
+                let steer = Command::steer(SteerKind::Prompt, "more").tagged("s1");
+                assert_eq!(
+                    engine.request(steer).await.map_err(err),
+                    Ok(Reply::Steer(Steered::Dropped))
+                );
+                assert_eq!(engine.jobs_snapshot().await.map_err(err), Ok(vec![]));
+                assert_eq!(engine.goal(Command::GoalClear).await.map_err(err), Ok(None));
+                assert_eq!(
+                    engine.predict(2).await.map_err(err),
+                    Ok(PredictionOutcome::Skipped)
+                );
+                assert_eq!(
+                    engine.compact().await.map_err(err),
+                    Ok(Compaction::Finished {
+                        from_sequence: 0,
+                        to_sequence: 1,
+                        summary: "mock summary of 1 turn".into()
+                    })
+                );
+                assert!(engine.notices().is_empty());
+                assert_eq!(engine.close().await.map_err(err), Ok(None));
+            });
+    }
+}

@@ -31,7 +31,7 @@ pub const MAX_NOTICES: usize = 4096;
 
 /// How long, once the engine's stdout has closed, the controller waits for
 /// its exit status and the rest of its stderr.
-const GRACE: Duration = Duration::from_secs(2);
+pub(super) const GRACE: Duration = Duration::from_secs(2);
 
 /// An `openseek serve` engine driven over its stdin and stdout, with
 /// [`Conversation`]'s rules: every call returns what answers its command.
@@ -406,7 +406,7 @@ pub enum Reply {
     Written(u64),
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -986,7 +986,7 @@ impl fmt::Debug for Controller {
 /// An answer that does not fit the call: the model attributes only events
 /// of the command's kind to it, so this is a bug, reported rather than a
 /// panic.
-fn mismatch(call: &'static str, reply: &Reply) -> ControllerError {
+pub(super) fn mismatch(call: &'static str, reply: &Reply) -> ControllerError {
     ControllerError::WrongCommand {
         expected: call,
         got: match reply {

@@ -13,9 +13,13 @@
 
 mod controller;
 mod model;
+#[cfg(feature = "tokio")]
+mod tokio_controller;
 
 pub use self::controller::{
     Approval, Compaction, Controller, ControllerError, Notice, Reply, Steered, Stopped, Turn,
     TurnEnd, TurnHandle, MAX_NOTICES, STDERR_TAIL,
 };
 pub use self::model::{Attribution, Conversation, Owed};
+#[cfg(feature = "tokio")]
+pub use self::tokio_controller::{TokioController, TokioTurn};
