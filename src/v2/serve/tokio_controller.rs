@@ -46,7 +46,7 @@ impl Deliver for UnboundedSender<Answer> {
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let engine = TokioController::spawn(tokio::process::Command::new("serve-command").arg("mock-engine"))?;
-/// let turn = engine.prompt("hi").await?.wait().await?;
+/// let turn = engine.prompt("hi")?.wait().await?;
 /// assert_eq!(turn.answer(), Some("You asked: hi"));
 /// assert!(engine.jobs_snapshot().await?.is_empty());
 /// engine.close().await?;
