@@ -170,6 +170,76 @@ fn requests_answered_out_of_order_reach_their_own_callers() {
     assert_eq!(engine.owed(), Owed::default());
 }
 
+/// An auto goal's own turns answer no call: notices, their `turn` the
+/// goal command's line.
+#[test]
+fn an_auto_goals_turns_are_notices_of_its_goal_command() {
+    let engine = sh(
+        "read g; echo '{\"event\":\"goal_updated\",\"goal\":\"ship\"}'; \
+         echo '{\"event\":\"goal_continue\",\"remaining\":2}'; \
+         echo '{\"event\":\"agent_step\",\"step\":1}'; \
+         echo '{\"event\":\"agent_finished\",\"answer\":\"shipped\"}'; \
+         while read line; do :; done",
+        &[],
+    )
+    .with_timeout(Duration::from_secs(10));
+    assert_eq!(
+        engine.goal(Command::goal_set_auto("ship")).map_err(err),
+        Ok(Some("ship".to_owned()))
+    );
+    let mut notices = Vec::new();
+    while notices.len() < 3 {
+        let notice = engine
+            .next_notice(Duration::from_secs(10))
+            .expect("a notice");
+        let a = notice.attribution;
+        notices.push((a.event, a.answers, a.turn));
+    }
+    assert_eq!(
+        notices,
+        [
+            (Some("goal_continue"), None, None),
+            (Some("agent_step"), None, Some(1)),
+            (Some("agent_finished"), None, Some(1)),
+        ]
+    );
+}
+
+/// A compaction a cancel stopped: its `compaction_failed` answers the
+/// cancel, and the `compact` call still gets how its compaction ended.
+#[test]
+fn a_cancelled_compaction_ends_the_compact_call() {
+    let engine = Arc::new(
+        sh(
+            "read c; echo '{\"event\":\"compaction_started\",\"from_sequence\":0,\"to_sequence\":4}'; \
+             read x; echo '{\"event\":\"compaction_failed\",\"error\":\"cancelled\"}'; \
+             while read line; do :; done",
+            &[],
+        )
+        .with_timeout(Duration::from_secs(10)),
+    );
+    let compacting = Arc::clone(&engine);
+    let call = std::thread::spawn(move || compacting.compact().map_err(err));
+    // The cancel goes once the compaction runs.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while engine.owed().running != Some(1) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the compaction never started"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(engine.cancel().map_err(err), Ok(2));
+    assert_eq!(
+        call.join().unwrap(),
+        Ok(serve_command::v2::serve::Compaction::Failed(
+            "cancelled".into()
+        ))
+    );
+    assert_eq!(engine.owed(), Owed::default());
+    assert!(engine.notices().is_empty());
+}
+
 /// A reply in the middle of a turn goes to its request, not the turn.
 #[test]
 fn a_reply_in_the_middle_of_a_turn_answers_its_request() {

@@ -635,8 +635,9 @@ impl Controller {
     }
 
     /// Drives an engine over any reader of its stdout and writer of its
-    /// stdin: a socket, pipes, or [`MockEngine`](crate::workbench::MockEngine)
-    /// in a thread. No exit status or stderr: [`Stopped`] has none.
+    /// stdin: a socket, pipes, or the workbench's `MockEngine` (feature
+    /// `workbench`) in a thread. No exit status or stderr: [`Stopped`] has
+    /// none.
     pub fn attach(
         reader: impl Read + Send + 'static,
         writer: impl Write + Send + 'static,
@@ -674,7 +675,9 @@ impl Controller {
 
     /// The controller with every call bounded: none waits longer than
     /// `timeout` for the engine's next line it needs
-    /// ([`ControllerError::Timeout`]).
+    /// ([`ControllerError::Timeout`]). Writing is not bounded: an engine
+    /// that stops reading its stdin without exiting holds a call writing
+    /// more than its pipe buffers (64 KiB on Linux) until it exits.
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Controller {
         self.timeout = Some(timeout);

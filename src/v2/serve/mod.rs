@@ -10,6 +10,12 @@
 //! I/O: feed it the lines both ends write, in the order they cross, and it
 //! attributes each event. `docs/PROTOCOL.md` ("What answers what") gives
 //! each rule with the line of `loop.mbt` it rests on.
+//!
+//! [`Controller`] drives an engine on it, with std threads: each call
+//! returns what answers its command (a [`Turn`] for a prompt, a [`Reply`]
+//! for a request, the `command_error` as a [`ControllerError`]), and what
+//! answers nothing is a [`Notice`]. `TokioController` (feature `tokio`) is
+//! the same on tokio.
 
 mod controller;
 mod model;
