@@ -10,7 +10,22 @@
 //! I/O: feed it the lines both ends write, in the order they cross, and it
 //! attributes each event. `docs/PROTOCOL.md` ("What answers what") gives
 //! each rule with the line of `loop.mbt` it rests on.
+//!
+//! [`Controller`] drives an engine on it, with std threads: each call
+//! returns what answers its command (a [`Turn`] for a prompt, a [`Reply`]
+//! for a request, the `command_error` as a [`ControllerError`]), and what
+//! answers nothing is a [`Notice`]. `TokioController` (feature `tokio`) is
+//! the same on tokio.
 
+mod controller;
 mod model;
+#[cfg(feature = "tokio")]
+mod tokio_controller;
 
+pub use self::controller::{
+    Approval, Compaction, Controller, ControllerError, Notice, Reply, Steered, Stopped, Turn,
+    TurnEnd, TurnHandle, MAX_NOTICES, STDERR_TAIL,
+};
 pub use self::model::{Attribution, Conversation, Owed};
+#[cfg(feature = "tokio")]
+pub use self::tokio_controller::{TokioController, TokioTurn};

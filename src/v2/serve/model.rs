@@ -294,6 +294,15 @@ impl Conversation {
     /// The engine's next stdout line (its LF optional): what it answers and
     /// which turn it belongs to.
     pub fn event(&mut self, line: &[u8]) -> Attribution {
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        self.decoded(Event::from_slice(line).ok().as_ref())
+    }
+
+    /// The engine's next stdout line, already decoded: `None` for a line
+    /// that is not an event (blank, not JSON, not an event), which is
+    /// counted and attributed to nothing. For a reader that decodes each
+    /// line once (the [`Controller`](crate::v2::serve::Controller)).
+    pub fn decoded(&mut self, event: Option<&Event>) -> Attribution {
         self.events += 1;
         let n = self.events;
         let mut attribution = Attribution {
@@ -303,13 +312,12 @@ impl Conversation {
             turn: None,
             violation: None,
         };
-        let line = line.strip_suffix(b"\n").unwrap_or(line);
         // A line that is not an event is stray output: nothing to attribute.
-        let Ok(event) = Event::from_slice(line) else {
+        let Some(event) = event else {
             return attribution;
         };
         attribution.event = Some(event.name());
-        match self.attribute(n, &event) {
+        match self.attribute(n, event) {
             Ok((answers, turn)) => {
                 attribution.answers = answers;
                 attribution.turn = turn;
