@@ -277,3 +277,40 @@ fn every_shipped_engine_passes_every_check() {
         assert_eq!(report.failed(), 0, "{engine}:\n{report}");
     }
 }
+
+/// The controller on the serve loop's model (`v2::serve::Controller`),
+/// against `serve-command mock-engine`: each call returns what answers
+/// its command, typed.
+#[cfg(feature = "cli")]
+#[test]
+fn the_conversation_controller_runs_against_the_mock_engine() {
+    let mock = Path::new(env!("CARGO_BIN_EXE_serve-command"));
+    let out = run(
+        &example("conversation"),
+        &[mock, Path::new("mock-engine")],
+        b"",
+    );
+    assert_eq!(
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+            out.status.code()
+        ),
+        (
+            "\
+turn 1: Finished(\"You asked: What is it?\"), Some(Usage { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5, prompt_cache_hit_tokens: 0, prompt_cache_miss_tokens: 3 })
+steer: Steer(Dropped)
+jobs: []
+goal: Some(\"tests pass\")
+turn 5: Finished(\"You asked: Run the tests.\")
+prediction: Skipped
+refused: Some(NotACommand(UnknownCommand(\"nap\")))
+answering nothing: []
+exit: Some(0)
+"
+            .to_owned(),
+            String::new(),
+            Some(0)
+        )
+    );
+}

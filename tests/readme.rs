@@ -70,6 +70,7 @@ fn the_guide_shows_the_full_examples() {
         include_str!("../examples/controller.rs"),
         include_str!("../examples/tokio_engine.rs"),
         include_str!("../examples/tokio_controller.rs"),
+        include_str!("../examples/conversation.rs"),
     ] {
         assert_shown("docs/GUIDE.md", GUIDE, example);
     }
