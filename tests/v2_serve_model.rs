@@ -866,3 +866,33 @@ fn lines_end_with_or_without_lf_and_crlf_reads_as_lf() {
         (2, Some("jobs_snapshot"), Some(2), None, None)
     );
 }
+
+/// An `approval` for no open question is one the engine ignores: its
+/// `approval_resolved` (if a stray one came) answers nothing, and a stream
+/// of them keeps nothing (the model's memory stays bounded).
+#[test]
+fn an_approval_for_no_open_question_is_kept_nowhere() {
+    let mut model = Conversation::new();
+    for _ in 0..1000 {
+        model.command(br#"{"command":"approval","id":"nope","allow":true}"#);
+    }
+    model.command(br#"{"command":"prompt","content":"go"}"#);
+    model.event(br#"{"event":"agent_step","step":1}"#);
+    model.event(
+        br#"{"event":"approval_requested","id":"nope","tool_name":"t","detail":"d","body":null}"#,
+    );
+    // The answers sent before the question answer nothing; this one does.
+    let n = model.command(br#"{"command":"approval","id":"nope","allow":false}"#);
+    model.command(br#"{"command":"approval","id":"nope","allow":true}"#);
+    let resolved =
+        model.event(br#"{"event":"approval_resolved","id":"nope","outcome":"rejected"}"#);
+    assert_eq!(
+        (resolved.answers, resolved.turn, resolved.violation),
+        (Some(n), Some(1001), None)
+    );
+    assert_eq!(
+        format!("{:?}", model).matches("nope").count(),
+        0,
+        "{model:?}"
+    );
+}

@@ -69,7 +69,8 @@ pub struct Conversation {
     steers: Vec<Steer>,
     /// `goal` commands not yet answered by `goal_updated`.
     goals: VecDeque<u64>,
-    /// `approval` commands not yet matched by an `approval_resolved`.
+    /// `approval` commands answering an open question, not yet matched by
+    /// its `approval_resolved`: at most one per open question.
     approvals: Vec<(String, u64)>,
     /// `approval_requested` events not yet resolved.
     asked: Vec<Asked>,
@@ -285,7 +286,15 @@ impl Conversation {
                 self.goals.push_back(n);
                 self.auto_goal = None;
             }
-            Command::ApprovalDecision { id, .. } => self.approvals.push((id, n)),
+            // Only an answer to a question still open is kept, the first
+            // one: the engine ignores any other, and keeping them would let
+            // a stream of stray answers grow the model without bound.
+            Command::ApprovalDecision { id, .. } => {
+                let open = self.asked.iter().any(|a| a.id == id);
+                if open && !self.approvals.iter().any(|(a, _)| *a == id) {
+                    self.approvals.push((id, n));
+                }
+            }
             // `cancel_prediction` is answered by the `predict` it cancels.
             _ => {}
         }
