@@ -314,3 +314,39 @@ exit: Some(0)
         )
     );
 }
+
+/// The same on tokio (`v2::serve::TokioController`): a snapshot awaited
+/// while the turn it crossed is still in flight.
+#[cfg(feature = "cli")]
+#[test]
+fn the_tokio_conversation_controller_runs_against_the_mock_engine() {
+    let mock = Path::new(env!("CARGO_BIN_EXE_serve-command"));
+    let out = run(
+        &example("tokio_conversation"),
+        &[mock, Path::new("mock-engine")],
+        b"",
+    );
+    assert_eq!(
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+            out.status.code()
+        ),
+        (
+            "\
+jobs: []
+turn 1: Finished(\"You asked: What is it?\"), Some(Usage { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5, prompt_cache_hit_tokens: 0, prompt_cache_miss_tokens: 3 })
+steer: Steer(Dropped)
+goal: Some(\"tests pass\")
+turn 5: Finished(\"You asked: Run the tests.\")
+prediction: Skipped
+refused: Some(NotACommand(UnknownCommand(\"nap\")))
+answering nothing: []
+exit: Some(0)
+"
+            .to_owned(),
+            String::new(),
+            Some(0)
+        )
+    );
+}
