@@ -306,9 +306,14 @@ fn events_that_answer_nothing_are_notices() {
     assert_eq!(engine.notices_dropped(), 0);
 }
 
+#[cfg(feature = "workbench")]
+#[path = "support/pipe.rs"]
+mod pipe;
+
 /// Against `MockEngine` in process, over in-memory pipes.
 #[cfg(feature = "workbench")]
 mod in_process {
+    use super::pipe::pipe;
     use super::{answered, assert_err, err};
     use serve_command::v2::serve::{
         Approval, Compaction, Controller, ControllerError, Owed, Reply, Steered, Turn, TurnEnd,
@@ -318,59 +323,9 @@ mod in_process {
         ParseError, PredictionOutcome, Refusal, SteerKind, Usage,
     };
     use serve_command::workbench::MockEngine;
-    use std::collections::VecDeque;
-    use std::io::{self, BufReader, Read, Write};
-    use std::sync::{Arc, Condvar, Mutex};
+    use std::io::BufReader;
+    use std::sync::Arc;
     use std::time::Duration;
-
-    /// One direction of an in-memory pipe: what the writer wrote, and whether
-    /// it has closed.
-    #[derive(Default)]
-    struct Pipe {
-        bytes: Mutex<(VecDeque<u8>, bool)>,
-        ready: Condvar,
-    }
-
-    struct PipeReader(Arc<Pipe>);
-    struct PipeWriter(Arc<Pipe>);
-
-    fn pipe() -> (PipeReader, PipeWriter) {
-        let pipe = Arc::new(Pipe::default());
-        (PipeReader(Arc::clone(&pipe)), PipeWriter(pipe))
-    }
-
-    impl Read for PipeReader {
-        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            let mut bytes = self.0.bytes.lock().unwrap();
-            while bytes.0.is_empty() && !bytes.1 {
-                bytes = self.0.ready.wait(bytes).unwrap();
-            }
-            let k = buf.len().min(bytes.0.len());
-            for (slot, byte) in buf.iter_mut().zip(bytes.0.drain(..k)) {
-                *slot = byte;
-            }
-            Ok(k)
-        }
-    }
-
-    impl Write for PipeWriter {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.0.bytes.lock().unwrap().0.extend(buf);
-            self.0.ready.notify_all();
-            Ok(buf.len())
-        }
-
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl Drop for PipeWriter {
-        fn drop(&mut self) {
-            self.0.bytes.lock().unwrap().1 = true;
-            self.0.ready.notify_all();
-        }
-    }
 
     /// A controller attached to `MockEngine` with `script`, in a thread.
     fn mock(script: &str) -> Controller {
