@@ -82,9 +82,11 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// The recording attributed afresh: each event line's attribution and
-/// event, in order.
-fn replay(log: &[(Dir, Vec<u8>)]) -> Vec<(Attribution, Option<Event>)> {
+/// Each event line of a recording: its attribution, and the event.
+type Traced = Vec<(Attribution, Option<Event>)>;
+
+/// The recording attributed afresh, in order.
+fn replay(log: &[(Dir, Vec<u8>)]) -> Traced {
     let mut model = serve_command::v2::serve::Conversation::new();
     let (mut commands, mut events) = (Vec::new(), Vec::new());
     let mut out = Vec::new();
