@@ -120,13 +120,9 @@ enum Said {
     Nothing,
 }
 
-fn run(
-    ops: &[Op],
-) -> (
-    Vec<Said>,
-    Vec<Attribution>,
-    Vec<(Attribution, Option<Event>)>,
-) {
+/// The session through the controller: what it said of each call, the
+/// notices, and the trace of its wire.
+fn run(ops: &[Op]) -> (Vec<Said>, Vec<Attribution>, Traced) {
     let log: Log = Arc::default();
     let engine = MockEngine::new();
     let (commands_in, commands_out) = pipe::pipe();
