@@ -545,14 +545,14 @@ fn the_log_says_what_each_event_of_the_mock_engine_answers_and_trace_agrees() {
         ),
         (
             &[r#"{"command":"approval","id":"approval-1","allow":true}"#],
-            14,
+            13,
         ),
         (
             &[
                 r#"{"command":"approval","id":"approval-2","allow":false}"#,
                 r#"{"command":"cancel"}"#,
             ],
-            8,
+            9,
         ),
         (&[r#"{"command":"prompt","content":"third"}"#], 2),
         (&[r#"{"command":"cancel"}"#], 2),
@@ -621,27 +621,27 @@ tap: summary: 12 command lines, 30 event lines, 0 stderr lines; 1 error, 0 notes
             "event 5: approval_resolved answers 8 turn 1",
             "event 6: tool_result answers null turn 1",
             "event 7: steer_applied answers 6 turn 1",
-            "event 8: goal_updated answers 7 turn null",
-            "event 9: agent_step answers null turn 1",
+            "event 8: agent_step answers null turn 1",
+            "event 9: assistant_delta answers null turn 1",
             "event 10: assistant_delta answers null turn 1",
-            "event 11: assistant_delta answers null turn 1",
-            "event 12: assistant_message answers null turn 1",
-            "event 13: usage answers null turn 1",
-            "event 14: agent_finished answers null turn 1",
-            "event 15: compaction_started answers 4 turn null",
-            "event 16: compaction_finished answers 4 turn null",
-            "event 17: agent_step answers null turn 5",
-            "event 18: approval_requested answers null turn 5",
+            "event 11: assistant_message answers null turn 1",
+            "event 12: usage answers null turn 1",
+            "event 13: agent_finished answers null turn 1",
+            "event 14: compaction_started answers 4 turn null",
+            "event 15: compaction_finished answers 4 turn null",
+            "event 16: agent_step answers null turn 5",
+            "event 17: approval_requested answers null turn 5",
             "command 9: approval",
             "command 10: cancel",
-            "event 19: approval_resolved answers 9 turn 5",
-            "event 20: tool_result answers null turn 5",
-            "event 21: agent_step answers null turn 5",
+            "event 18: approval_resolved answers 9 turn 5",
+            "event 19: tool_result answers null turn 5",
+            "event 20: agent_step answers null turn 5",
+            "event 21: assistant_delta answers null turn 5",
             "event 22: assistant_delta answers null turn 5",
-            "event 23: assistant_delta answers null turn 5",
-            "event 24: assistant_message answers null turn 5",
-            "event 25: usage answers null turn 5",
-            "event 26: agent_finished answers null turn 5",
+            "event 23: assistant_message answers null turn 5",
+            "event 24: usage answers null turn 5",
+            "event 25: agent_finished answers null turn 5",
+            "event 26: goal_updated answers 7 turn null",
             "command 11: prompt",
             "event 27: agent_step answers null turn 11",
             "event 28: approval_requested answers null turn 11",
@@ -669,30 +669,29 @@ turn of command 1, continued:
   event 5: approval_resolved, answers command 8
   event 6: tool_result
   event 7: steer_applied, answers command 6
-event 8: goal_updated, answers command 7
-turn of command 1, continued:
-  event 9: agent_step
+  event 8: agent_step
+  event 9: assistant_delta
   event 10: assistant_delta
-  event 11: assistant_delta
-  event 12: assistant_message
-  event 13: usage
-  event 14: agent_finished; the turn ends
-event 15: compaction_started, answers command 4
-event 16: compaction_finished, answers command 4
+  event 11: assistant_message
+  event 12: usage
+  event 13: agent_finished; the turn ends
+event 14: compaction_started, answers command 4
+event 15: compaction_finished, answers command 4
 turn of command 5:
-  event 17: agent_step
-  event 18: approval_requested
+  event 16: agent_step
+  event 17: approval_requested
 command 9: approval "approval-2" reject
 command 10: cancel
 turn of command 5, continued:
-  event 19: approval_resolved, answers command 9
-  event 20: tool_result
-  event 21: agent_step
+  event 18: approval_resolved, answers command 9
+  event 19: tool_result
+  event 20: agent_step
+  event 21: assistant_delta
   event 22: assistant_delta
-  event 23: assistant_delta
-  event 24: assistant_message
-  event 25: usage
-  event 26: agent_finished; the turn ends
+  event 23: assistant_message
+  event 24: usage
+  event 25: agent_finished; the turn ends
+event 26: goal_updated, answers command 7
 command 11: prompt "third"
 turn of command 11:
   event 27: agent_step

@@ -735,10 +735,9 @@ mod mock_engine_against_the_monitor {
     use proptest::prelude::*;
     use serve_command::v2::strategy;
     use serve_command::workbench::{Judged, Kind, MockEngine, Monitor};
-    use std::cell::RefCell;
     use std::collections::VecDeque;
     use std::io::{self, BufRead, Read, Write};
-    use std::rc::Rc;
+    use std::sync::{Arc, Mutex};
 
     /// The controller's side: hands the engine one line at a time, and
     /// before each, shows the monitor the engine's answers to the lines
@@ -748,7 +747,7 @@ mod mock_engine_against_the_monitor {
         lines: VecDeque<Vec<u8>>,
         current: Vec<u8>,
         at: usize,
-        written: Rc<RefCell<Vec<u8>>>,
+        written: Arc<Mutex<Vec<u8>>>,
         monitor: Monitor,
         engine_side: Vec<Judged>,
     }
@@ -756,7 +755,7 @@ mod mock_engine_against_the_monitor {
     impl Controller {
         /// The engine's complete lines written so far, to the monitor.
         fn drain(&mut self) {
-            let mut written = self.written.borrow_mut();
+            let mut written = self.written.lock().unwrap();
             let end = written
                 .iter()
                 .rposition(|&b| b == b'\n')
@@ -793,11 +792,11 @@ mod mock_engine_against_the_monitor {
         }
     }
 
-    struct Shared(Rc<RefCell<Vec<u8>>>);
+    struct Shared(Arc<Mutex<Vec<u8>>>);
 
     impl Write for Shared {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.0.borrow_mut().extend_from_slice(buf);
+            self.0.lock().unwrap().extend_from_slice(buf);
             Ok(buf.len())
         }
         fn flush(&mut self) -> io::Result<()> {
@@ -830,12 +829,12 @@ mod mock_engine_against_the_monitor {
             asks in any::<bool>(),
         ) {
             let script = if asks { r#"{"approval":{}}"# } else { "" };
-            let written = Rc::new(RefCell::new(Vec::new()));
+            let written = Arc::new(Mutex::new(Vec::new()));
             let mut controller = Controller {
                 lines: lines.into(),
                 current: Vec::new(),
                 at: 0,
-                written: Rc::clone(&written),
+                written: Arc::clone(&written),
                 monitor: Monitor::new(),
                 engine_side: Vec::new(),
             };

@@ -6,7 +6,7 @@ use crate::output::{self, io_error, stdout_error};
 use crate::revision::Revision;
 use clap::Args;
 use serve_command::workbench::MockEngine as Engine;
-use std::io::{self, BufWriter};
+use std::io::{self, BufReader};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -113,10 +113,9 @@ pub fn run(args: MockEngine, revision: Revision) -> output::Result<ExitCode> {
         }
         None => Engine::new(),
     };
-    let stdin = io::stdin();
-    let stdout = io::stdout();
+    // The serve loop writes one whole line at a time and flushes it.
     let stopped = engine
-        .serve(stdin.lock(), BufWriter::new(stdout.lock()))
+        .serve(BufReader::new(io::stdin()), io::stdout())
         .map_err(stdout_error)?;
     if let Some(why) = stopped {
         output::to_stderr(&format!("mock-engine: stopping: {why}\n"))?;

@@ -1,14 +1,16 @@
 //! The mock engine: `serve-command mock-engine` in process (what it
 //! answers, and why, is on [`MockEngine`]).
 
-use crate::v2::{
-    ApprovalOutcome, Command, CommandReader, Content, Event, JobStopOutcome, PredictionOutcome,
-    ReadError, SteerKind, Usage,
+use crate::v2::serve::{
+    Compacted, Decision, Engine, EngineLoop, Question, RunningCompaction, RunningTurn, WorkError,
 };
+use crate::v2::{Event, ReadError, Usage};
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::fmt;
 use std::io::{self, BufRead, Write};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 /// A deterministic engine with no model: answers every command on a
 /// controller's stream with the events `openseek serve` writes for it,
@@ -138,7 +140,11 @@ impl MockEngine {
     /// # Errors
     ///
     /// A failed write to `output`.
-    pub fn serve(self, input: impl BufRead, output: impl Write) -> io::Result<Option<ReadError>> {
+    pub fn serve(
+        self,
+        input: impl BufRead + Send,
+        output: impl Write + Send,
+    ) -> io::Result<Option<ReadError>> {
         serve(input, output, self.script)
     }
 }
@@ -173,31 +179,17 @@ impl fmt::Display for ScriptError {
 
 impl std::error::Error for ScriptError {}
 
-/// Serves `input` to `out` with `script`'s turns until the end of input, or
-/// a line after which the engine reads no more; returns why it stopped
-/// early, if it did (the reader's error).
-fn serve(input: impl BufRead, out: impl Write, script: Script) -> io::Result<Option<ReadError>> {
-    let mut engine = Engine::new(out, script);
-    let mut stopped = None;
-    for item in CommandReader::new(input) {
-        match item {
-            Ok(command) => match command.serve_refusal_event_line() {
-                Some(line) => engine.out.write_all(line.as_bytes())?,
-                None => engine.command(command)?,
-            },
-            Err(error) => {
-                engine.out.write_all(error.event_line().as_bytes())?;
-                if error.is_stream_error() {
-                    stopped = Some(error);
-                    break;
-                }
-            }
-        }
-        engine.out.flush()?;
-    }
-    engine.shutdown()?;
-    engine.out.flush()?;
-    Ok(stopped)
+/// Serves `input` to `out` with `script`'s turns, on the crate's serve
+/// loop in order (so the same input gives the same bytes); returns why it
+/// stopped early, if it did (the reader's error).
+fn serve(
+    input: impl BufRead + Send,
+    out: impl Write + Send,
+    script: Script,
+) -> io::Result<Option<ReadError>> {
+    EngineLoop::new(Scripted::new(script))
+        .in_order()
+        .serve(input, out)
 }
 
 /// The turns a script gives, in order.
@@ -348,199 +340,43 @@ fn strings(key: &str, value: &Value) -> Result<Vec<String>, String> {
         .collect()
 }
 
-/// A turn blocked on its approval question.
-struct Waiting {
-    id: String,
-    call_id: String,
-    ask: Ask,
-    /// What the turn answers once resumed.
-    rest: Answer,
-    /// Steers and goals sent meanwhile, in order.
-    queued: Vec<Queued>,
-}
-
-/// What a turn writes after its first step.
-struct Answer {
-    deltas: Vec<String>,
-    answer: String,
-    reasoned: u32,
-    usage: Option<Usage>,
-    fail: Option<String>,
-    prompt_words: i32,
-}
-
-/// An input a running turn takes at its next step boundary.
-enum Queued {
-    Steer {
-        kind: SteerKind,
-        content: Content,
-        submission_id: Option<String>,
-    },
-    Goal(Option<String>),
-}
-
-/// How a waiting turn's question settled.
-#[derive(Clone, Copy)]
-enum Settled {
-    Allowed,
-    Rejected,
-    /// The controller closed its input: nobody is left to answer.
-    Withdrawn,
-}
-
-struct Engine<W: Write> {
-    out: W,
-    script: Script,
+/// The script as an [`Engine`]: the loop answers the commands; the script
+/// runs the turns and compactions.
+struct Scripted {
+    turns: Mutex<VecDeque<Turn>>,
     /// Turns run so far (compaction's `to_sequence`).
-    turns_run: i32,
-    /// Approval questions asked so far (their ids count from 1).
-    asked: u32,
-    waiting: Option<Waiting>,
-    /// Prompts and compactions sent while a turn waits, in order.
-    pending: VecDeque<Command>,
+    turns_run: AtomicI32,
+    /// Approval questions asked so far (`call-N` matches `approval-N`).
+    asked: AtomicU32,
 }
 
-impl<W: Write> Engine<W> {
-    fn new(out: W, script: Script) -> Engine<W> {
-        Engine {
-            out,
-            script,
-            turns_run: 0,
-            asked: 0,
-            waiting: None,
-            pending: VecDeque::new(),
+impl Scripted {
+    fn new(script: Script) -> Scripted {
+        Scripted {
+            turns: Mutex::new(script.turns),
+            turns_run: AtomicI32::new(0),
+            asked: AtomicU32::new(0),
         }
     }
+}
 
-    fn emit(&mut self, event: &Event) -> io::Result<()> {
-        event.write_line(&mut self.out)
-    }
-
-    /// Answers one command the engine reads.
-    fn command(&mut self, command: Command) -> io::Result<()> {
-        match command {
-            // Answered at once whatever runs: upstream answers them from
-            // the loop, never queued behind a turn.
-            Command::JobsSnapshot { request_id, .. } => {
-                self.emit(&Event::jobs_snapshot(request_id, vec![]))
-            }
-            Command::JobStop {
-                request_id,
-                generation,
-                job_id,
-                ..
-            } => self.emit(&Event::job_stop_result(
-                request_id,
-                generation,
-                job_id,
-                JobStopOutcome::NotFound,
-            )),
-            Command::Predict {
-                request_id,
-                source_sequence,
-                ..
-            } => self.emit(&Event::prediction_result(
-                request_id,
-                source_sequence,
-                PredictionOutcome::Skipped,
-            )),
-            command if self.waiting.is_some() => self.while_waiting(command),
-            command => self.idle(command),
-        }
-    }
-
-    /// A command when no turn runs.
-    fn idle(&mut self, command: Command) -> io::Result<()> {
-        match command {
-            Command::Prompt { content, .. } => self.turn(&content),
-            Command::Steer {
-                kind: SteerKind::Command,
-                content,
-                submission_id,
-                ..
-            } => self.emit(&Event::steer_applied(
-                SteerKind::Command,
-                content,
-                submission_id,
-            )),
-            // A prompt steer with no turn to land in: upstream never turns
-            // it into a prompt, and drops it for the controller to resend.
-            Command::Steer {
-                content,
-                submission_id,
-                ..
-            } => self.emit(&Event::steer_dropped(content, submission_id)),
-            Command::GoalSet { text, .. } => self.emit(&Event::goal_updated(Some(text))),
-            Command::GoalClear => self.emit(&Event::goal_updated(None)),
-            Command::Compact => {
-                let to = self.turns_run;
-                self.emit(&Event::compaction_started(0, to))?;
-                let summary = format!(
-                    "mock summary of {to} turn{}",
-                    if to == 1 { "" } else { "s" }
-                );
-                self.emit(&Event::compaction_finished(0, to, summary))
-            }
-            // No question stands, no work runs, no prediction is pending:
-            // nothing to answer. (`Command` is non-exhaustive: a command
-            // this engine does not know yet gets nothing either.)
-            _ => Ok(()),
-        }
-    }
-
-    /// A command while a turn waits for its approval.
-    fn while_waiting(&mut self, command: Command) -> io::Result<()> {
-        let waiting = self.waiting.as_mut().expect("a turn waits");
-        match command {
-            Command::ApprovalDecision { id, allow, .. } if id == waiting.id => {
-                self.resume(if allow {
-                    Settled::Allowed
-                } else {
-                    Settled::Rejected
-                })
-            }
-            Command::Cancel => self.cancel(),
-            Command::Steer {
-                kind,
-                content,
-                submission_id,
-                ..
-            } => {
-                waiting.queued.push(Queued::Steer {
-                    kind,
-                    content,
-                    submission_id,
-                });
-                Ok(())
-            }
-            Command::GoalSet { text, .. } => {
-                waiting.queued.push(Queued::Goal(Some(text)));
-                Ok(())
-            }
-            Command::GoalClear => {
-                waiting.queued.push(Queued::Goal(None));
-                Ok(())
-            }
-            command @ (Command::Prompt { .. } | Command::Compact) => {
-                self.pending.push_back(command);
-                Ok(())
-            }
-            // Another question's answer, a prediction to cancel: nothing.
-            _ => Ok(()),
-        }
-    }
-
-    /// Runs the next scripted turn for a prompt of `content`.
-    fn turn(&mut self, content: &Content) -> io::Result<()> {
-        self.turns_run += 1;
-        let turn = self.script.turns.pop_front().unwrap_or_default();
+impl Engine for Scripted {
+    fn turn(&self, running: &mut RunningTurn<'_>) -> Result<String, WorkError> {
+        self.turns_run.fetch_add(1, Ordering::Relaxed);
+        let turn = self
+            .turns
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop_front()
+            .unwrap_or_default();
         if let Some(events) = &turn.events {
+            running.write_literally();
             for event in events {
-                self.emit(event)?;
+                running.emit(event)?;
             }
-            return Ok(());
+            return Ok(String::new());
         }
-        let text = content.to_text();
+        let text = running.content().to_text();
         let (deltas, answer) = match (turn.deltas, turn.answer) {
             (Some(deltas), Some(answer)) => (deltas, answer),
             (Some(deltas), None) => {
@@ -553,63 +389,56 @@ impl<W: Write> Engine<W> {
                 format!("You asked: {text}"),
             ),
         };
-        let rest = Answer {
-            deltas,
-            answer,
-            reasoned: u32::try_from(turn.reasoning.len()).unwrap_or(u32::MAX),
-            usage: turn.usage,
-            fail: turn.fail,
-            prompt_words: i32::try_from(text.split_whitespace().count()).unwrap_or(i32::MAX),
-        };
-        self.emit(&Event::agent_step(1))?;
+        running.emit(&Event::agent_step(1))?;
         for piece in &turn.reasoning {
-            self.emit(&Event::reasoning_delta(piece.as_str()))?;
+            running.emit(&Event::reasoning_delta(piece.as_str()))?;
         }
-        let reasoning = (!turn.reasoning.is_empty()).then(|| turn.reasoning.concat());
-        match turn.approval {
-            Some(ask) => {
-                if let Some(reasoning) = reasoning {
-                    self.emit(&Event::reasoning_message(reasoning))?;
-                }
-                self.asked += 1;
-                let id = format!("approval-{}", self.asked);
-                let call_id = format!("call-{}", self.asked);
-                self.emit(&Event::approval_requested(
-                    id.as_str(),
-                    ask.tool_name.as_str(),
-                    ask.detail.as_str(),
-                    ask.body.clone(),
-                ))?;
-                self.waiting = Some(Waiting {
-                    id,
-                    call_id,
-                    ask,
-                    rest,
-                    queued: Vec::new(),
-                });
-                Ok(())
+        let mut reasoning = (!turn.reasoning.is_empty()).then(|| turn.reasoning.concat());
+        if let Some(ask) = turn.approval {
+            if let Some(reasoning) = reasoning.take() {
+                running.emit(&Event::reasoning_message(reasoning))?;
             }
-            None => self.finish(rest, reasoning),
+            let n = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
+            let call_id = format!("call-{n}");
+            let mut question = Question::new(ask.tool_name.as_str(), ask.detail.as_str());
+            question.body = ask.body;
+            let tool = ask.tool_name;
+            let decision = running.ask(question)?;
+            running.emit(&match decision {
+                Decision::Allowed => Event::tool_result(call_id, tool, "ok", None),
+                Decision::Rejected => {
+                    Event::tool_error(call_id, tool, "the user rejected this action", None)
+                }
+                Decision::Withdrawn => Event::tool_error(
+                    call_id,
+                    tool,
+                    "no answer: the controller closed its input",
+                    None,
+                ),
+                // Cancelled: the loop ends the turn `agent_aborted`.
+                _ => return Err("cancelled".into()),
+            })?;
+            // The inputs sent while it waited land at the next step.
+            running.steers()?;
+            running.emit(&Event::agent_step(2))?;
         }
-    }
-
-    /// The answer's events, from the deltas to the turn's end.
-    fn finish(&mut self, rest: Answer, reasoning: Option<String>) -> io::Result<()> {
-        if let Some(error) = rest.fail {
-            return self.emit(&Event::turn_failed(error));
+        if let Some(error) = turn.fail {
+            return Err(error.into());
         }
-        for delta in &rest.deltas {
-            self.emit(&Event::assistant_delta(delta.as_str()))?;
+        for delta in &deltas {
+            running.emit(&Event::assistant_delta(delta.as_str()))?;
         }
         if let Some(reasoning) = reasoning {
-            self.emit(&Event::reasoning_message(reasoning))?;
+            running.emit(&Event::reasoning_message(reasoning))?;
         }
-        self.emit(&Event::assistant_message(rest.answer.as_str()))?;
-        let usage = rest.usage.unwrap_or_else(|| {
-            let prompt = rest.prompt_words.max(1);
-            let completion = i32::try_from(rest.deltas.len())
+        running.emit(&Event::assistant_message(answer.as_str()))?;
+        let usage = turn.usage.unwrap_or_else(|| {
+            let prompt = i32::try_from(text.split_whitespace().count())
                 .unwrap_or(i32::MAX)
-                .saturating_add(i32::try_from(rest.reasoned).unwrap_or(i32::MAX));
+                .max(1);
+            let completion = i32::try_from(deltas.len())
+                .unwrap_or(i32::MAX)
+                .saturating_add(i32::try_from(turn.reasoning.len()).unwrap_or(i32::MAX));
             Usage::new(
                 prompt,
                 completion,
@@ -618,96 +447,17 @@ impl<W: Write> Engine<W> {
                 prompt,
             )
         });
-        self.emit(&Event::usage(usage))?;
-        self.emit(&Event::agent_finished(rest.answer))
+        running.emit(&Event::usage(usage))?;
+        Ok(answer)
     }
 
-    /// The waiting turn's question settled: the tool's result, the inputs
-    /// queued meanwhile, the second step and the answer; then what waited
-    /// for the turn's end.
-    fn resume(&mut self, settled: Settled) -> io::Result<()> {
-        let waiting = self.waiting.take().expect("a turn waits");
-        let (outcome, tool_output) = match settled {
-            Settled::Allowed => (ApprovalOutcome::AllowedOnce, Ok("ok")),
-            Settled::Rejected => (
-                ApprovalOutcome::Rejected,
-                Err("the user rejected this action"),
-            ),
-            Settled::Withdrawn => (
-                ApprovalOutcome::Cancelled,
-                Err("no answer: the controller closed its input"),
-            ),
-        };
-        self.emit(&Event::approval_resolved(waiting.id.as_str(), outcome))?;
-        let (call_id, tool) = (waiting.call_id, waiting.ask.tool_name);
-        self.emit(&match tool_output {
-            Ok(result) => Event::tool_result(call_id, tool, result, None),
-            Err(error) => Event::tool_error(call_id, tool, error, None),
-        })?;
-        for input in waiting.queued {
-            match input {
-                Queued::Steer {
-                    kind,
-                    content,
-                    submission_id,
-                } => self.emit(&Event::steer_applied(kind, content, submission_id))?,
-                Queued::Goal(goal) => self.emit(&Event::goal_updated(goal))?,
-            }
-        }
-        self.emit(&Event::agent_step(2))?;
-        self.finish(waiting.rest, None)?;
-        self.run_pending()
-    }
-
-    /// `cancel` of the waiting turn: the question and the turn end; the
-    /// inputs queued for it settle as at an idle boundary.
-    fn cancel(&mut self) -> io::Result<()> {
-        let waiting = self.waiting.take().expect("a turn waits");
-        self.emit(&Event::approval_resolved(
-            waiting.id.as_str(),
-            ApprovalOutcome::Cancelled,
-        ))?;
-        self.emit(&Event::agent_aborted("interrupted"))?;
-        for input in waiting.queued {
-            match input {
-                Queued::Steer {
-                    kind: SteerKind::Command,
-                    content,
-                    submission_id,
-                } => self.emit(&Event::steer_applied(
-                    SteerKind::Command,
-                    content,
-                    submission_id,
-                ))?,
-                Queued::Steer {
-                    content,
-                    submission_id,
-                    ..
-                } => self.emit(&Event::steer_dropped(content, submission_id))?,
-                Queued::Goal(goal) => self.emit(&Event::goal_updated(goal))?,
-            }
-        }
-        self.run_pending()
-    }
-
-    /// Starts what waited for the turn's end, in order, until one waits.
-    fn run_pending(&mut self) -> io::Result<()> {
-        while self.waiting.is_none() {
-            let Some(command) = self.pending.pop_front() else {
-                break;
-            };
-            self.idle(command)?;
-        }
-        Ok(())
-    }
-
-    /// The end of input: nobody is left to answer a question, so each
-    /// withdrawn turn finishes, and what was queued runs.
-    fn shutdown(&mut self) -> io::Result<()> {
-        while self.waiting.is_some() {
-            self.resume(Settled::Withdrawn)?;
-        }
-        Ok(())
+    fn compact(&self, _: &RunningCompaction<'_>) -> Result<Compacted, WorkError> {
+        let to = self.turns_run.load(Ordering::Relaxed);
+        let summary = format!(
+            "mock summary of {to} turn{}",
+            if to == 1 { "" } else { "s" }
+        );
+        Ok(Compacted::new(0, to, summary))
     }
 }
 

@@ -18,6 +18,8 @@
 //! the same on tokio.
 
 mod controller;
+mod engine;
+mod engine_loop;
 mod model;
 #[cfg(feature = "tokio")]
 mod tokio_controller;
@@ -26,6 +28,11 @@ pub use self::controller::{
     Approval, Compaction, Controller, ControllerError, Notice, Reply, Steered, Stopped, Turn,
     TurnEnd, TurnHandle, MAX_NOTICES, STDERR_TAIL,
 };
+pub use self::engine::{
+    Compacted, Decision, Engine, EventWriter, Prediction, Question, RunningCompaction, RunningTurn,
+    StepInput, WorkError,
+};
+pub use self::engine_loop::{EngineLoop, GOAL_AUTO_CONTINUE_MAX_TURNS};
 pub use self::model::{Attribution, Conversation, Owed};
 #[cfg(feature = "tokio")]
 pub use self::tokio_controller::{TokioController, TokioTurn};

@@ -1,0 +1,826 @@
+//! Upstream's serve loop (`internal/openseek/serve/loop.mbt`), as a
+//! library: one queue of steps, one consumer, work one at a time. Each
+//! rule, with the line of `loop.mbt` it rests on, is in `docs/PROTOCOL.md`
+//! ("The engine loop").
+
+use super::engine::{
+    lock, Compacted, Control, Engine, EventWriter, Inbox, Lent, Prediction, Queued,
+    RunningCompaction, RunningTurn,
+};
+use crate::v2::{
+    AppliedSteerKind, Command, CommandReader, Content, Event, PredictionOutcome, ReadError,
+    SteerKind,
+};
+use std::collections::{HashMap, VecDeque};
+use std::io::{self, BufRead, Write};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::{Scope, ScopedJoinHandle};
+
+/// Turns the engine runs on its own toward one auto goal before it waits
+/// for the controller (upstream's `GoalAutoContinueMaxTurns`, state.mbt).
+pub const GOAL_AUTO_CONTINUE_MAX_TURNS: i32 = 20;
+
+/// The serve loop around an [`Engine`]: it reads the controller's
+/// commands, answers what is the loop's to answer, and runs the engine's
+/// turns and compactions one at a time, keeping every promise of upstream's
+/// `openseek serve`:
+///
+/// - every line it cannot use is answered at once by one `command_error`
+///   (the reader's, or serve's policy's), also while a turn runs; after a
+///   line that is not JSON it reads no more, and shuts down as at the end
+///   of input;
+/// - one turn at a time: a prompt sent while work runs waits, in wire
+///   order; `compact` waits behind the turn;
+/// - a prompt steer lands in the running turn (or the queued prompt's) at
+///   its next step boundary ([`RunningTurn::steers`]), and is dropped
+///   (`steer_dropped`) when there is none, or when the turn ends first;
+///   command context (`kind: command`) is applied at once when idle and
+///   queued otherwise;
+/// - `cancel` interrupts the running turn or compaction (`agent_aborted`
+///   `interrupted`, `compaction_failed` `cancelled`) and disarms an auto
+///   goal; it never starts or withdraws other work;
+/// - goals are applied in wire order behind pending work and reported
+///   (`goal_updated`) once applied; an auto goal continues turns through
+///   [`Engine::continue_goal`];
+/// - an approval a turn asks blocks that turn alone until its `approval`
+///   arrives, and settles `cancelled` when the turn is cancelled or the
+///   input ends;
+/// - `jobs_snapshot` is answered at once, `job_stop` and `predict` on
+///   threads of their own, at any time, even mid-turn;
+/// - at the end of input, the running work finishes and queued work runs
+///   before [`EngineLoop::serve`] returns;
+/// - every event is written as one whole line ([`EventWriter`]); a turn
+///   that returns, fails or panics gets its terminal event.
+///
+/// ```
+/// use serve_command::v2::serve::{Engine, EngineLoop, RunningTurn, WorkError};
+/// use serve_command::v2::Event;
+///
+/// struct Echo;
+///
+/// impl Engine for Echo {
+///     fn turn(&self, turn: &mut RunningTurn<'_>) -> Result<String, WorkError> {
+///         turn.emit(&Event::agent_step(1))?;
+///         Ok(format!("You asked: {}", turn.content().to_text()))
+///     }
+/// }
+///
+/// # fn main() -> std::io::Result<()> {
+/// let input = b"{\"command\":\"prompt\",\"content\":\"hi\"}\n{\"command\":\"jobs_snapshot\"}\n";
+/// let mut output = Vec::new();
+/// EngineLoop::new(Echo).in_order().serve(&input[..], &mut output)?;
+/// assert_eq!(
+///     String::from_utf8(output).unwrap(),
+///     concat!(
+///         "{\"event\":\"agent_step\",\"step\":1}\n",
+///         "{\"event\":\"agent_finished\",\"answer\":\"You asked: hi\"}\n",
+///         "{\"event\":\"command_error\",\"error\":\"invalid background job command\"}\n",
+///     ),
+/// );
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct EngineLoop<E> {
+    engine: E,
+    in_order: bool,
+    max_line_len: Option<usize>,
+}
+
+impl<E: Engine> EngineLoop<E> {
+    /// The loop around `engine`, reading commands as they come.
+    pub fn new(engine: E) -> EngineLoop<E> {
+        EngineLoop {
+            engine,
+            in_order: false,
+            max_line_len: None,
+        }
+    }
+
+    /// Reads the next command only once the running turn has run as far
+    /// as it can (to its end, or to a question it waits on): what the loop
+    /// writes then depends on its input alone, never on timing. For tests,
+    /// scripted engines (the mock engine) and canned turns; an engine
+    /// around a model leaves it off, so that `cancel`, steers and refused
+    /// lines are read while a turn streams.
+    #[must_use]
+    pub fn in_order(mut self) -> EngineLoop<E> {
+        self.in_order = true;
+        self
+    }
+
+    /// Refuses command lines longer than `max` bytes (a `command_error`, and
+    /// reading stops, as for a line that is not JSON); the default is the
+    /// reader's, 64 MiB, as upstream's.
+    #[must_use]
+    pub fn max_line_len(mut self, max: usize) -> EngineLoop<E> {
+        self.max_line_len = Some(max);
+        self
+    }
+
+    /// Serves the commands of `input`, writing events to `output`, until
+    /// the end of input (or a line after which an engine reads no more) and
+    /// the end of the work it leaves; returns the reader's error that
+    /// stopped reading early, if one did (already answered on `output`).
+    ///
+    /// # Errors
+    ///
+    /// A failed write to `output`: the loop stops reading and returns it
+    /// once the running work has ended.
+    pub fn serve<'o>(
+        &self,
+        input: impl BufRead + Send,
+        output: impl Write + Send + 'o,
+    ) -> io::Result<Option<ReadError>> {
+        let out = EventWriter::new(output);
+        let reader = match self.max_line_len {
+            Some(max) => CommandReader::with_max_line_len(input, max),
+            None => CommandReader::new(input),
+        };
+        std::thread::scope(|scope| {
+            let (steps, rx) = mpsc::channel();
+            let mut pump = Pump::new(
+                &self.engine,
+                scope,
+                out.clone(),
+                steps.clone(),
+                self.in_order,
+            );
+            let stopped = if self.in_order {
+                let stopped = read(reader, &out, |command| {
+                    pump.step(Step::Wire(command));
+                    pump.settle(&rx);
+                    !out.has_failed()
+                });
+                pump.step(Step::Shutdown);
+                stopped
+            } else {
+                let reader_out = out.clone();
+                let reading = scope.spawn(move || {
+                    let stopped = read(reader, &reader_out, |command| {
+                        steps.send(Step::Wire(command)).is_ok() && !reader_out.has_failed()
+                    });
+                    let _ = steps.send(Step::Shutdown);
+                    stopped
+                });
+                pump.run(&rx);
+                reading.join().unwrap_or(None)
+            };
+            pump.finish(&rx);
+            if let Some(kind) = out_failed(&out) {
+                return Err(io::Error::new(kind, "writing to the controller failed"));
+            }
+            Ok(stopped)
+        })
+    }
+}
+
+fn out_failed(out: &EventWriter<'_>) -> Option<io::ErrorKind> {
+    out.has_failed().then_some(io::ErrorKind::BrokenPipe)
+}
+
+/// Reads commands as `openseek serve` does (loop.mbt 210-222): a refused
+/// line is answered here at once; a command goes to `take` (which says
+/// whether to read on); after a line that is not JSON, reading stops.
+fn read(
+    reader: CommandReader<impl BufRead>,
+    out: &EventWriter<'_>,
+    mut take: impl FnMut(Command) -> bool,
+) -> Option<ReadError> {
+    for item in reader {
+        match item {
+            Ok(command) => match command.serve_refusal_event_line() {
+                Some(line) => {
+                    if out.write_line(line.as_bytes()).is_err() {
+                        return None;
+                    }
+                }
+                None => {
+                    if !take(command) {
+                        return None;
+                    }
+                }
+            },
+            Err(error) => {
+                let written = out.write_line(error.event_line().as_bytes());
+                if error.is_stream_error() {
+                    return Some(error);
+                }
+                if written.is_err() {
+                    return None;
+                }
+            }
+        }
+    }
+    None
+}
+
+/// One step for the loop's single consumer (upstream's `ServeStep`).
+#[derive(Debug)]
+pub(crate) enum Step {
+    Wire(Command),
+    TurnDone {
+        finished: bool,
+    },
+    CompactDone,
+    /// A turn waits for an approval (read only in in-order mode).
+    Parked,
+    Shutdown,
+}
+
+/// Work queued behind the active work (upstream's `PendingWork`).
+enum Pending {
+    Prompt(Content, Option<String>),
+    Compact,
+    /// A goal command, the command context queued before it, whether it
+    /// set `auto`, and its serial.
+    Goal(Option<String>, Vec<Queued>, bool, u64),
+    /// Context that arrived after a queued goal.
+    Context(Queued),
+}
+
+enum ActiveKind {
+    Turn,
+    Compaction,
+}
+
+struct Active<'scope> {
+    kind: ActiveKind,
+    control: Arc<Control>,
+    thread: ScopedJoinHandle<'scope, ()>,
+}
+
+/// The loop's state, owned by its one consumer.
+struct Pump<'scope, 'env, 'e, 'o, E> {
+    engine: &'e E,
+    scope: &'scope Scope<'scope, 'env>,
+    out: EventWriter<'o>,
+    steps: Sender<Step>,
+    in_order: bool,
+    inbox: Arc<Inbox>,
+    asked: Arc<AtomicU64>,
+    active: Option<Active<'scope>>,
+    /// A turn waits for an answer (in-order mode).
+    parked: bool,
+    pending: VecDeque<Pending>,
+    shutting_down: bool,
+    done: bool,
+    /// Goal auto-continuation (loop.mbt 250-275): the intent waiting to be
+    /// applied, the goal armed, the turns left, and whether it was armed at
+    /// this boundary (its first turn is the controller's).
+    auto_pending: Option<(String, u64)>,
+    auto_target: Option<String>,
+    turns_remaining: i32,
+    promoted_this_boundary: bool,
+    /// Counts goal commands and cancels: a queued auto goal arms only if no
+    /// later one superseded it.
+    serial: u64,
+    predictions: HashMap<String, Arc<AtomicBool>>,
+    helpers: Vec<ScopedJoinHandle<'scope, ()>>,
+}
+
+impl<'scope, 'env, 'e: 'scope, 'o: 'scope, E: Engine> Pump<'scope, 'env, 'e, 'o, E> {
+    fn new(
+        engine: &'e E,
+        scope: &'scope Scope<'scope, 'env>,
+        out: EventWriter<'o>,
+        steps: Sender<Step>,
+        in_order: bool,
+    ) -> Self {
+        Pump {
+            engine,
+            scope,
+            out,
+            steps,
+            in_order,
+            inbox: Arc::default(),
+            asked: Arc::default(),
+            active: None,
+            parked: false,
+            pending: VecDeque::new(),
+            shutting_down: false,
+            done: false,
+            auto_pending: None,
+            auto_target: None,
+            turns_remaining: 0,
+            promoted_this_boundary: false,
+            serial: 0,
+            predictions: HashMap::new(),
+            helpers: Vec::new(),
+        }
+    }
+
+    /// Takes steps until the loop is done (threaded mode).
+    fn run(&mut self, rx: &Receiver<Step>) {
+        while !self.done {
+            let Ok(step) = rx.recv() else { break };
+            self.step(step);
+        }
+    }
+
+    /// In order: takes the work's own steps until it has run as far as it
+    /// can (ended, or waiting for an answer).
+    fn settle(&mut self, rx: &Receiver<Step>) {
+        while self.active.is_some() && !self.parked {
+            let Ok(step) = rx.recv() else { break };
+            self.step(step);
+        }
+    }
+
+    /// After the input: lets the work end, then joins every thread.
+    fn finish(&mut self, rx: &Receiver<Step>) {
+        while !self.done {
+            let Ok(step) = rx.recv() else { break };
+            self.step(step);
+        }
+        for helper in self.helpers.drain(..) {
+            let _ = helper.join();
+        }
+    }
+
+    fn write(&self, event: &Event) {
+        // A failed write is remembered by the writer; the loop ends once
+        // its work has.
+        let _ = self.out.write(event);
+    }
+
+    fn step(&mut self, step: Step) {
+        match step {
+            Step::Wire(command) => self.command(command),
+            Step::Parked => self.parked = true,
+            Step::TurnDone { finished } => self.turn_done(finished),
+            Step::CompactDone => {
+                self.end_active();
+                self.start_next_pending();
+                // Left idle: context deferred during the compaction has no
+                // turn to take it (loop.mbt CompactDone).
+                if self.active.is_none() {
+                    self.drain_idle();
+                }
+                self.maybe_exit();
+            }
+            Step::Shutdown => {
+                self.shutting_down = true;
+                // Nobody is left to answer a question.
+                if let Some(active) = &self.active {
+                    active.control.withdraw();
+                }
+                self.parked = false;
+                self.maybe_exit();
+            }
+        }
+    }
+
+    fn maybe_exit(&mut self) {
+        if self.shutting_down && self.active.is_none() && self.pending.is_empty() {
+            self.done = true;
+        }
+    }
+
+    fn command(&mut self, command: Command) {
+        match command {
+            Command::Prompt {
+                content,
+                submission_id,
+                ..
+            } => {
+                if self.active.is_some() {
+                    self.pending
+                        .push_back(Pending::Prompt(content, submission_id));
+                } else {
+                    self.start_turn(content, submission_id);
+                }
+            }
+            Command::Steer {
+                kind: SteerKind::Prompt,
+                content,
+                submission_id,
+                ..
+            } => {
+                if matches!(
+                    self.active,
+                    Some(Active {
+                        kind: ActiveKind::Turn,
+                        ..
+                    })
+                ) || self.has_pending_prompt()
+                {
+                    self.queue_steer(Queued::Prompt(content, submission_id));
+                } else {
+                    // An idle engine never turns a steer into a prompt.
+                    self.write(&Event::steer_dropped(content, submission_id));
+                }
+            }
+            Command::Steer {
+                content,
+                submission_id,
+                ..
+            } => {
+                let input = Queued::Command(content, submission_id);
+                if self.has_pending_goal() {
+                    self.pending.push_back(Pending::Context(input));
+                } else if self.active.is_some() || self.has_pending_prompt() {
+                    self.queue_steer(input);
+                } else {
+                    self.apply_idle(input);
+                }
+            }
+            Command::JobsSnapshot { request_id, .. } => {
+                self.write(&Event::jobs_snapshot(request_id, self.engine.jobs()));
+            }
+            Command::JobStop {
+                request_id,
+                generation,
+                job_id,
+                ..
+            } => {
+                let (engine, out) = (self.engine, self.out.clone());
+                self.helper(move || {
+                    let outcome = engine.stop_job(&generation, &job_id);
+                    let _ = out.write(&Event::job_stop_result(
+                        request_id, generation, job_id, outcome,
+                    ));
+                });
+            }
+            Command::Predict {
+                request_id,
+                source_sequence,
+                ..
+            } => {
+                let cancelled = Arc::new(AtomicBool::new(false));
+                self.predictions
+                    .insert(request_id.clone(), Arc::clone(&cancelled));
+                let prediction = Prediction {
+                    request_id,
+                    source_sequence,
+                    cancelled,
+                };
+                let (engine, out) = (self.engine, self.out.clone());
+                self.helper(move || {
+                    let outcome =
+                        panic::catch_unwind(AssertUnwindSafe(|| engine.predict(&prediction)))
+                            .unwrap_or_else(|_| {
+                                PredictionOutcome::Failed("the prediction panicked".to_owned())
+                            });
+                    let _ = out.write(&Event::prediction_result(
+                        prediction.request_id,
+                        prediction.source_sequence,
+                        outcome,
+                    ));
+                });
+            }
+            Command::CancelPrediction { request_id, .. } => {
+                if let Some(cancelled) = self.predictions.remove(&request_id) {
+                    cancelled.store(true, std::sync::atomic::Ordering::Release);
+                }
+            }
+            Command::Cancel => {
+                // A cancel stops the autonomous loop too (loop.mbt Cancel).
+                self.serial += 1;
+                self.auto_pending = None;
+                self.auto_target = None;
+                self.turns_remaining = 0;
+                match &self.active {
+                    Some(active) => {
+                        active.control.cancel();
+                        self.parked = false;
+                    }
+                    None => {
+                        if let Some(i) = self
+                            .pending
+                            .iter()
+                            .position(|p| matches!(p, Pending::Prompt(..)))
+                        {
+                            self.pending.remove(i);
+                        }
+                    }
+                }
+            }
+            Command::ApprovalDecision { id, allow, .. } => {
+                // Never queued: the tool it answers is already blocked on it.
+                if let Some(active) = &self.active {
+                    if active.control.settle(&id, allow) {
+                        self.parked = false;
+                    }
+                }
+            }
+            Command::Compact => {
+                if self.active.is_some() {
+                    self.pending.push_back(Pending::Compact);
+                } else {
+                    self.start_compaction();
+                }
+            }
+            Command::GoalSet { text, auto, .. } => self.goal(Some(text), auto),
+            Command::GoalClear => self.goal(None, false),
+        }
+    }
+
+    /// A goal command (loop.mbt Goal): applied behind pending work, steered
+    /// into a running turn, or applied at once.
+    fn goal(&mut self, goal: Option<String>, auto: bool) {
+        self.serial += 1;
+        let serial = self.serial;
+        self.auto_pending = match (&goal, auto) {
+            (Some(text), true) => Some((text.clone(), serial)),
+            _ => None,
+        };
+        self.auto_target = None;
+        self.turns_remaining = 0;
+        let compacting = matches!(
+            self.active,
+            Some(Active {
+                kind: ActiveKind::Compaction,
+                ..
+            })
+        );
+        if !self.pending.is_empty() || compacting {
+            // The queued entry owns its auto intent.
+            self.auto_pending = None;
+            let turn_ahead = matches!(
+                self.active,
+                Some(Active {
+                    kind: ActiveKind::Turn,
+                    ..
+                })
+            ) || self.has_pending_prompt();
+            let context = if turn_ahead {
+                Vec::new()
+            } else {
+                self.take_context_before_goal()
+            };
+            self.pending
+                .push_back(Pending::Goal(goal, context, auto, serial));
+        } else if self.active.is_some() {
+            self.queue_steer(Queued::Goal(goal, serial));
+        } else {
+            self.apply_goal(goal, serial);
+            self.maybe_promote(false);
+        }
+    }
+
+    /// The queued command context before the first queued prompt steer.
+    fn take_context_before_goal(&mut self) -> Vec<Queued> {
+        let mut inbox = lock(&self.inbox.state);
+        let boundary = inbox
+            .queue
+            .iter()
+            .position(|q| matches!(q, Queued::Prompt(..)))
+            .unwrap_or(inbox.queue.len());
+        inbox.queue.drain(..boundary).collect()
+    }
+
+    fn queue_steer(&self, input: Queued) {
+        lock(&self.inbox.state).queue.push_back(input);
+    }
+
+    fn has_pending_prompt(&self) -> bool {
+        self.pending
+            .iter()
+            .any(|p| matches!(p, Pending::Prompt(..)))
+    }
+
+    fn has_pending_goal(&self) -> bool {
+        self.pending.iter().any(|p| matches!(p, Pending::Goal(..)))
+    }
+
+    /// Writes `goal_updated` and makes `goal` the one standing.
+    fn apply_goal(&self, goal: Option<String>, serial: u64) {
+        let mut inbox = lock(&self.inbox.state);
+        inbox.goal.clone_from(&goal);
+        inbox.goal_serial = serial;
+        self.write(&Event::goal_updated(goal));
+    }
+
+    /// Arms a pending auto intent once its goal stands.
+    fn maybe_promote(&mut self, defer_continue: bool) {
+        let Some((text, serial)) = &self.auto_pending else {
+            return;
+        };
+        let stands = {
+            let inbox = lock(&self.inbox.state);
+            inbox.goal.as_deref() == Some(text.as_str()) && inbox.goal_serial >= *serial
+        };
+        if stands {
+            let text = text.clone();
+            self.arm(text, defer_continue);
+        }
+    }
+
+    fn arm(&mut self, text: String, defer_continue: bool) {
+        self.auto_target = Some(text);
+        self.turns_remaining = GOAL_AUTO_CONTINUE_MAX_TURNS;
+        self.auto_pending = None;
+        if defer_continue {
+            self.promoted_this_boundary = true;
+        }
+    }
+
+    /// An input applied with no turn to take it (loop.mbt
+    /// `apply_idle_context_input`).
+    fn apply_idle(&mut self, input: Queued) {
+        match input {
+            Queued::Prompt(content, submission_id) => {
+                self.write(&Event::steer_dropped(content, submission_id));
+            }
+            Queued::Command(content, submission_id) => {
+                self.write(&Event::steer_applied(
+                    AppliedSteerKind::Command,
+                    content,
+                    submission_id,
+                ));
+            }
+            Queued::Goal(goal, serial) => {
+                self.apply_goal(goal, serial);
+                self.maybe_promote(true);
+            }
+        }
+    }
+
+    /// Steers left when work ends: prompt steers dropped, the rest applied.
+    fn drain_idle(&mut self) {
+        let queued: Vec<Queued> = lock(&self.inbox.state).queue.drain(..).collect();
+        for input in queued {
+            self.apply_idle(input);
+        }
+    }
+
+    fn start_next_pending(&mut self) {
+        while self.active.is_none() {
+            let Some(next) = self.pending.pop_front() else {
+                break;
+            };
+            match next {
+                Pending::Prompt(content, submission_id) => self.start_turn(content, submission_id),
+                Pending::Compact => self.start_compaction(),
+                Pending::Context(input) => self.apply_idle(input),
+                Pending::Goal(goal, context, auto, serial) => {
+                    for input in context {
+                        self.apply_idle(input);
+                    }
+                    let text = goal.clone();
+                    self.apply_goal(goal, serial);
+                    if let (true, true, Some(text)) = (auto, serial == self.serial, text) {
+                        self.arm(text, true);
+                    }
+                }
+            }
+        }
+    }
+
+    fn turn_done(&mut self, finished: bool) {
+        self.promoted_this_boundary = false;
+        self.drain_idle();
+        self.end_active();
+        self.start_next_pending();
+        self.maybe_promote(false);
+        let standing = lock(&self.inbox.state).goal.clone();
+        let armed = self.auto_target.is_some()
+            && standing == self.auto_target
+            && !self.promoted_this_boundary;
+        let idle = self.active.is_none() && self.pending.is_empty();
+        if armed && finished && idle && !self.shutting_down {
+            let goal = standing.unwrap_or_default();
+            if self.turns_remaining > 0 {
+                match self.engine.continue_goal(&goal) {
+                    Some(prompt) => {
+                        self.turns_remaining -= 1;
+                        self.write(&Event::goal_continue(self.turns_remaining));
+                        self.start_turn(prompt, None);
+                    }
+                    // Met: nothing left to continue toward.
+                    None => self.auto_target = None,
+                }
+            } else {
+                self.auto_target = None;
+                self.write(&Event::goal_budget_exhausted(GOAL_AUTO_CONTINUE_MAX_TURNS));
+            }
+        }
+        self.maybe_exit();
+    }
+
+    fn end_active(&mut self) {
+        if let Some(active) = self.active.take() {
+            let _ = active.thread.join();
+        }
+        self.parked = false;
+    }
+
+    fn lend(&self, control: &Arc<Control>) -> Lent<'o> {
+        Lent {
+            out: self.out.clone(),
+            control: Arc::clone(control),
+            inbox: Arc::clone(&self.inbox),
+            asked: Arc::clone(&self.asked),
+            parked: self.in_order.then(|| self.steps.clone()),
+        }
+    }
+
+    fn new_control(&self) -> Arc<Control> {
+        let control = Arc::new(Control::default());
+        if self.shutting_down {
+            control.withdraw();
+        }
+        control
+    }
+
+    fn start_turn(&mut self, content: Content, submission_id: Option<String>) {
+        let control = self.new_control();
+        let mut turn = RunningTurn {
+            content,
+            submission_id,
+            lent: self.lend(&control),
+            ended: false,
+            literal: false,
+        };
+        let (engine, steps) = (self.engine, self.steps.clone());
+        let thread = self.scope.spawn(move || {
+            let result = panic::catch_unwind(AssertUnwindSafe(|| engine.turn(&mut turn)));
+            let end = match result {
+                _ if turn.ended || turn.literal => None,
+                _ if turn.is_cancelled() => Some(Event::agent_aborted("interrupted")),
+                Ok(Ok(answer)) => Some(Event::agent_finished(answer)),
+                Ok(Err(error)) => Some(Event::turn_failed(error.to_string())),
+                Err(panic) => Some(Event::turn_failed(panic_message("turn", &*panic))),
+            };
+            let finished = match &end {
+                Some(event) => {
+                    let _ = turn.lent.out.write(event);
+                    matches!(event, Event::AgentFinished { .. })
+                }
+                None => turn.ended && !turn.is_cancelled(),
+            };
+            let _ = steps.send(Step::TurnDone { finished });
+        });
+        self.active = Some(Active {
+            kind: ActiveKind::Turn,
+            control,
+            thread,
+        });
+    }
+
+    fn start_compaction(&mut self) {
+        let control = self.new_control();
+        let compaction = RunningCompaction {
+            lent: self.lend(&control),
+            started: AtomicBool::new(false),
+        };
+        let (engine, steps) = (self.engine, self.steps.clone());
+        let thread = self.scope.spawn(move || {
+            let result = panic::catch_unwind(AssertUnwindSafe(|| engine.compact(&compaction)));
+            let out = &compaction.lent.out;
+            let _ = match result {
+                _ if compaction.is_cancelled() => out.write(&Event::compaction_failed("cancelled")),
+                Ok(Ok(Compacted {
+                    from_sequence,
+                    to_sequence,
+                    summary,
+                })) => compaction
+                    .started(from_sequence, to_sequence)
+                    .and_then(|()| {
+                        out.write(&Event::compaction_finished(
+                            from_sequence,
+                            to_sequence,
+                            summary,
+                        ))
+                    }),
+                Ok(Err(error)) => out.write(&Event::compaction_failed(error.to_string())),
+                Err(panic) => out.write(&Event::compaction_failed(panic_message(
+                    "compaction",
+                    &*panic,
+                ))),
+            };
+            let _ = steps.send(Step::CompactDone);
+        });
+        self.active = Some(Active {
+            kind: ActiveKind::Compaction,
+            control,
+            thread,
+        });
+    }
+
+    /// Runs a request's answer on a thread of its own (upstream spawns a
+    /// task for each), or at once in order.
+    fn helper(&mut self, job: impl FnOnce() + Send + 'scope) {
+        if self.in_order {
+            job();
+            return;
+        }
+        self.helpers.retain(|h| !h.is_finished());
+        self.helpers.push(self.scope.spawn(job));
+    }
+}
+
+fn panic_message(what_panicked: &str, panic: &(dyn std::any::Any + Send)) -> String {
+    let what = panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str));
+    match what {
+        Some(what) => format!("the {what_panicked} panicked: {what}"),
+        None => format!("the {what_panicked} panicked"),
+    }
+}
