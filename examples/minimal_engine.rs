@@ -1,41 +1,32 @@
-//! The smallest real engine: it answers a prompt and `jobs_snapshot`, and
-//! every line it cannot use with the `command_error` event that line is
-//! owed. `examples/engine.rs` answers every command.
+//! The smallest real engine: a canned turn on the crate's serve loop, which
+//! answers every other command as `openseek serve` does (every line it
+//! cannot use with the `command_error` that line is owed, steers, goals,
+//! jobs, ...). `examples/engine.rs` is an engine around a model call.
 //!
 //!     cargo run --example minimal_engine < examples/session.jsonl
 
-use serve_command::v2::{Command, CommandReader, Event};
-use std::io::{self, Write};
+use serve_command::v2::serve::{Engine, EngineLoop, RunningTurn, WorkError};
+use std::io;
+
+struct Echo;
+
+impl Engine for Echo {
+    /// One turn: its answer, for `agent_finished`. A real engine writes
+    /// its steps, deltas and tool results with `turn.emit(&event)`.
+    fn turn(&self, turn: &mut RunningTurn<'_>) -> Result<String, WorkError> {
+        Ok(turn.content().to_text())
+    }
+}
 
 fn main() -> io::Result<()> {
-    let mut stdout = io::stdout().lock();
-    for item in CommandReader::new(io::stdin().lock()) {
-        // A line that is not a command, and a command the engine declines (a
-        // blank goal), get their `command_error` event line, LF included.
-        let command = match item {
-            Ok(command) => match command.serve_refusal_event_line() {
-                Some(refusal) => {
-                    stdout.write_all(refusal.as_bytes())?;
-                    continue;
-                }
-                None => command,
-            },
-            Err(error) => {
-                stdout.write_all(error.event_line().as_bytes())?;
-                // After a line that is not JSON, the reference engine stops.
-                if error.is_stream_error() {
-                    break;
-                }
-                continue;
-            }
-        };
-        let event = match command {
-            Command::Prompt { content, .. } => Event::agent_finished(content.to_text()),
-            Command::JobsSnapshot { request_id, .. } => Event::jobs_snapshot(request_id, vec![]),
-            // `Command` is non-exhaustive: the rest, this engine ignores.
-            _ => continue,
-        };
-        event.write_line(&mut stdout)?;
+    // A canned turn takes no time: in order, each command is read once the
+    // turn before it has ended, so the output depends on the input alone.
+    let stopped = EngineLoop::new(Echo)
+        .in_order()
+        .serve(io::BufReader::new(io::stdin()), io::stdout())?;
+    // After a line that is not JSON, the loop stops reading, as upstream's.
+    if let Some(error) = stopped {
+        eprintln!("engine: stopping: {error}");
     }
-    stdout.flush()
+    Ok(())
 }

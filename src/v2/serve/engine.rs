@@ -99,6 +99,35 @@ pub trait Engine: Sync {
     }
 }
 
+/// An engine behind a reference, an `Arc` or a `Box` is the same engine
+/// (a test keeps its own handle to read what the engine saw).
+macro_rules! engine_behind {
+    ($($ty:ty),*) => {$(
+        impl<E: Engine + Send + ?Sized> Engine for $ty {
+            fn turn(&self, turn: &mut RunningTurn<'_>) -> Result<String, WorkError> {
+                (**self).turn(turn)
+            }
+            fn compact(&self, compaction: &RunningCompaction<'_>) -> Result<Compacted, WorkError> {
+                (**self).compact(compaction)
+            }
+            fn jobs(&self) -> Vec<JobRecord> {
+                (**self).jobs()
+            }
+            fn stop_job(&self, generation: &str, job_id: &str) -> JobStopOutcome {
+                (**self).stop_job(generation, job_id)
+            }
+            fn predict(&self, prediction: &Prediction) -> PredictionOutcome {
+                (**self).predict(prediction)
+            }
+            fn continue_goal(&self, goal: &str) -> Option<Content> {
+                (**self).continue_goal(goal)
+            }
+        }
+    )*};
+}
+
+engine_behind!(&E, Arc<E>, Box<E>);
+
 /// What a compaction returns: its range and summary, for
 /// `compaction_finished`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -368,6 +397,15 @@ impl Control {
     fn is_cancelled(&self) -> bool {
         lock(&self.state).cancelled
     }
+
+    fn wait_cancelled(&self, timeout: Duration) -> bool {
+        let state = lock(&self.state);
+        let (state, _) = self
+            .wake
+            .wait_timeout_while(state, timeout, |s| !s.cancelled)
+            .unwrap_or_else(PoisonError::into_inner);
+        state.cancelled
+    }
 }
 
 /// What the loop lends a unit of work.
@@ -558,16 +596,11 @@ impl<'a> RunningTurn<'a> {
     /// Waits up to `timeout` for a cancel (a pause that a cancel cuts
     /// short); whether the turn is cancelled.
     pub fn wait_cancelled(&self, timeout: Duration) -> bool {
-        let control = &self.lent.control;
-        let state = lock(&control.state);
-        let (state, _) = control
-            .wake
-            .wait_timeout_while(state, timeout, |s| !s.cancelled)
-            .unwrap_or_else(PoisonError::into_inner);
-        state.cancelled
+        self.lent.control.wait_cancelled(timeout)
     }
 
     /// The mock engine's literal turns write exactly their script.
+    #[cfg(feature = "workbench")]
     pub(crate) fn write_literally(&mut self) {
         self.literal = true;
     }
@@ -601,10 +634,16 @@ impl RunningCompaction<'_> {
             .write(&Event::compaction_started(from_sequence, to_sequence))
     }
 
-    /// Whether the controller cancelled it.
+    /// Whether the controller cancelled it: the loop writes
+    /// `compaction_failed` `cancelled`, whatever it returns.
     #[must_use]
     pub fn is_cancelled(&self) -> bool {
         self.lent.control.is_cancelled()
+    }
+
+    /// Waits up to `timeout` for a cancel; whether it is cancelled.
+    pub fn wait_cancelled(&self, timeout: Duration) -> bool {
+        self.lent.control.wait_cancelled(timeout)
     }
 }
 

@@ -1,0 +1,748 @@
+//! `v2::serve::EngineLoop`: each promise of upstream's serve loop, with a
+//! turn that really runs in the background while commands arrive. Every
+//! session is also attributed by a `Conversation`, fed the lines in the
+//! order they cross (as the tap logs them): no event of these tests may
+//! fit no rule, and at the end nothing may be owed.
+
+#[path = "support/pipe.rs"]
+mod pipe;
+
+use serve_command::v2::serve::{
+    Compacted, Conversation, Engine, EngineLoop, Prediction, Question, RunningCompaction,
+    RunningTurn, StepInput, WorkError,
+};
+use serve_command::v2::{Content, Event, PredictionOutcome};
+use std::io::{self, BufRead, BufReader, Write};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A turn scripted by its prompt's words, each waiting for the test's go
+/// where it says `wait`:
+/// - `wait`: block until the test releases one gate;
+/// - `delta:X`: write `assistant_delta` X;
+/// - `steers`: a step boundary (take the steers; the prompt ones are
+///   written back as deltas `+X`);
+/// - `ask`: ask approval; the decision is written as a delta;
+/// - `fail`, `panic`: end with an error, or panic;
+/// - `until-cancel`: wait for the cancel, and stop;
+/// - `own-end`: write `agent_finished` itself.
+///
+/// It answers `done`.
+struct Scripted {
+    gate: Mutex<Receiver<()>>,
+    /// What `continue_goal` answers, in turn (then `None`).
+    continues: Mutex<Vec<Option<Content>>>,
+    goals_judged: Mutex<Vec<String>>,
+}
+
+impl Engine for Scripted {
+    fn turn(&self, turn: &mut RunningTurn<'_>) -> Result<String, WorkError> {
+        let script = turn.content().to_text();
+        turn.emit(&Event::agent_step(1))?;
+        for word in script.split_whitespace() {
+            match word {
+                "wait" => {
+                    let _ = self.gate.lock().unwrap().recv_timeout(WAIT);
+                }
+                "steers" => {
+                    for input in turn.steers()? {
+                        let shown = match input {
+                            StepInput::Prompt(c) => format!("+{}", c.to_text()),
+                            StepInput::Command(c) => format!("!{}", c.to_text()),
+                            StepInput::Goal(g) => format!("goal {g:?}"),
+                            _ => "?".to_owned(),
+                        };
+                        turn.emit(&Event::assistant_delta(shown))?;
+                    }
+                }
+                "ask" => {
+                    let decision = turn.ask(Question::new("shell", "run it").body("ls"))?;
+                    turn.emit(&Event::assistant_delta(format!("{decision:?}")))?;
+                }
+                "fail" => return Err("the model said no".into()),
+                "panic" => panic!("a bug in the turn"),
+                "until-cancel" => {
+                    while !turn.wait_cancelled(WAIT) {}
+                    return Ok("stopped".to_owned());
+                }
+                "own-end" => turn.emit(&Event::agent_finished("mine"))?,
+                delta => {
+                    if let Some(text) = delta.strip_prefix("delta:") {
+                        turn.emit(&Event::assistant_delta(text))?;
+                    }
+                }
+            }
+        }
+        Ok("done".to_owned())
+    }
+
+    fn compact(&self, compaction: &RunningCompaction<'_>) -> Result<Compacted, WorkError> {
+        compaction.started(1, 4)?;
+        // Until the test's go, or the cancel.
+        while !compaction.wait_cancelled(Duration::from_millis(1)) {
+            if self.gate.lock().unwrap().try_recv().is_ok() {
+                break;
+            }
+        }
+        Ok(Compacted::new(1, 4, "summary"))
+    }
+
+    fn predict(&self, prediction: &Prediction) -> PredictionOutcome {
+        if prediction.source_sequence() == 1 {
+            return PredictionOutcome::Completed {
+                text: Some("next".into()),
+                input_tokens: 3,
+                output_tokens: 1,
+            };
+        }
+        // Waits for its cancel.
+        while !prediction.is_cancelled() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        PredictionOutcome::Cancelled
+    }
+
+    fn continue_goal(&self, goal: &str) -> Option<Content> {
+        self.goals_judged.lock().unwrap().push(goal.to_owned());
+        let mut continues = self.continues.lock().unwrap();
+        if continues.is_empty() {
+            None
+        } else {
+            continues.remove(0)
+        }
+    }
+}
+
+/// The loop in a thread over in-memory pipes, and the conversation model
+/// fed what crosses.
+struct Session {
+    stdin: Option<pipe::PipeWriter>,
+    events: Receiver<String>,
+    model: Arc<Mutex<(Conversation, Vec<String>)>>,
+    gate: Sender<()>,
+    judged: Arc<Scripted>,
+    engine: Option<JoinHandle<io::Result<Option<String>>>>,
+}
+
+impl Session {
+    fn start() -> Session {
+        Session::with_continues(Vec::new())
+    }
+
+    fn with_continues(continues: Vec<Option<Content>>) -> Session {
+        let (gate, gated) = mpsc::channel();
+        let engine = Arc::new(Scripted {
+            gate: Mutex::new(gated),
+            continues: Mutex::new(continues),
+            goals_judged: Mutex::new(Vec::new()),
+        });
+        let (commands_in, stdin) = pipe::pipe();
+        let (events_in, events_out) = pipe::pipe();
+        let shared = Arc::clone(&engine);
+        let handle = std::thread::spawn(move || {
+            EngineLoop::new(shared)
+                .serve(BufReader::new(commands_in), events_out)
+                .map(|stopped| stopped.map(|e| e.to_string()))
+        });
+        let model = Arc::new(Mutex::new((Conversation::new(), Vec::new())));
+        let (tx, events) = mpsc::channel();
+        let reader_model = Arc::clone(&model);
+        std::thread::spawn(move || {
+            for line in BufReader::new(events_in).lines() {
+                let line = line.unwrap();
+                let mut model = reader_model.lock().unwrap();
+                let attribution = model.0.event(line.as_bytes());
+                if let Some(violation) = attribution.violation {
+                    model.1.push(format!("{line}: {violation}"));
+                }
+                drop(model);
+                let _ = tx.send(line);
+            }
+        });
+        Session {
+            stdin: Some(stdin),
+            events,
+            model,
+            gate,
+            judged: engine,
+            engine: Some(handle),
+        }
+    }
+
+    /// Writes a command line; the model sees it first (the engine cannot
+    /// answer what it has not read).
+    fn send(&mut self, line: &str) {
+        let mut model = self.model.lock().unwrap();
+        model.0.command(format!("{line}\n").as_bytes());
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+        drop(model);
+    }
+
+    /// Returns once the loop has taken every line sent so far: it answers
+    /// `jobs_snapshot` itself, in wire order.
+    #[track_caller]
+    fn sync(&mut self) {
+        self.send(r#"{"command":"jobs_snapshot","request_id":"sync"}"#);
+        self.expect(&[r#"{"event":"jobs_snapshot","request_id":"sync","jobs":[]}"#]);
+    }
+
+    /// Releases one `wait` of the turn (or the compaction).
+    fn go(&self) {
+        self.gate.send(()).unwrap();
+    }
+
+    /// The next event lines are exactly `lines`.
+    #[track_caller]
+    fn expect(&self, lines: &[&str]) {
+        for (i, want) in lines.iter().enumerate() {
+            let got = self
+                .events
+                .recv_timeout(WAIT)
+                .unwrap_or_else(|_| panic!("line {i} never came: {want}"));
+            assert_eq!(got, *want, "line {i}");
+        }
+    }
+
+    /// Closes the input; the rest of the lines, and what the loop returned.
+    #[track_caller]
+    fn close(mut self) -> (Vec<String>, Option<String>) {
+        drop(self.stdin.take());
+        let stopped = self.engine.take().unwrap().join().unwrap().unwrap();
+        let mut rest = Vec::new();
+        while let Ok(line) = self.events.recv_timeout(Duration::from_secs(2)) {
+            rest.push(line);
+        }
+        let model = self.model.lock().unwrap();
+        assert_eq!(model.1, Vec::<String>::new(), "events that fit no rule");
+        assert!(
+            model.0.owed().is_empty(),
+            "still owed: {:?}",
+            model.0.owed()
+        );
+        (rest, stopped)
+    }
+
+    /// Nothing more comes within a short while.
+    #[track_caller]
+    fn quiet(&self) {
+        if let Ok(line) = self.events.recv_timeout(Duration::from_millis(100)) {
+            panic!("unexpected: {line}");
+        }
+    }
+}
+
+fn prompt(script: &str) -> String {
+    format!("{{\"command\":\"prompt\",\"content\":\"{script}\"}}")
+}
+
+const STEP1: &str = r#"{"event":"agent_step","step":1}"#;
+const DONE: &str = r#"{"event":"agent_finished","answer":"done"}"#;
+const ABORTED: &str = r#"{"event":"agent_aborted","reason":"interrupted"}"#;
+
+fn delta(text: &str) -> String {
+    format!("{{\"event\":\"assistant_delta\",\"content\":\"{text}\"}}")
+}
+
+#[test]
+fn requests_and_refused_lines_are_answered_while_a_turn_streams() {
+    let mut s = Session::start();
+    s.send(&prompt("delta:a wait delta:b wait"));
+    s.expect(&[STEP1, &delta("a")]);
+    s.send(r#"{"command":"jobs_snapshot","request_id":"j1"}"#);
+    s.expect(&[r#"{"event":"jobs_snapshot","request_id":"j1","jobs":[]}"#]);
+    s.send(r#"{"command":"nap"}"#);
+    s.expect(&[r#"{"event":"command_error","error":"unknown command: nap"}"#]);
+    s.send(r#"{"command":"goal","action":"set","text":"  "}"#);
+    s.expect(&[r#"{"event":"command_error","error":"goal text must not be blank"}"#]);
+    s.send(r#"{"command":"job_stop","request_id":"j2","generation":"g","job_id":"x"}"#);
+    s.expect(&[r#"{"event":"job_stop_result","request_id":"j2","generation":"g","job_id":"x","outcome":"not_found"}"#]);
+    s.send(r#"{"command":"predict","request_id":"p1","source_sequence":1}"#);
+    s.expect(&[r#"{"event":"prediction_result","request_id":"p1","source_sequence":1,"outcome":{"kind":"completed","text":"next","input_tokens":3,"output_tokens":1}}"#]);
+    s.go();
+    s.expect(&[&delta("b")]);
+    s.go();
+    s.expect(&[DONE]);
+    assert_eq!(s.close(), (vec![], None));
+}
+
+#[test]
+fn one_turn_at_a_time_later_prompts_in_wire_order() {
+    let mut s = Session::start();
+    s.send(&prompt("wait delta:1"));
+    s.send(&prompt("delta:2"));
+    s.send(&prompt("delta:3"));
+    s.expect(&[STEP1]);
+    s.quiet();
+    s.go();
+    s.expect(&[
+        &delta("1"),
+        DONE,
+        STEP1,
+        &delta("2"),
+        DONE,
+        STEP1,
+        &delta("3"),
+        DONE,
+    ]);
+    assert_eq!(s.close(), (vec![], None));
+}
+
+#[test]
+fn a_prompt_steer_lands_at_the_next_step_boundary_of_the_running_turn() {
+    let mut s = Session::start();
+    s.send(&prompt("wait steers wait steers"));
+    s.expect(&[STEP1]);
+    s.send(r#"{"command":"steer","content":"faster","submission_id":"s1"}"#);
+    s.send(r#"{"command":"steer","kind":"command","content":"/diff"}"#);
+    s.send(r#"{"command":"goal","action":"set","text":"ship"}"#);
+    s.sync();
+    s.go();
+    s.expect(&[
+        r#"{"event":"steer_applied","kind":"prompt","content":"faster","submission_id":"s1"}"#,
+        r#"{"event":"steer_applied","kind":"command","content":"/diff"}"#,
+        r#"{"event":"goal_updated","goal":"ship"}"#,
+        &delta("+faster"),
+        &delta("!/diff"),
+        &delta("goal Some(\\\"ship\\\")"),
+    ]);
+    s.go();
+    s.expect(&[DONE]);
+    assert_eq!(s.close(), (vec![], None));
+}
+
+#[test]
+fn a_steer_sent_for_a_queued_prompt_lands_at_its_first_step() {
+    let mut s = Session::start();
+    s.send(r#"{"command":"compact"}"#);
+    s.expect(&[r#"{"event":"compaction_started","from_sequence":1,"to_sequence":4}"#]);
+    // No turn runs, but a prompt is queued: the steer waits for its turn.
+    s.send(&prompt("steers"));
+    s.send(r#"{"command":"steer","content":"for it"}"#);
+    s.sync();
+    s.go();
+    s.expect(&[
+        r#"{"event":"compaction_finished","from_sequence":1,"to_sequence":4,"summary":"summary"}"#,
+        STEP1,
+        r#"{"event":"steer_applied","kind":"prompt","content":"for it"}"#,
+        &delta("+for it"),
+        DONE,
+    ]);
+    assert_eq!(s.close(), (vec![], None));
+}
+
+#[test]
+fn a_steer_sent_while_one_turn_runs_and_another_waits_is_dropped_at_the_first_ones_end() {
+    let mut s = Session::start();
+    s.send(&prompt("wait"));
+    s.send(&prompt("steers"));
+    s.send(r#"{"command":"steer","content":"for two"}"#);
+    s.expect(&[STEP1]);
+    s.sync();
+    // loop.mbt's TurnDone drains every queued steer before the next turn.
+    s.go();
+    s.expect(&[
+        DONE,
+        r#"{"event":"steer_dropped","content":"for two"}"#,
+        STEP1,
+        DONE,
+    ]);
+    assert_eq!(s.close(), (vec![], None));
+}
+
+#[test]
+fn a_steer_crossing_the_turns_end_is_dropped_never_a_prompt() {
+    let mut s = Session::start();
+    s.send(&prompt("wait"));
+    s.expect(&[STEP1]);
+    // Sent while the turn runs, which ends without a step boundary: dropped
+    // at its end, for the controller to resend.
+    s.send(r#"{"command":"steer","content":"late","submission_id":"s1"}"#);
+    s.send(r#"{"command":"steer","kind":"command","content":"ls"}"#);
+    s.sync();
+    s.go();
+    s.expect(&[
+        DONE,
+        r#"{"event":"steer_dropped","content":"late","submission_id":"s1"}"#,
+        r#"{"event":"steer_applied","kind":"command","content":"ls"}"#,
+    ]);
+    // Sent after the end crossed it: no turn to land in, dropped at once.
+    s.send(r#"{"command":"steer","content":"later"}"#);
+    s.expect(&[r#"{"event":"steer_dropped","content":"later"}"#]);
+    s.quiet();
+    assert_eq!(s.close(), (vec![], None));
+}
+
+#[test]
+fn cancel_interrupts_the_running_turn_not_the_queue() {
+    let mut s = Session::start();
+    s.send(&prompt("delta:a until-cancel"));
+    s.send(&prompt("delta:next"));
+    s.expect(&[STEP1, &delta("a")]);
+    s.send(r#"{"command":"cancel"}"#);
+    s.expect(&[ABORTED, STEP1, &delta("next"), DONE]);
+    // Idle: a cancel hits nothing and writes nothing.
+    s.send(r#"{"command":"cancel"}"#);
+    s.quiet();
+    assert_eq!(s.close(), (vec![], None));
+}
+
+#[test]
+fn a_cancel_crossing_the_turns_terminal_event_hits_nothing() {
+    let mut s = Session::start();
+    s.send(&prompt("wait"));
+    s.expect(&[STEP1]);
+    s.go();
+    s.expect(&[DONE]);
+    // The controller cancels what it believes still runs.
+    s.send(r#"{"command":"cancel"}"#);
+    s.send(&prompt("delta:x"));
+    s.expect(&[STEP1, &delta("x"), DONE]);
+    assert_eq!(s.close(), (vec![], None));
+}
+
+#[test]
+fn an_approval_blocks_its_turn_alone_until_answered() {
+    let mut s = Session::start();
+    s.send(&prompt("ask ask"));
+    s.expect(&[
+        STEP1,
+        r#"{"event":"approval_requested","id":"approval-1","tool_name":"shell","detail":"run it","body":"ls"}"#,
+    ]);
+    // The loop answers meanwhile; another question's id settles nothing.
+    s.send(r#"{"command":"jobs_snapshot","request_id":"j"}"#);
+    s.expect(&[r#"{"event":"jobs_snapshot","request_id":"j","jobs":[]}"#]);
+    s.send(r#"{"command":"approval","id":"approval-9","allow":true}"#);
+    s.quiet();
+    s.send(r#"{"command":"approval","id":"approval-1","allow":true}"#);
+    s.expect(&[
+        r#"{"event":"approval_resolved","id":"approval-1","outcome":"allowed_once"}"#,
+        &delta("Allowed"),
+        r#"{"event":"approval_requested","id":"approval-2","tool_name":"shell","detail":"run it","body":"ls"}"#,
+    ]);
+    s.send(r#"{"command":"approval","id":"approval-2","allow":false}"#);
+    s.expect(&[
+        r#"{"event":"approval_resolved","id":"approval-2","outcome":"rejected"}"#,
+        &delta("Rejected"),
+        DONE,
+    ]);
+    assert_eq!(s.close(), (vec![], None));
+}
+
+#[test]
+fn an_approval_answered_after_the_turn_was_cancelled_settles_nothing() {
+    let mut s = Session::start();
+    s.send(&prompt("ask delta:after"));
+    s.expect(&[
+        STEP1,
+        r#"{"event":"approval_requested","id":"approval-1","tool_name":"shell","detail":"run it","body":"ls"}"#,
+    ]);
+    s.send(r#"{"command":"cancel"}"#);
+    s.expect(&[
+        r#"{"event":"approval_resolved","id":"approval-1","outcome":"cancelled"}"#,
+        &delta("Cancelled"),
+        r#"{"event":"assistant_delta","content":"after"}"#,
+        ABORTED,
+    ]);
+    s.send(r#"{"command":"approval","id":"approval-1","allow":true}"#);
+    s.quiet();
+    assert_eq!(s.close(), (vec![], None));
+}
+
+#[test]
+fn the_end_of_input_withdraws_a_waiting_question_and_runs_what_was_queued() {
+    let mut s = Session::start();
+    s.send(&prompt("ask delta:on"));
+    s.send(&prompt("ask"));
+    s.send(r#"{"command":"compact"}"#);
+    s.expect(&[
+        STEP1,
+        r#"{"event":"approval_requested","id":"approval-1","tool_name":"shell","detail":"run it","body":"ls"}"#,
+    ]);
+    s.go(); // for the compaction, later
+    let (rest, stopped) = s.close();
+    assert_eq!(
+        rest,
+        [
+            r#"{"event":"approval_resolved","id":"approval-1","outcome":"cancelled"}"#,
+            &delta("Withdrawn"),
+            &delta("on"),
+            DONE,
+            STEP1,
+            r#"{"event":"approval_requested","id":"approval-2","tool_name":"shell","detail":"run it","body":"ls"}"#,
+            r#"{"event":"approval_resolved","id":"approval-2","outcome":"cancelled"}"#,
+            &delta("Withdrawn"),
+            DONE,
+            r#"{"event":"compaction_started","from_sequence":1,"to_sequence":4}"#,
+            r#"{"event":"compaction_finished","from_sequence":1,"to_sequence":4,"summary":"summary"}"#,
+        ]
+    );
+    assert_eq!(stopped, None);
+}
+
+#[test]
+fn a_turn_that_fails_panics_or_writes_nothing_still_ends_and_the_loop_goes_on() {
+    let mut s = Session::start();
+    s.send(&prompt("fail"));
+    s.expect(&[
+        STEP1,
+        r#"{"event":"turn_failed","error":"the model said no"}"#,
+    ]);
+    s.send(&prompt("panic"));
+    s.expect(&[
+        STEP1,
+        r#"{"event":"turn_failed","error":"the turn panicked: a bug in the turn"}"#,
+    ]);
+    s.send(&prompt("own-end"));
+    s.expect(&[STEP1, r#"{"event":"agent_finished","answer":"mine"}"#]);
+    s.send(&prompt("delta:ok"));
+    s.expect(&[STEP1, &delta("ok"), DONE]);
+    s.quiet();
+    assert_eq!(s.close(), (vec![], None));
+}
+
+#[test]
+fn compact_waits_behind_the_turn_and_cancel_fails_it() {
+    let mut s = Session::start();
+    s.send(&prompt("wait"));
+    s.send(r#"{"command":"compact"}"#);
+    s.expect(&[STEP1]);
+    s.go();
+    s.expect(&[
+        DONE,
+        r#"{"event":"compaction_started","from_sequence":1,"to_sequence":4}"#,
+    ]);
+    s.send(r#"{"command":"cancel"}"#);
+    s.expect(&[r#"{"event":"compaction_failed","error":"cancelled"}"#]);
+    assert_eq!(s.close(), (vec![], None));
+}
+
+#[test]
+fn goals_wait_behind_pending_work_and_apply_at_once_when_idle() {
+    let mut s = Session::start();
+    s.send(r#"{"command":"goal","action":"set","text":"one"}"#);
+    s.expect(&[r#"{"event":"goal_updated","goal":"one"}"#]);
+    s.send(&prompt("wait"));
+    s.send(&prompt("delta:second"));
+    // Behind the queued prompt: applied after its turn.
+    s.send(r#"{"command":"goal","action":"clear"}"#);
+    s.expect(&[STEP1]);
+    s.sync();
+    s.go();
+    s.expect(&[
+        DONE,
+        STEP1,
+        &delta("second"),
+        DONE,
+        r#"{"event":"goal_updated","goal":null}"#,
+    ]);
+    assert_eq!(s.close(), (vec![], None));
+}
+
+#[test]
+fn an_auto_goal_continues_turns_until_the_engine_says_it_is_met() {
+    let mut s = Session::with_continues(vec![
+        Some(Content::from("delta:again")),
+        Some(Content::from("delta:more")),
+    ]);
+    s.send(r#"{"command":"goal","action":"set","text":"ship","auto":true}"#);
+    s.expect(&[r#"{"event":"goal_updated","goal":"ship"}"#]);
+    // Arming never starts a turn: the controller's prompt does.
+    s.quiet();
+    s.send(&prompt("delta:first"));
+    s.expect(&[
+        STEP1,
+        &delta("first"),
+        DONE,
+        r#"{"event":"goal_continue","remaining":19}"#,
+        STEP1,
+        &delta("again"),
+        DONE,
+        r#"{"event":"goal_continue","remaining":18}"#,
+        STEP1,
+        &delta("more"),
+        DONE,
+    ]);
+    s.quiet();
+    assert_eq!(
+        *s.judged.goals_judged.lock().unwrap(),
+        ["ship", "ship", "ship"]
+    );
+    assert_eq!(s.close(), (vec![], None));
+}
+
+#[test]
+fn an_auto_goal_stops_after_its_budget() {
+    let continues = vec![Some(Content::from("delta:go")); 25];
+    let mut s = Session::with_continues(continues);
+    s.send(r#"{"command":"goal","action":"set","text":"ship","auto":true}"#);
+    s.send(&prompt("delta:first"));
+    s.expect(&[
+        r#"{"event":"goal_updated","goal":"ship"}"#,
+        STEP1,
+        &delta("first"),
+        DONE,
+    ]);
+    for remaining in (0..20).rev() {
+        s.expect(&[
+            &format!("{{\"event\":\"goal_continue\",\"remaining\":{remaining}}}"),
+            STEP1,
+            &delta("go"),
+            DONE,
+        ]);
+    }
+    s.expect(&[r#"{"event":"goal_budget_exhausted","turns":20}"#]);
+    s.quiet();
+    assert_eq!(s.close(), (vec![], None));
+}
+
+#[test]
+fn cancel_disarms_an_auto_goal() {
+    let mut s = Session::with_continues(vec![Some(Content::from("delta:again"))]);
+    s.send(r#"{"command":"goal","action":"set","text":"ship","auto":true}"#);
+    s.send(&prompt("until-cancel"));
+    s.expect(&[r#"{"event":"goal_updated","goal":"ship"}"#, STEP1]);
+    s.send(r#"{"command":"cancel"}"#);
+    s.expect(&[ABORTED]);
+    s.quiet();
+    assert!(s.judged.goals_judged.lock().unwrap().is_empty());
+    assert_eq!(s.close(), (vec![], None));
+}
+
+#[test]
+fn a_prediction_is_answered_on_its_own_and_cancel_prediction_reaches_it() {
+    let mut s = Session::start();
+    s.send(r#"{"command":"predict","request_id":"p","source_sequence":7}"#);
+    s.quiet();
+    s.send(r#"{"command":"cancel_prediction","request_id":"p"}"#);
+    s.expect(&[r#"{"event":"prediction_result","request_id":"p","source_sequence":7,"outcome":{"kind":"cancelled"}}"#]);
+    assert_eq!(s.close(), (vec![], None));
+}
+
+#[test]
+fn after_a_line_that_is_not_json_the_loop_reads_no_more_and_finishes_its_work() {
+    let mut s = Session::start();
+    s.send(&prompt("wait"));
+    s.expect(&[STEP1]);
+    s.send("{\"command\":\"prompt\",\"content\":\"cut");
+    s.expect(&[
+        r#"{"event":"command_error","error":"command stream: unterminated string at byte 30"}"#,
+    ]);
+    s.send(r#"{"command":"jobs_snapshot","request_id":"never"}"#);
+    s.go();
+    let (rest, stopped) = s.close();
+    assert_eq!(rest, [DONE]);
+    assert_eq!(
+        stopped.as_deref(),
+        Some("line 2: unterminated string at byte 30")
+    );
+}
+
+/// What a turn may not write: the loop's own answers, and anything after
+/// its end.
+#[test]
+fn a_turn_cannot_write_the_loops_events() {
+    // The turn's own end stands; what it returned is not written.
+    struct Reports(Mutex<Vec<String>>);
+    impl Engine for Reports {
+        fn turn(&self, turn: &mut RunningTurn<'_>) -> Result<String, WorkError> {
+            for event in [
+                Event::goal_updated(None),
+                Event::steer_dropped("x", None),
+                Event::agent_finished("end"),
+                Event::assistant_delta("after"),
+            ] {
+                let said = match turn.emit(&event) {
+                    Ok(()) => "written".to_owned(),
+                    Err(e) => format!("{:?}: {e}", e.kind()),
+                };
+                self.0.lock().unwrap().push(said);
+            }
+            Ok(String::new())
+        }
+    }
+    let reports = Reports(Mutex::new(Vec::new()));
+    let mut out = Vec::new();
+    EngineLoop::new(&reports)
+        .serve(
+            &b"{\"command\":\"prompt\",\"content\":\"x\"}\n"[..],
+            &mut out,
+        )
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "{\"event\":\"agent_finished\",\"answer\":\"end\"}\n"
+    );
+    assert_eq!(
+        *reports.0.lock().unwrap(),
+        [
+            "InvalidInput: a turn cannot write goal_updated: the serve loop writes it",
+            "InvalidInput: a turn cannot write steer_dropped: the serve loop writes it",
+            "written",
+            "InvalidInput: a turn cannot write assistant_delta: the turn has ended",
+        ]
+    );
+}
+
+/// A controller that has gone: the loop stops reading and says so.
+#[test]
+fn a_failed_write_ends_the_loop_with_the_error() {
+    struct Gone;
+    impl Write for Gone {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::ErrorKind::BrokenPipe.into())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    struct Echo;
+    impl Engine for Echo {
+        fn turn(&self, _: &mut RunningTurn<'_>) -> Result<String, WorkError> {
+            Ok("hi".into())
+        }
+    }
+    let input = "{\"command\":\"prompt\",\"content\":\"x\"}\n".repeat(3);
+    let error = EngineLoop::new(Echo)
+        .serve(input.as_bytes(), Gone)
+        .unwrap_err();
+    assert_eq!(error.kind(), io::ErrorKind::BrokenPipe);
+    assert_eq!(error.to_string(), "writing to the controller failed");
+}
+
+#[test]
+fn in_order_the_output_depends_on_the_input_alone() {
+    let input = concat!(
+        "{\"command\":\"prompt\",\"content\":\"delta:a\"}\n",
+        "{\"command\":\"jobs_snapshot\",\"request_id\":\"j\"}\n",
+        "{\"command\":\"steer\",\"content\":\"late\"}\n",
+    );
+    let (gate_tx, gate) = mpsc::channel();
+    drop(gate_tx);
+    let engine = Scripted {
+        gate: Mutex::new(gate),
+        continues: Mutex::new(Vec::new()),
+        goals_judged: Mutex::new(Vec::new()),
+    };
+    for _ in 0..20 {
+        let mut out = Vec::new();
+        EngineLoop::new(&engine)
+            .in_order()
+            .serve(input.as_bytes(), &mut out)
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            concat!(
+                "{\"event\":\"agent_step\",\"step\":1}\n",
+                "{\"event\":\"assistant_delta\",\"content\":\"a\"}\n",
+                "{\"event\":\"agent_finished\",\"answer\":\"done\"}\n",
+                "{\"event\":\"jobs_snapshot\",\"request_id\":\"j\",\"jobs\":[]}\n",
+                "{\"event\":\"steer_dropped\",\"content\":\"late\"}\n",
+            )
+        );
+    }
+}
