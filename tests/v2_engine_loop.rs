@@ -13,7 +13,7 @@ use serve_command::v2::serve::{
 };
 use serve_command::v2::{Content, Event, PredictionOutcome};
 use std::io::{self, BufRead, BufReader, Write};
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -23,6 +23,7 @@ const WAIT: Duration = Duration::from_secs(20);
 /// A turn scripted by its prompt's words, each waiting for the test's go
 /// where it says `wait`:
 /// - `wait`: block until the test releases one gate;
+/// - `nap`: sleep a millisecond;
 /// - `delta:X`: write `assistant_delta` X;
 /// - `steers`: a step boundary (take the steers; the prompt ones are
 ///   written back as deltas `+X`);
@@ -65,6 +66,7 @@ impl Engine for Scripted {
                 }
                 "fail" => return Err("the model said no".into()),
                 "panic" => panic!("a bug in the turn"),
+                "nap" => std::thread::sleep(Duration::from_millis(1)),
                 "until-cancel" => {
                     while !turn.wait_cancelled(WAIT) {}
                     return Ok("stopped".to_owned());
@@ -84,7 +86,10 @@ impl Engine for Scripted {
         compaction.started(1, 4)?;
         // Until the test's go, or the cancel.
         while !compaction.wait_cancelled(Duration::from_millis(1)) {
-            if self.gate.lock().unwrap().try_recv().is_ok() {
+            if !matches!(
+                self.gate.lock().unwrap().try_recv(),
+                Err(TryRecvError::Empty)
+            ) {
                 break;
             }
         }
@@ -189,6 +194,11 @@ impl Session {
     fn sync(&mut self) {
         self.send(r#"{"command":"jobs_snapshot","request_id":"sync"}"#);
         self.expect(&[r#"{"event":"jobs_snapshot","request_id":"sync","jobs":[]}"#]);
+    }
+
+    /// From now on no `wait` waits.
+    fn ungate(&mut self) {
+        self.gate = mpsc::channel().0;
     }
 
     /// Releases one `wait` of the turn (or the compaction).
@@ -744,5 +754,76 @@ fn in_order_the_output_depends_on_the_input_alone() {
                 "{\"event\":\"steer_dropped\",\"content\":\"late\"}\n",
             )
         );
+    }
+}
+
+/// Random sessions: whatever a controller sends, with what timing, every
+/// event the loop writes fits a rule of the controller's model, and once
+/// the input ends and the work with it, nothing is owed.
+mod random {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn turn() -> impl Strategy<Value = String> {
+        let word = prop_oneof![
+            3 => Just("delta:x"),
+            2 => Just("steers"),
+            2 => Just("nap"),
+            1 => Just("ask"),
+            1 => Just("fail"),
+            1 => Just("own-end"),
+        ];
+        prop::collection::vec(word, 0..5).prop_map(|words| words.join(" "))
+    }
+
+    fn command() -> impl Strategy<Value = String> {
+        let tag = prop::option::of(prop_oneof![Just("s1"), Just("s2")]);
+        prop_oneof![
+            4 => turn().prop_map(|t| prompt(&t)),
+            2 => (tag.clone(), "[a-c]").prop_map(|(tag, text)| match tag {
+                Some(tag) => format!(r#"{{"command":"steer","content":"{text}","submission_id":"{tag}"}}"#),
+                None => format!(r#"{{"command":"steer","content":"{text}"}}"#),
+            }),
+            1 => tag.prop_map(|tag| match tag {
+                Some(tag) => format!(r#"{{"command":"steer","kind":"command","content":"ls","submission_id":"{tag}"}}"#),
+                None => r#"{"command":"steer","kind":"command","content":"ls"}"#.to_owned(),
+            }),
+            2 => Just(r#"{"command":"cancel"}"#.to_owned()),
+            1 => Just(r#"{"command":"compact"}"#.to_owned()),
+            1 => any::<bool>().prop_map(|auto| format!(r#"{{"command":"goal","action":"set","text":"g","auto":{auto}}}"#)),
+            1 => Just(r#"{"command":"goal","action":"clear"}"#.to_owned()),
+            2 => (1..4u8, any::<bool>()).prop_map(|(n, allow)| format!(r#"{{"command":"approval","id":"approval-{n}","allow":{allow}}}"#)),
+            1 => Just(r#"{"command":"jobs_snapshot","request_id":"j"}"#.to_owned()),
+            1 => Just(r#"{"command":"job_stop","request_id":"k","generation":"g","job_id":"x"}"#.to_owned()),
+            1 => Just(r#"{"command":"predict","request_id":"p","source_sequence":1}"#.to_owned()),
+            1 => Just(r#"{"command":"cancel_prediction","request_id":"p"}"#.to_owned()),
+            1 => Just(r#"{"command":"nap"}"#.to_owned()),
+            1 => Just(r#"{"command":"goal","action":"set","text":" "}"#.to_owned()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+
+        #[test]
+        fn every_event_the_loop_writes_is_attributed(
+            commands in prop::collection::vec((command(), 0..3u64), 0..14),
+            continues in 0..3usize,
+            not_json_at_end in any::<bool>(),
+        ) {
+            let mut s = Session::with_continues(vec![Some(Content::from("delta:auto nap")); continues]);
+            s.ungate();
+            for (line, pause) in &commands {
+                s.send(line);
+                std::thread::sleep(Duration::from_millis(*pause));
+            }
+            if not_json_at_end {
+                s.send("{\"command\":");
+                s.send(r#"{"command":"jobs_snapshot","request_id":"never"}"#);
+            }
+            // `close` asserts that no event fit no rule and nothing is owed.
+            let (_, stopped) = s.close();
+            prop_assert_eq!(stopped.is_some(), not_json_at_end);
+        }
     }
 }
