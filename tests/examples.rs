@@ -1,8 +1,9 @@
-//! The shipped example programs, run as a user runs them: the engine over
-//! tokio answers as the std engine does, byte for byte; the controller
-//! over tokio prints what the std controller prints, against the example
-//! engine and against `serve-command mock-engine`; the README's smallest
-//! engine and controller work together.
+//! The shipped example programs, run as a user runs them: the README's
+//! engine on tokio's loop answers as on the std loop, byte for byte; the
+//! engine around a model call answers every line as the controller's model
+//! says; the controller over tokio prints what the std controller prints,
+//! against the canned engines and against `serve-command mock-engine`; the
+//! README's smallest engine and controller work together.
 #![cfg(feature = "tokio")]
 
 use std::path::{Path, PathBuf};
@@ -99,26 +100,38 @@ fn text_block_after<'a>(text: &'a str, after: &str) -> &'a str {
     &rest[..rest.find("```\n").expect("an unclosed ```text block")]
 }
 
-/// The guide shows what `examples/engine.rs` writes for the session.
+/// The engine around a model call runs its turns in the background, so
+/// what crosses when depends on timing: every event it writes for the
+/// session answers what the controller's model of the serve loop says, and
+/// nothing is left owed.
 #[test]
-fn the_engine_answers_the_session_as_the_guide_shows() {
-    let out = run(&example("engine"), &[], SESSION);
-    assert_eq!(
-        String::from_utf8(out.stdout).unwrap(),
-        text_block_after(
-            include_str!("../docs/GUIDE.md"),
-            "`cargo run --example engine < examples/session.jsonl` writes:"
-        )
-    );
-    assert_eq!(
-        String::from_utf8(out.stderr).unwrap(),
-        "engine: stopping: line 16: unterminated string at byte 30\n"
-    );
+fn the_engine_around_a_model_call_answers_every_line_of_the_session() {
+    use serve_command::v2::serve::Conversation;
+    for _ in 0..3 {
+        let out = run(&example("engine"), &[], SESSION);
+        let mut model = Conversation::new();
+        // The session was written before any answer was read.
+        for line in SESSION.split_inclusive(|&b| b == b'\n') {
+            model.command(line);
+        }
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        for line in stdout.lines() {
+            let attribution = model.event(line.as_bytes());
+            assert_eq!(attribution.violation, None, "{line}");
+        }
+        assert!(model.owed().is_empty(), "{:?}\n{stdout}", model.owed());
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            "engine: stopping: line 16: unterminated string at byte 30\n"
+        );
+    }
 }
 
+/// The README's engine on tokio's loop writes what the README's engine
+/// writes, byte for byte.
 #[test]
-fn the_tokio_engine_answers_the_session_as_the_std_engine() {
-    let std = run(&example("engine"), &[], SESSION);
+fn the_tokio_engine_answers_the_session_as_the_readme_engine() {
+    let std = run(&example("minimal_engine"), &[], SESSION);
     let tokio = run(&example("tokio_engine"), &[], SESSION);
     assert_eq!(
         String::from_utf8(tokio.stdout).unwrap(),
@@ -130,45 +143,25 @@ fn the_tokio_engine_answers_the_session_as_the_std_engine() {
     );
 }
 
-/// The `answer` function (the events each command gets) of an example.
-fn answer_fn(source: &str) -> &str {
-    let start = source
-        .find("\n/// The events a command gets here.")
-        .expect("an `answer` function");
-    &source[start..]
-}
-
-/// Beyond the session (which sends no `predict`, for one), the two engines
-/// answer every command alike: their `answer` is the same code.
-#[test]
-fn both_engines_answer_with_the_same_code() {
-    assert_eq!(
-        answer_fn(include_str!("../examples/tokio_engine.rs")),
-        answer_fn(include_str!("../examples/engine.rs"))
-    );
-}
-
-/// What `examples/controller.rs` prints for the example engine's answers.
+/// What `examples/controller.rs` prints for the canned engines' answers:
+/// the steer finds no turn (the canned one has ended), the approval no
+/// question, the cancel no work.
 const CONTROLLER_ON_ENGINE: &str = "\
-agent_step
-assistant: You asked: Why does this test fail?
 agent_finished
-steer_applied
+steer_dropped
 steer_applied
 jobs_snapshot
 job_stop_result
 goal_updated
-approval_resolved
 goal_updated
-agent_aborted
 ";
 
-/// Each controller, std and tokio, runs its session against each engine,
-/// std and tokio, and prints the same lines.
+/// Each controller, std and tokio, runs its session against each canned
+/// engine, std and tokio, and prints the same lines.
 #[test]
 fn both_controllers_print_the_same_for_both_engines() {
     for controller in ["controller", "tokio_controller"] {
-        for engine in ["engine", "tokio_engine"] {
+        for engine in ["minimal_engine", "tokio_engine"] {
             let out = run(&example(controller), &[&example(engine)], b"");
             assert_eq!(
                 (
@@ -219,15 +212,18 @@ goal_updated
     }
 }
 
-/// The README's smallest controller, on its smallest engine, and on the
-/// full one.
+/// The README's smallest controller, on the README's engine and on the
+/// same over tokio.
 #[test]
 fn the_minimal_controller_prints_each_engines_answers() {
     for (engine, printed) in [
-        ("minimal_engine", "answer: Why does this test fail?\njobs_snapshot\n"),
         (
-            "engine",
-            "agent_step\nassistant_message\nanswer: You asked: Why does this test fail?\njobs_snapshot\n",
+            "minimal_engine",
+            "answer: Why does this test fail?\njobs_snapshot\n",
+        ),
+        (
+            "tokio_engine",
+            "answer: Why does this test fail?\njobs_snapshot\n",
         ),
     ] {
         let out = run(&example("minimal_controller"), &[&example(engine)], b"");
@@ -236,10 +232,12 @@ fn the_minimal_controller_prints_each_engines_answers() {
     }
 }
 
-/// The README's smallest engine, on the sample session: a prompt's answer,
-/// the snapshot, and every refused line's `command_error`, stopping at the
-/// line that is not JSON (the last `cancel` goes unanswered); the README
-/// shows it (.ci/deps checks it too, from a fresh target dir).
+/// The README's engine, on the sample session: each prompt's answer, what
+/// the serve loop answers for the rest (the steers, the job commands, the
+/// goals, a compaction it cannot do), and every refused line's
+/// `command_error`, stopping at the line that is not JSON (the last
+/// `cancel` goes unanswered); the README shows it (.ci/deps checks it too,
+/// from a fresh target dir).
 #[test]
 fn the_minimal_engine_answers_the_session_as_the_readme_shows() {
     let out = run(&example("minimal_engine"), &[], SESSION);
@@ -251,15 +249,23 @@ fn the_minimal_engine_answers_the_session_as_the_readme_shows() {
     assert_eq!(
         stdout,
         r#"{"event":"agent_finished","answer":"Why does this test fail?"}
+{"event":"steer_dropped","content":"Also keep the public API unchanged"}
+{"event":"steer_applied","kind":"command","content":"/diff","submission_id":"sub-2"}
 {"event":"jobs_snapshot","request_id":"req-1","jobs":[]}
+{"event":"job_stop_result","request_id":"req-2","generation":"g-1","job_id":"job-4","outcome":"not_found"}
+{"event":"goal_updated","goal":"cargo test passes"}
 {"event":"command_error","error":"goal text must not be blank"}
 {"event":"command_error","error":"expected a boolean \"allow\" field"}
 {"event":"command_error","error":"unknown steer kind: notice"}
 {"event":"agent_finished","answer":"Now explain the change\nin two lines"}
-{"event":"command_error","error":"command stream: unterminated string at byte 30"}
-"#
+{"event":"compaction_failed","error":"this engine does not compact"}
+{"event":"goal_updated","goal":null}
+{"event":"command_error","error":"command stream: unterminated string at byte 30"}"#
     );
-    assert_eq!(String::from_utf8(out.stderr).unwrap(), "");
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "engine: stopping: line 16: unterminated string at byte 30\n"
+    );
 }
 
 /// Every engine the crate ships holds to every check `check-engine` makes

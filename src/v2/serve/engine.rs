@@ -10,7 +10,6 @@ use std::error::Error;
 use std::fmt;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -171,6 +170,10 @@ impl Prediction {
     #[must_use]
     pub fn source_sequence(&self) -> i32 {
         self.source_sequence
+    }
+
+    pub(crate) fn answer(&self, outcome: PredictionOutcome) -> Event {
+        Event::prediction_result(self.request_id.as_str(), self.source_sequence, outcome)
     }
 
     /// Whether a `cancel_prediction` for it has arrived.
@@ -416,7 +419,7 @@ pub(crate) struct Lent<'a> {
     /// Questions asked so far, over the loop (ids `approval-N`).
     pub(crate) asked: Arc<AtomicU64>,
     /// Tells the loop a turn waits for an answer (in-order mode).
-    pub(crate) parked: Option<Sender<super::engine_loop::Step>>,
+    pub(crate) parked: Option<super::engine_loop::Parked<'a>>,
 }
 
 /// The turn the engine runs ([`Engine::turn`]): its prompt, and the
@@ -555,7 +558,7 @@ impl<'a> RunningTurn<'a> {
             question.body,
         ));
         if let Some(parked) = &lent.parked {
-            let _ = parked.send(super::engine_loop::Step::Parked);
+            parked();
         }
         let mut state = lock(&lent.control.state);
         let decision = loop {

@@ -5,19 +5,20 @@
 
 use super::engine::{
     lock, Compacted, Control, Engine, EventWriter, Inbox, Lent, Prediction, Queued,
-    RunningCompaction, RunningTurn,
+    RunningCompaction, RunningTurn, WorkError,
 };
 use crate::v2::{
-    AppliedSteerKind, Command, CommandReader, Content, Event, PredictionOutcome, ReadError,
-    SteerKind,
+    AppliedSteerKind, Command, CommandReader, Content, Event, JobRecord, JobStopOutcome,
+    PredictionOutcome, ReadError, SteerKind,
 };
+use std::any::Any;
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, BufRead, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
-use std::thread::{Scope, ScopedJoinHandle};
+use std::thread::Scope;
 
 /// Turns the engine runs on its own toward one auto goal before it waits
 /// for the controller (upstream's `GoalAutoContinueMaxTurns`, state.mbt).
@@ -142,17 +143,26 @@ impl<E: Engine> EngineLoop<E> {
         };
         std::thread::scope(|scope| {
             let (steps, rx) = mpsc::channel();
-            let mut pump = Pump::new(
-                &self.engine,
+            let parked = self.in_order.then(|| {
+                let steps = steps.clone();
+                Arc::new(move || {
+                    let _ = steps.send(Step::Parked);
+                }) as Parked<'_>
+            });
+            let driver = ThreadDriver {
+                engine: &self.engine,
                 scope,
-                out.clone(),
-                steps.clone(),
-                self.in_order,
-            );
+                steps: steps.clone(),
+                in_order: self.in_order,
+            };
+            let mut pump = Pump::new(driver, out.clone(), parked);
             let stopped = if self.in_order {
                 let stopped = read(reader, &out, |command| {
                     pump.step(Step::Wire(command));
-                    pump.settle(&rx);
+                    while pump.busy() {
+                        let Ok(step) = rx.recv() else { break };
+                        pump.step(step);
+                    }
                     !out.has_failed()
                 });
                 pump.step(Step::Shutdown);
@@ -166,10 +176,17 @@ impl<E: Engine> EngineLoop<E> {
                     let _ = steps.send(Step::Shutdown);
                     stopped
                 });
-                pump.run(&rx);
+                while !pump.done() {
+                    let Ok(step) = rx.recv() else { break };
+                    pump.step(step);
+                }
                 reading.join().unwrap_or(None)
             };
-            pump.finish(&rx);
+            while !pump.done() {
+                let Ok(step) = rx.recv() else { break };
+                pump.step(step);
+            }
+            drop(pump);
             if let Some(kind) = out_failed(&out) {
                 return Err(io::Error::new(kind, "writing to the controller failed"));
             }
@@ -191,31 +208,200 @@ fn read(
     mut take: impl FnMut(Command) -> bool,
 ) -> Option<ReadError> {
     for item in reader {
-        match item {
-            Ok(command) => match command.serve_refusal_event_line() {
-                Some(line) => {
-                    if out.write_line(line.as_bytes()).is_err() {
-                        return None;
-                    }
-                }
-                None => {
-                    if !take(command) {
-                        return None;
-                    }
-                }
-            },
-            Err(error) => {
-                let written = out.write_line(error.event_line().as_bytes());
-                if error.is_stream_error() {
-                    return Some(error);
-                }
-                if written.is_err() {
+        match classify(item, out) {
+            Flow::Command(command) => {
+                if !take(command) {
                     return None;
                 }
             }
+            Flow::Answered => {}
+            Flow::Stop(stopped) => return stopped,
         }
     }
     None
+}
+
+/// What the reader does with one item.
+pub(crate) enum Flow {
+    /// A command for the loop.
+    Command(Command),
+    /// A refused line, answered.
+    Answered,
+    /// Reading ends: after a line that is not JSON (its error), or a
+    /// failed write.
+    Stop(Option<ReadError>),
+}
+
+/// Answers a refused line at once (the reader's own `command_error`, or
+/// serve's policy's), and says whether to read on.
+pub(crate) fn classify(item: Result<Command, ReadError>, out: &EventWriter<'_>) -> Flow {
+    match item {
+        Ok(command) => match command.serve_refusal_event_line() {
+            Some(line) => match out.write_line(line.as_bytes()) {
+                Ok(()) => Flow::Answered,
+                Err(_) => Flow::Stop(None),
+            },
+            None => Flow::Command(command),
+        },
+        Err(error) => {
+            let written = out.write_line(error.event_line().as_bytes());
+            if error.is_stream_error() {
+                Flow::Stop(Some(error))
+            } else if written.is_err() {
+                Flow::Stop(None)
+            } else {
+                Flow::Answered
+            }
+        }
+    }
+}
+
+/// What runs the loop's work: threads, or tokio tasks. Each unit of work
+/// ends by sending its `Step` back to the loop.
+pub(crate) trait Driver<'o> {
+    fn jobs(&self) -> Vec<JobRecord>;
+    fn continue_goal(&self, goal: &str) -> Option<Content>;
+    fn start_turn(&mut self, turn: RunningTurn<'o>);
+    fn start_compaction(&mut self, compaction: RunningCompaction<'o>);
+    fn stop_job(&mut self, out: EventWriter<'o>, request: JobStop);
+    fn predict(&mut self, out: EventWriter<'o>, prediction: Prediction);
+}
+
+/// A `job_stop` command's fields.
+pub(crate) struct JobStop {
+    pub(crate) request_id: String,
+    pub(crate) generation: String,
+    pub(crate) job_id: String,
+}
+
+impl JobStop {
+    pub(crate) fn answer(self, outcome: JobStopOutcome) -> Event {
+        Event::job_stop_result(self.request_id, self.generation, self.job_id, outcome)
+    }
+}
+
+/// Tells the loop a turn waits for an answer (in-order mode).
+pub(crate) type Parked<'o> = Arc<dyn Fn() + Send + Sync + 'o>;
+
+/// Writes a turn's terminal event from how it ended, unless it wrote its
+/// own; whether it finished cleanly (what auto-continuation keys off).
+pub(crate) fn end_turn(
+    turn: &RunningTurn<'_>,
+    result: Result<Result<String, WorkError>, Box<dyn Any + Send>>,
+) -> bool {
+    let end = match result {
+        _ if turn.ended || turn.literal => None,
+        _ if turn.is_cancelled() => Some(Event::agent_aborted("interrupted")),
+        Ok(Ok(answer)) => Some(Event::agent_finished(answer)),
+        Ok(Err(error)) => Some(Event::turn_failed(error.to_string())),
+        Err(panic) => Some(Event::turn_failed(panic_message("turn", &*panic))),
+    };
+    match &end {
+        Some(event) => {
+            let _ = turn.lent.out.write(event);
+            matches!(event, Event::AgentFinished { .. })
+        }
+        None => turn.ended && !turn.is_cancelled(),
+    }
+}
+
+/// Writes a compaction's end from how it ended.
+pub(crate) fn end_compaction(
+    compaction: &RunningCompaction<'_>,
+    result: Result<Result<Compacted, WorkError>, Box<dyn Any + Send>>,
+) {
+    let out = &compaction.lent.out;
+    let _ = match result {
+        _ if compaction.is_cancelled() => out.write(&Event::compaction_failed("cancelled")),
+        Ok(Ok(Compacted {
+            from_sequence,
+            to_sequence,
+            summary,
+        })) => compaction
+            .started(from_sequence, to_sequence)
+            .and_then(|()| {
+                out.write(&Event::compaction_finished(
+                    from_sequence,
+                    to_sequence,
+                    summary,
+                ))
+            }),
+        Ok(Err(error)) => out.write(&Event::compaction_failed(error.to_string())),
+        Err(panic) => out.write(&Event::compaction_failed(panic_message(
+            "compaction",
+            &*panic,
+        ))),
+    };
+}
+
+/// The blocking loop's work: scoped threads, so the engine and the output
+/// may be borrowed.
+struct ThreadDriver<'scope, 'env, 'e, E> {
+    engine: &'e E,
+    scope: &'scope Scope<'scope, 'env>,
+    steps: Sender<Step>,
+    in_order: bool,
+}
+
+impl<'scope, 'env, 'e: 'scope, 'o: 'scope, E: Engine> Driver<'o>
+    for ThreadDriver<'scope, 'env, 'e, E>
+{
+    fn jobs(&self) -> Vec<JobRecord> {
+        self.engine.jobs()
+    }
+
+    fn continue_goal(&self, goal: &str) -> Option<Content> {
+        self.engine.continue_goal(goal)
+    }
+
+    fn start_turn(&mut self, mut turn: RunningTurn<'o>) {
+        let (engine, steps) = (self.engine, self.steps.clone());
+        self.scope.spawn(move || {
+            let result = panic::catch_unwind(AssertUnwindSafe(|| engine.turn(&mut turn)));
+            let finished = end_turn(&turn, result);
+            let _ = steps.send(Step::TurnDone { finished });
+        });
+    }
+
+    fn start_compaction(&mut self, compaction: RunningCompaction<'o>) {
+        let (engine, steps) = (self.engine, self.steps.clone());
+        self.scope.spawn(move || {
+            let result = panic::catch_unwind(AssertUnwindSafe(|| engine.compact(&compaction)));
+            end_compaction(&compaction, result);
+            let _ = steps.send(Step::CompactDone);
+        });
+    }
+
+    fn stop_job(&mut self, out: EventWriter<'o>, request: JobStop) {
+        let engine = self.engine;
+        self.helper(move || {
+            let outcome = engine.stop_job(&request.generation, &request.job_id);
+            let _ = out.write(&request.answer(outcome));
+        });
+    }
+
+    fn predict(&mut self, out: EventWriter<'o>, prediction: Prediction) {
+        let engine = self.engine;
+        self.helper(move || {
+            let outcome = panic::catch_unwind(AssertUnwindSafe(|| engine.predict(&prediction)))
+                .unwrap_or_else(|_| {
+                    PredictionOutcome::Failed("the prediction panicked".to_owned())
+                });
+            let _ = out.write(&prediction.answer(outcome));
+        });
+    }
+}
+
+impl<'scope, 'env, 'e, E> ThreadDriver<'scope, 'env, 'e, E> {
+    /// Answers a request on a thread of its own (upstream spawns a task for
+    /// each), or at once in order. The scope joins it.
+    fn helper(&mut self, job: impl FnOnce() + Send + 'scope) {
+        if self.in_order {
+            job();
+        } else {
+            self.scope.spawn(job);
+        }
+    }
 }
 
 /// One step for the loop's single consumer (upstream's `ServeStep`).
@@ -247,22 +433,19 @@ enum ActiveKind {
     Compaction,
 }
 
-struct Active<'scope> {
+struct Active {
     kind: ActiveKind,
     control: Arc<Control>,
-    thread: ScopedJoinHandle<'scope, ()>,
 }
 
 /// The loop's state, owned by its one consumer.
-struct Pump<'scope, 'env, 'e, 'o, E> {
-    engine: &'e E,
-    scope: &'scope Scope<'scope, 'env>,
+pub(crate) struct Pump<'o, D> {
+    driver: D,
     out: EventWriter<'o>,
-    steps: Sender<Step>,
-    in_order: bool,
+    parked_signal: Option<Parked<'o>>,
     inbox: Arc<Inbox>,
     asked: Arc<AtomicU64>,
-    active: Option<Active<'scope>>,
+    active: Option<Active>,
     /// A turn waits for an answer (in-order mode).
     parked: bool,
     pending: VecDeque<Pending>,
@@ -279,23 +462,14 @@ struct Pump<'scope, 'env, 'e, 'o, E> {
     /// later one superseded it.
     serial: u64,
     predictions: HashMap<String, Arc<AtomicBool>>,
-    helpers: Vec<ScopedJoinHandle<'scope, ()>>,
 }
 
-impl<'scope, 'env, 'e: 'scope, 'o: 'scope, E: Engine> Pump<'scope, 'env, 'e, 'o, E> {
-    fn new(
-        engine: &'e E,
-        scope: &'scope Scope<'scope, 'env>,
-        out: EventWriter<'o>,
-        steps: Sender<Step>,
-        in_order: bool,
-    ) -> Self {
+impl<'o, D: Driver<'o>> Pump<'o, D> {
+    pub(crate) fn new(driver: D, out: EventWriter<'o>, parked_signal: Option<Parked<'o>>) -> Self {
         Pump {
-            engine,
-            scope,
+            driver,
             out,
-            steps,
-            in_order,
+            parked_signal,
             inbox: Arc::default(),
             asked: Arc::default(),
             active: None,
@@ -309,36 +483,18 @@ impl<'scope, 'env, 'e: 'scope, 'o: 'scope, E: Engine> Pump<'scope, 'env, 'e, 'o,
             promoted_this_boundary: false,
             serial: 0,
             predictions: HashMap::new(),
-            helpers: Vec::new(),
         }
     }
 
-    /// Takes steps until the loop is done (threaded mode).
-    fn run(&mut self, rx: &Receiver<Step>) {
-        while !self.done {
-            let Ok(step) = rx.recv() else { break };
-            self.step(step);
-        }
+    /// Whether the loop is done: the input ended and its work with it.
+    pub(crate) fn done(&self) -> bool {
+        self.done
     }
 
-    /// In order: takes the work's own steps until it has run as far as it
-    /// can (ended, or waiting for an answer).
-    fn settle(&mut self, rx: &Receiver<Step>) {
-        while self.active.is_some() && !self.parked {
-            let Ok(step) = rx.recv() else { break };
-            self.step(step);
-        }
-    }
-
-    /// After the input: lets the work end, then joins every thread.
-    fn finish(&mut self, rx: &Receiver<Step>) {
-        while !self.done {
-            let Ok(step) = rx.recv() else { break };
-            self.step(step);
-        }
-        for helper in self.helpers.drain(..) {
-            let _ = helper.join();
-        }
+    /// In order: whether the work has more to run before the next command
+    /// is read (it has neither ended nor stopped at a question).
+    pub(crate) fn busy(&self) -> bool {
+        self.active.is_some() && !self.parked
     }
 
     fn write(&self, event: &Event) {
@@ -347,7 +503,7 @@ impl<'scope, 'env, 'e: 'scope, 'o: 'scope, E: Engine> Pump<'scope, 'env, 'e, 'o,
         let _ = self.out.write(event);
     }
 
-    fn step(&mut self, step: Step) {
+    pub(crate) fn step(&mut self, step: Step) {
         match step {
             Step::Wire(command) => self.command(command),
             Step::Parked => self.parked = true,
@@ -429,7 +585,7 @@ impl<'scope, 'env, 'e: 'scope, 'o: 'scope, E: Engine> Pump<'scope, 'env, 'e, 'o,
                 }
             }
             Command::JobsSnapshot { request_id, .. } => {
-                self.write(&Event::jobs_snapshot(request_id, self.engine.jobs()));
+                self.write(&Event::jobs_snapshot(request_id, self.driver.jobs()));
             }
             Command::JobStop {
                 request_id,
@@ -437,13 +593,12 @@ impl<'scope, 'env, 'e: 'scope, 'o: 'scope, E: Engine> Pump<'scope, 'env, 'e, 'o,
                 job_id,
                 ..
             } => {
-                let (engine, out) = (self.engine, self.out.clone());
-                self.helper(move || {
-                    let outcome = engine.stop_job(&generation, &job_id);
-                    let _ = out.write(&Event::job_stop_result(
-                        request_id, generation, job_id, outcome,
-                    ));
-                });
+                let request = JobStop {
+                    request_id,
+                    generation,
+                    job_id,
+                };
+                self.driver.stop_job(self.out.clone(), request);
             }
             Command::Predict {
                 request_id,
@@ -458,19 +613,7 @@ impl<'scope, 'env, 'e: 'scope, 'o: 'scope, E: Engine> Pump<'scope, 'env, 'e, 'o,
                     source_sequence,
                     cancelled,
                 };
-                let (engine, out) = (self.engine, self.out.clone());
-                self.helper(move || {
-                    let outcome =
-                        panic::catch_unwind(AssertUnwindSafe(|| engine.predict(&prediction)))
-                            .unwrap_or_else(|_| {
-                                PredictionOutcome::Failed("the prediction panicked".to_owned())
-                            });
-                    let _ = out.write(&Event::prediction_result(
-                        prediction.request_id,
-                        prediction.source_sequence,
-                        outcome,
-                    ));
-                });
+                self.driver.predict(self.out.clone(), prediction);
             }
             Command::CancelPrediction { request_id, .. } => {
                 if let Some(cancelled) = self.predictions.remove(&request_id) {
@@ -685,7 +828,7 @@ impl<'scope, 'env, 'e: 'scope, 'o: 'scope, E: Engine> Pump<'scope, 'env, 'e, 'o,
         if armed && finished && idle && !self.shutting_down {
             let goal = standing.unwrap_or_default();
             if self.turns_remaining > 0 {
-                match self.engine.continue_goal(&goal) {
+                match self.driver.continue_goal(&goal) {
                     Some(prompt) => {
                         self.turns_remaining -= 1;
                         self.write(&Event::goal_continue(self.turns_remaining));
@@ -703,9 +846,7 @@ impl<'scope, 'env, 'e: 'scope, 'o: 'scope, E: Engine> Pump<'scope, 'env, 'e, 'o,
     }
 
     fn end_active(&mut self) {
-        if let Some(active) = self.active.take() {
-            let _ = active.thread.join();
-        }
+        self.active = None;
         self.parked = false;
     }
 
@@ -715,7 +856,7 @@ impl<'scope, 'env, 'e: 'scope, 'o: 'scope, E: Engine> Pump<'scope, 'env, 'e, 'o,
             control: Arc::clone(control),
             inbox: Arc::clone(&self.inbox),
             asked: Arc::clone(&self.asked),
-            parked: self.in_order.then(|| self.steps.clone()),
+            parked: self.parked_signal.clone(),
         }
     }
 
@@ -729,37 +870,18 @@ impl<'scope, 'env, 'e: 'scope, 'o: 'scope, E: Engine> Pump<'scope, 'env, 'e, 'o,
 
     fn start_turn(&mut self, content: Content, submission_id: Option<String>) {
         let control = self.new_control();
-        let mut turn = RunningTurn {
+        let turn = RunningTurn {
             content,
             submission_id,
             lent: self.lend(&control),
             ended: false,
             literal: false,
         };
-        let (engine, steps) = (self.engine, self.steps.clone());
-        let thread = self.scope.spawn(move || {
-            let result = panic::catch_unwind(AssertUnwindSafe(|| engine.turn(&mut turn)));
-            let end = match result {
-                _ if turn.ended || turn.literal => None,
-                _ if turn.is_cancelled() => Some(Event::agent_aborted("interrupted")),
-                Ok(Ok(answer)) => Some(Event::agent_finished(answer)),
-                Ok(Err(error)) => Some(Event::turn_failed(error.to_string())),
-                Err(panic) => Some(Event::turn_failed(panic_message("turn", &*panic))),
-            };
-            let finished = match &end {
-                Some(event) => {
-                    let _ = turn.lent.out.write(event);
-                    matches!(event, Event::AgentFinished { .. })
-                }
-                None => turn.ended && !turn.is_cancelled(),
-            };
-            let _ = steps.send(Step::TurnDone { finished });
-        });
         self.active = Some(Active {
             kind: ActiveKind::Turn,
             control,
-            thread,
         });
+        self.driver.start_turn(turn);
     }
 
     fn start_compaction(&mut self) {
@@ -768,53 +890,15 @@ impl<'scope, 'env, 'e: 'scope, 'o: 'scope, E: Engine> Pump<'scope, 'env, 'e, 'o,
             lent: self.lend(&control),
             started: AtomicBool::new(false),
         };
-        let (engine, steps) = (self.engine, self.steps.clone());
-        let thread = self.scope.spawn(move || {
-            let result = panic::catch_unwind(AssertUnwindSafe(|| engine.compact(&compaction)));
-            let out = &compaction.lent.out;
-            let _ = match result {
-                _ if compaction.is_cancelled() => out.write(&Event::compaction_failed("cancelled")),
-                Ok(Ok(Compacted {
-                    from_sequence,
-                    to_sequence,
-                    summary,
-                })) => compaction
-                    .started(from_sequence, to_sequence)
-                    .and_then(|()| {
-                        out.write(&Event::compaction_finished(
-                            from_sequence,
-                            to_sequence,
-                            summary,
-                        ))
-                    }),
-                Ok(Err(error)) => out.write(&Event::compaction_failed(error.to_string())),
-                Err(panic) => out.write(&Event::compaction_failed(panic_message(
-                    "compaction",
-                    &*panic,
-                ))),
-            };
-            let _ = steps.send(Step::CompactDone);
-        });
         self.active = Some(Active {
             kind: ActiveKind::Compaction,
             control,
-            thread,
         });
-    }
-
-    /// Runs a request's answer on a thread of its own (upstream spawns a
-    /// task for each), or at once in order.
-    fn helper(&mut self, job: impl FnOnce() + Send + 'scope) {
-        if self.in_order {
-            job();
-            return;
-        }
-        self.helpers.retain(|h| !h.is_finished());
-        self.helpers.push(self.scope.spawn(job));
+        self.driver.start_compaction(compaction);
     }
 }
 
-fn panic_message(what_panicked: &str, panic: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(what_panicked: &str, panic: &(dyn std::any::Any + Send)) -> String {
     let what = panic
         .downcast_ref::<&str>()
         .copied()
