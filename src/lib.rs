@@ -19,13 +19,14 @@
 //! - [`v1`]: the protocol's first revision, every message a string `text`:
 //!   only to speak to a peer of that era.
 //!
-//! An engine reads its stdin with [`v2::CommandReader`], answers each
-//! command with [`v2::Event`]s (`write_line`), and every other line with
-//! the `command_error` event the reader's error gives (`event_line()`), or
-//! a command the engine itself declines with
-//! [`v2::Command::serve_refusal_event_line`]. The smallest real engine,
-//! `examples/minimal_engine.rs` (CI runs `serve-command check-engine` on
-//! it; `examples/engine.rs` answers every command):
+//! An engine supplies how to run a turn ([`v2::serve::Engine`]), and
+//! [`v2::serve::EngineLoop`], upstream's serve loop as a library, keeps
+//! every other promise of the wire: refused lines answered at once, one
+//! turn at a time, steers at step boundaries, `cancel`, goals, approvals,
+//! the job commands. The smallest engine, `examples/minimal_engine.rs` (CI
+//! runs `serve-command check-engine` on it; `examples/engine.rs` is an
+//! engine around a model call; [`v2::CommandReader`] and [`v2::Event`] are
+//! the lines underneath, for an engine that keeps its own loop):
 //!
 //! ```no_run
 #![doc = include_str!("../examples/minimal_engine.rs")]
@@ -57,11 +58,12 @@
 //! }
 //! ```
 //!
-//! Over tokio, an engine reads with [`v2::CommandCodec`] and a controller
-//! with [`v2::EventCodec`] (the `tokio` feature): `tokio_util` decoders and
-//! encoders for `FramedRead` and `FramedWrite`, with the reader's framing,
-//! line limit and line numbers, where a bad line is an item and never ends
-//! the stream (`examples/tokio_engine.rs`, `examples/tokio_controller.rs`).
+//! Over tokio, an engine runs on [`v2::serve::TokioEngineLoop`]
+//! (`examples/tokio_engine.rs`), and the lines underneath are
+//! [`v2::CommandCodec`] and [`v2::EventCodec`] (the `tokio` feature):
+//! `tokio_util` decoders and encoders for `FramedRead` and `FramedWrite`,
+//! with the reader's framing, line limit and line numbers, where a bad line
+//! is an item and never ends the stream (`examples/tokio_controller.rs`).
 //!
 //! [The guide] (`docs/GUIDE.md`, shipped in the package) is the manual:
 //! the full example engine and controller, the tokio codecs and the
@@ -77,7 +79,7 @@
 //!
 //! | feature | what it brings |
 //! | --- | --- |
-//! | `tokio` | [`v2::CommandCodec`], [`v2::EventCodec`] and [`v1::CommandCodec`]: `tokio_util::codec` decoders and encoders, for `FramedRead` and `FramedWrite`. Brings in `tokio-util` (with `codec`) and `bytes` |
+//! | `tokio` | [`v2::CommandCodec`], [`v2::EventCodec`] and [`v1::CommandCodec`]: `tokio_util::codec` decoders and encoders, for `FramedRead` and `FramedWrite`; the serve loop and the controller on tokio (`v2::serve::TokioEngineLoop`, `v2::serve::TokioController`). Brings in `tokio-util` (with `codec`), `bytes` and tokio |
 //! | `arbitrary` | `impl Arbitrary` for [`v2::Command`], [`v2::Event`] and [`v1::Command`], for cargo-fuzz targets |
 //! | `proptest` | [`v2::strategy`] and [`v1::strategy`]: proptest strategies for commands and events, and for near-miss lines paired with their outcome, for an engine's (or a controller's) own tests |
 //! | `avx2` (default) | the long-string scans (a long prompt's escaping and decoding) on AVX2 where the CPU has it, picked at run time, through `pulp` (6 crates); without it they use SSE2, a few percent slower on long non-ASCII text |

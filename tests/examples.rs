@@ -260,7 +260,8 @@ fn the_minimal_engine_answers_the_session_as_the_readme_shows() {
 {"event":"agent_finished","answer":"Now explain the change\nin two lines"}
 {"event":"compaction_failed","error":"this engine does not compact"}
 {"event":"goal_updated","goal":null}
-{"event":"command_error","error":"command stream: unterminated string at byte 30"}"#
+{"event":"command_error","error":"command stream: unterminated string at byte 30"}
+"#
     );
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),

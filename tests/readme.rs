@@ -49,18 +49,23 @@ fn assert_shown(place: &str, text: &str, example: &str) {
 }
 
 #[test]
-fn the_readme_engine_and_controller_are_the_minimal_examples() {
+fn the_readme_shows_the_minimal_engine_the_model_engine_and_the_minimal_controller() {
     assert_shown(
         "README.md",
         README,
         include_str!("../examples/minimal_engine.rs"),
     );
+    assert_shown("README.md", README, include_str!("../examples/engine.rs"));
     assert_shown(
         "README.md",
         README,
         include_str!("../examples/minimal_controller.rs"),
     );
-    assert_eq!(rust_blocks(README).len(), 2, "README.md: two programs");
+    assert_eq!(
+        rust_blocks(README).len(),
+        3,
+        "README.md: two engines and a controller"
+    );
 }
 
 #[test]

@@ -16,36 +16,35 @@ use std::sync::{Mutex, PoisonError};
 /// controller's stream with the events `openseek serve` writes for it,
 /// with scripted turns in place of a model ([`MockEngine::with_script`]).
 ///
-/// It reads its input with the crate's [`CommandReader`] and answers
-/// every line with real [`Event`] lines, as `openseek serve`
-/// does. The same input (and
-/// script) gives the same bytes out: nothing depends on a clock, on
-/// randomness or on timing, because a turn never runs "in the background":
-/// it runs to its end as soon as its prompt is read, unless the script
-/// makes it ask for an approval, in which case it waits for the command
-/// that answers it, and what arrives meanwhile is ordered by the input
+/// It is an engine on the crate's serve loop,
+/// [`EngineLoop`](crate::v2::serve::EngineLoop) [in
+/// order](crate::v2::serve::EngineLoop::in_order): the loop answers the
+/// commands as `openseek serve` does, and the script runs the turns. The
+/// same input (and script) gives the same bytes out: nothing depends on a
+/// clock, on randomness or on timing, because the loop reads the next
+/// command only once a turn has run to its end, or to the approval
+/// question it waits on; what arrives meanwhile is ordered by the input
 /// alone.
 ///
 /// # What it answers, and where that comes from
 ///
 /// The refusals are the crate's, never re-implemented: a line the reader
-/// refuses gets its [`ReadError::event_line`], and a line that is not JSON
-/// (or too long, or a failed read) ends reading after its `command stream:
-/// ...` answer, as upstream's reader stops; a command the serve policy
-/// declines gets [`Command::serve_refusal_event_line`]. Both are written at once,
-/// even while a turn waits, as upstream's reader task writes them.
+/// refuses gets its `command_error` (and after a line that is not JSON, or
+/// too long, or a failed read, reading ends, as upstream's reader stops);
+/// a command the serve policy declines gets
+/// [`Command::serve_refusal_event_line`](crate::v2::Command::serve_refusal_event_line).
+/// Both are written at once, even while a turn waits.
 ///
 /// The commands follow upstream's serve loop
-/// (`internal/openseek/serve/loop.mbt`; the version the source index holds
-/// predates `predict`) for an engine with no background jobs and no
-/// durable session:
+/// (`internal/openseek/serve/loop.mbt`; docs/PROTOCOL.md, "The engine
+/// loop") for an engine with no background jobs and no durable session:
 ///
 /// | command | idle | while a turn waits for an approval |
 /// | --- | --- | --- |
 /// | `prompt` | runs the next scripted turn | queued; runs when the turn ends |
 /// | `steer` prompt | `steer_dropped` (no turn to land in) | queued into the turn: `steer_applied` when it resumes, `steer_dropped` if it is cancelled |
 /// | `steer` command | `steer_applied` (kind `command`) | queued into the turn: `steer_applied` when it resumes or ends |
-/// | `goal` set / clear | `goal_updated` (`goal` or `null`) | queued into the turn: `goal_updated` when it resumes or ends |
+/// | `goal` set / clear | `goal_updated` (`goal` or `null`) | queued into the turn: `goal_updated` when it resumes or ends; behind a queued prompt or `compact`, after that work |
 /// | `approval` | nothing (no question stands) | the turn's `id`: `approval_resolved` (`allowed_once` / `rejected`), the turn resumes; another id: nothing |
 /// | `cancel` | nothing (no work to stop) | `approval_resolved` `cancelled`, `agent_aborted` `interrupted`, the queued steers and goals settled |
 /// | `compact` | `compaction_started`, `compaction_finished` | queued; runs when the turn ends |

@@ -191,7 +191,19 @@ impl Prediction {
 /// fails too, and the loop ends once its work has.
 #[derive(Clone)]
 pub struct EventWriter<'a> {
-    inner: Arc<Mutex<Out<'a>>>,
+    sink: Sink<'a>,
+}
+
+#[derive(Clone)]
+enum Sink<'a> {
+    /// Written in place, under a lock.
+    Blocking(Arc<Mutex<Out<'a>>>),
+    /// Handed, whole, to the task that writes the tokio loop's output.
+    #[cfg(feature = "tokio")]
+    Task {
+        lines: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+        failed: Arc<Mutex<Option<io::ErrorKind>>>,
+    },
 }
 
 struct Out<'a> {
@@ -209,10 +221,22 @@ impl<'a> EventWriter<'a> {
     /// A writer over `out`.
     pub fn new(out: impl Write + Send + 'a) -> EventWriter<'a> {
         EventWriter {
-            inner: Arc::new(Mutex::new(Out {
+            sink: Sink::Blocking(Arc::new(Mutex::new(Out {
                 out: Box::new(out),
                 failed: None,
-            })),
+            }))),
+        }
+    }
+
+    /// A writer whose lines go to a task (the tokio loop's), in order;
+    /// the task reports a failed write through `failed`.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn to_task(
+        lines: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+        failed: Arc<Mutex<Option<io::ErrorKind>>>,
+    ) -> EventWriter<'a> {
+        EventWriter {
+            sink: Sink::Task { lines, failed },
         }
     }
 
@@ -228,23 +252,41 @@ impl<'a> EventWriter<'a> {
 
     /// Writes one ready line (LF included), flushed.
     pub(crate) fn write_line(&self, line: &[u8]) -> io::Result<()> {
-        let mut out = lock(&self.inner);
-        if let Some(kind) = out.failed {
-            return Err(io::Error::new(
-                kind,
-                "an earlier write to the controller failed",
-            ));
+        let failed = |kind| io::Error::new(kind, "an earlier write to the controller failed");
+        match &self.sink {
+            Sink::Blocking(inner) => {
+                let mut out = lock(inner);
+                if let Some(kind) = out.failed {
+                    return Err(failed(kind));
+                }
+                let result = out.out.write_all(line).and_then(|()| out.out.flush());
+                if let Err(error) = &result {
+                    out.failed = Some(error.kind());
+                }
+                result
+            }
+            #[cfg(feature = "tokio")]
+            Sink::Task {
+                lines,
+                failed: kind,
+            } => {
+                if let Some(kind) = *lock(kind) {
+                    return Err(failed(kind));
+                }
+                lines
+                    .send(line.to_vec())
+                    .map_err(|_| failed(io::ErrorKind::BrokenPipe))
+            }
         }
-        let result = out.out.write_all(line).and_then(|()| out.out.flush());
-        if let Err(error) = &result {
-            out.failed = Some(error.kind());
-        }
-        result
     }
 
     /// Whether a write has failed.
     pub(crate) fn has_failed(&self) -> bool {
-        lock(&self.inner).failed.is_some()
+        match &self.sink {
+            Sink::Blocking(inner) => lock(inner).failed.is_some(),
+            #[cfg(feature = "tokio")]
+            Sink::Task { failed, .. } => lock(failed).is_some(),
+        }
     }
 }
 
@@ -360,6 +402,9 @@ impl Decision {
 pub(crate) struct Control {
     pub(crate) state: Mutex<ControlState>,
     pub(crate) wake: Condvar,
+    /// The same wake-up, for a turn on tokio.
+    #[cfg(feature = "tokio")]
+    pub(crate) notify: tokio::sync::Notify,
 }
 
 #[derive(Debug, Default)]
@@ -371,14 +416,36 @@ pub(crate) struct ControlState {
 }
 
 impl Control {
+    fn wake_all(&self) {
+        self.wake.notify_all();
+        #[cfg(feature = "tokio")]
+        self.notify.notify_waiters();
+    }
+
     pub(crate) fn cancel(&self) {
         lock(&self.state).cancelled = true;
-        self.wake.notify_all();
+        self.wake_all();
     }
 
     pub(crate) fn withdraw(&self) {
         lock(&self.state).withdrawn = true;
-        self.wake.notify_all();
+        self.wake_all();
+    }
+
+    /// How the question `id` has settled, if it has.
+    fn decision(state: &ControlState, id: &str, write_failed: bool) -> Option<Decision> {
+        let answer = state
+            .questions
+            .iter()
+            .find(|(q, _)| q == id)
+            .and_then(|(_, a)| *a);
+        match answer {
+            Some(true) => Some(Decision::Allowed),
+            Some(false) => Some(Decision::Rejected),
+            None if state.cancelled => Some(Decision::Cancelled),
+            None if state.withdrawn || write_failed => Some(Decision::Withdrawn),
+            None => None,
+        }
     }
 
     /// Answers the open question `id`; whether one was open.
@@ -393,7 +460,7 @@ impl Control {
         };
         *answer = Some(allow);
         drop(state);
-        self.wake.notify_all();
+        self.wake_all();
         true
     }
 
@@ -540,13 +607,57 @@ impl<'a> RunningTurn<'a> {
     ///
     /// A failed write of either event.
     pub fn ask(&mut self, question: Question) -> io::Result<Decision> {
+        let Some((id, asked)) = self.open(question) else {
+            return Ok(Decision::Cancelled);
+        };
+        let control = &self.lent.control;
+        let mut state = lock(&control.state);
+        let decision = loop {
+            if let Some(decision) = Control::decision(&state, &id, asked.is_err()) {
+                break decision;
+            }
+            state = control
+                .wake
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        };
+        drop(state);
+        self.close(id, asked, decision)
+    }
+
+    /// [`RunningTurn::ask`] for a turn on tokio: the same question, awaited.
+    ///
+    /// # Errors
+    ///
+    /// A failed write of either event.
+    #[cfg(feature = "tokio")]
+    pub async fn ask_async(&mut self, question: Question) -> io::Result<Decision> {
+        let Some((id, asked)) = self.open(question) else {
+            return Ok(Decision::Cancelled);
+        };
+        let control = Arc::clone(&self.lent.control);
+        let decision = loop {
+            // Enabled before the check: a wake-up between the two is kept.
+            let mut notified = std::pin::pin!(control.notify.notified());
+            notified.as_mut().enable();
+            let settled = Control::decision(&lock(&control.state), &id, asked.is_err());
+            if let Some(decision) = settled {
+                break decision;
+            }
+            notified.await;
+        };
+        self.close(id, asked, decision)
+    }
+
+    /// Opens a question and asks it; `None` once cancelled.
+    fn open(&mut self, question: Question) -> Option<(String, io::Result<()>)> {
         let lent = &self.lent;
         let n = lent.asked.fetch_add(1, Ordering::Relaxed) + 1;
         let id = format!("approval-{n}");
         {
             let mut state = lock(&lent.control.state);
             if state.cancelled {
-                return Ok(Decision::Cancelled);
+                return None;
             }
             // Open before it is asked: an answer can only follow the line.
             state.questions.push((id.clone(), None));
@@ -560,31 +671,22 @@ impl<'a> RunningTurn<'a> {
         if let Some(parked) = &lent.parked {
             parked();
         }
-        let mut state = lock(&lent.control.state);
-        let decision = loop {
-            let answer = state
-                .questions
-                .iter()
-                .find(|(q, _)| *q == id)
-                .and_then(|(_, a)| *a);
-            match answer {
-                Some(true) => break Decision::Allowed,
-                Some(false) => break Decision::Rejected,
-                None if state.cancelled => break Decision::Cancelled,
-                None if state.withdrawn || asked.is_err() => break Decision::Withdrawn,
-                None => {
-                    state = lent
-                        .control
-                        .wake
-                        .wait(state)
-                        .unwrap_or_else(PoisonError::into_inner);
-                }
-            }
-        };
-        state.questions.retain(|(q, _)| *q != id);
-        drop(state);
+        Some((id, asked))
+    }
+
+    /// Closes a settled question and writes how it settled.
+    fn close(
+        &mut self,
+        id: String,
+        asked: io::Result<()>,
+        decision: Decision,
+    ) -> io::Result<Decision> {
+        lock(&self.lent.control.state)
+            .questions
+            .retain(|(q, _)| *q != id);
         asked?;
-        lent.out
+        self.lent
+            .out
             .write(&Event::approval_resolved(id, decision.outcome()))?;
         Ok(decision)
     }
@@ -600,6 +702,21 @@ impl<'a> RunningTurn<'a> {
     /// short); whether the turn is cancelled.
     pub fn wait_cancelled(&self, timeout: Duration) -> bool {
         self.lent.control.wait_cancelled(timeout)
+    }
+
+    /// Completes when the controller cancels this turn: race it with the
+    /// model call (`tokio::select!`), for a turn on tokio.
+    #[cfg(feature = "tokio")]
+    pub async fn cancelled(&self) {
+        let control = &self.lent.control;
+        loop {
+            let mut notified = std::pin::pin!(control.notify.notified());
+            notified.as_mut().enable();
+            if control.is_cancelled() {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// The mock engine's literal turns write exactly their script.

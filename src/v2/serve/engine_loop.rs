@@ -486,6 +486,12 @@ impl<'o, D: Driver<'o>> Pump<'o, D> {
         }
     }
 
+    /// The driver, once the loop is done (to await its helpers).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn driver_mut(&mut self) -> &mut D {
+        &mut self.driver
+    }
+
     /// Whether the loop is done: the input ended and its work with it.
     pub(crate) fn done(&self) -> bool {
         self.done

@@ -23,6 +23,8 @@ mod engine_loop;
 mod model;
 #[cfg(feature = "tokio")]
 mod tokio_controller;
+#[cfg(feature = "tokio")]
+mod tokio_engine_loop;
 
 pub use self::controller::{
     Approval, Compaction, Controller, ControllerError, Notice, Reply, Steered, Stopped, Turn,
@@ -36,3 +38,5 @@ pub use self::engine_loop::{EngineLoop, GOAL_AUTO_CONTINUE_MAX_TURNS};
 pub use self::model::{Attribution, Conversation, Owed};
 #[cfg(feature = "tokio")]
 pub use self::tokio_controller::{TokioController, TokioTurn};
+#[cfg(feature = "tokio")]
+pub use self::tokio_engine_loop::{TokioEngine, TokioEngineLoop};
