@@ -271,8 +271,9 @@ fn requests_and_refused_lines_are_answered_while_a_turn_streams() {
     s.expect(&[r#"{"event":"command_error","error":"goal text must not be blank"}"#]);
     s.send(r#"{"command":"job_stop","request_id":"j2","generation":"g","job_id":"x"}"#);
     s.expect(&[r#"{"event":"job_stop_result","request_id":"j2","generation":"g","job_id":"x","outcome":"not_found"}"#]);
+    // Nothing to predict from while a turn runs (loop.mbt Predict).
     s.send(r#"{"command":"predict","request_id":"p1","source_sequence":1}"#);
-    s.expect(&[r#"{"event":"prediction_result","request_id":"p1","source_sequence":1,"outcome":{"kind":"completed","text":"next","input_tokens":3,"output_tokens":1}}"#]);
+    s.expect(&[r#"{"event":"prediction_result","request_id":"p1","source_sequence":1,"outcome":{"kind":"skipped"}}"#]);
     s.go();
     s.expect(&[&delta("b")]);
     s.go();
@@ -624,12 +625,31 @@ fn cancel_disarms_an_auto_goal() {
 }
 
 #[test]
-fn a_prediction_is_answered_on_its_own_and_cancel_prediction_reaches_it() {
+fn a_prediction_runs_when_idle_and_is_cancelled_by_what_changes_the_conversation() {
     let mut s = Session::start();
-    s.send(r#"{"command":"predict","request_id":"p","source_sequence":7}"#);
-    s.quiet();
-    s.send(r#"{"command":"cancel_prediction","request_id":"p"}"#);
-    s.expect(&[r#"{"event":"prediction_result","request_id":"p","source_sequence":7,"outcome":{"kind":"cancelled"}}"#]);
+    s.send(r#"{"command":"predict","request_id":"p1","source_sequence":1}"#);
+    s.expect(&[r#"{"event":"prediction_result","request_id":"p1","source_sequence":1,"outcome":{"kind":"completed","text":"next","input_tokens":3,"output_tokens":1}}"#]);
+    // The same sequence again: already attempted.
+    s.send(r#"{"command":"predict","request_id":"p2","source_sequence":1}"#);
+    s.expect(&[r#"{"event":"prediction_result","request_id":"p2","source_sequence":1,"outcome":{"kind":"skipped"}}"#]);
+    // This one runs until cancelled: by its `cancel_prediction` (another
+    // request id cancels nothing), ...
+    s.send(r#"{"command":"predict","request_id":"p3","source_sequence":7}"#);
+    s.send(r#"{"command":"cancel_prediction","request_id":"p9"}"#);
+    s.sync();
+    s.send(r#"{"command":"cancel_prediction","request_id":"p3"}"#);
+    s.expect(&[r#"{"event":"prediction_result","request_id":"p3","source_sequence":7,"outcome":{"kind":"cancelled"}}"#]);
+    // ... by a newer predict, or by a prompt, before its turn starts.
+    s.send(r#"{"command":"predict","request_id":"p4","source_sequence":8}"#);
+    s.send(r#"{"command":"predict","request_id":"p5","source_sequence":9}"#);
+    s.expect(&[r#"{"event":"prediction_result","request_id":"p4","source_sequence":8,"outcome":{"kind":"cancelled"}}"#]);
+    s.send(&prompt("delta:x"));
+    s.expect(&[
+        r#"{"event":"prediction_result","request_id":"p5","source_sequence":9,"outcome":{"kind":"cancelled"}}"#,
+        STEP1,
+        &delta("x"),
+        DONE,
+    ]);
     assert_eq!(s.close(), (vec![], None));
 }
 
@@ -672,6 +692,12 @@ fn a_turn_cannot_write_the_loops_events() {
                 };
                 self.0.lock().unwrap().push(said);
             }
+            let asked = turn.ask(Question::new("shell", "late")).unwrap_err();
+            let steered = turn.steers().unwrap_err();
+            self.0
+                .lock()
+                .unwrap()
+                .extend([asked.to_string(), steered.to_string()]);
             Ok(String::new())
         }
     }
@@ -694,6 +720,8 @@ fn a_turn_cannot_write_the_loops_events() {
             "InvalidInput: a turn cannot write steer_dropped: the serve loop writes it",
             "written",
             "InvalidInput: a turn cannot write assistant_delta: the turn has ended",
+            "a turn cannot ask: the turn has ended",
+            "a turn cannot take steers: the turn has ended",
         ]
     );
 }

@@ -75,11 +75,14 @@ pub trait Engine: Sync {
         JobStopOutcome::NotFound
     }
 
-    /// Predicts what the user types next, for `predict`: answered on a
-    /// thread of its own, so it may take time; after a matching
-    /// `cancel_prediction`, [`Prediction::is_cancelled`] turns true and the
-    /// engine should answer [`PredictionOutcome::Cancelled`]. The default:
-    /// `skipped`.
+    /// Predicts what the user types next, for `predict`, on a thread of
+    /// its own. The loop answers `skipped` itself while work runs or waits,
+    /// and for a sequence it already predicted from; one prediction runs
+    /// at a time. A newer `predict`, a matching `cancel_prediction`, or any
+    /// command that changes the conversation (a prompt, a steer, `compact`,
+    /// `cancel`, a goal) cancels it: the loop writes `cancelled` at once and
+    /// [`Prediction::is_cancelled`] turns true, so the engine can stop. The
+    /// default: `skipped`.
     fn predict(&self, prediction: &Prediction) -> PredictionOutcome {
         let _ = prediction;
         PredictionOutcome::Skipped
@@ -566,8 +569,13 @@ impl<'a> RunningTurn<'a> {
     ///
     /// # Errors
     ///
-    /// A failed write; the inputs are taken all the same.
+    /// `InvalidInput` once the turn has written its own end (the steers
+    /// are left for the loop); a failed write (the inputs are taken all
+    /// the same).
     pub fn steers(&mut self) -> io::Result<Vec<StepInput>> {
+        if self.ended && !self.literal {
+            return Err(ended("take steers"));
+        }
         let mut taken = Vec::new();
         let mut result = Ok(());
         let mut inbox = lock(&self.lent.inbox.state);
@@ -605,9 +613,10 @@ impl<'a> RunningTurn<'a> {
     ///
     /// # Errors
     ///
-    /// A failed write of either event.
+    /// A failed write of either event; `InvalidInput` once the turn has
+    /// written its own end.
     pub fn ask(&mut self, question: Question) -> io::Result<Decision> {
-        let Some((id, asked)) = self.open(question) else {
+        let Some((id, asked)) = self.open(question)? else {
             return Ok(Decision::Cancelled);
         };
         let control = &self.lent.control;
@@ -629,10 +638,11 @@ impl<'a> RunningTurn<'a> {
     ///
     /// # Errors
     ///
-    /// A failed write of either event.
+    /// A failed write of either event; `InvalidInput` once the turn has
+    /// written its own end.
     #[cfg(feature = "tokio")]
     pub async fn ask_async(&mut self, question: Question) -> io::Result<Decision> {
-        let Some((id, asked)) = self.open(question) else {
+        let Some((id, asked)) = self.open(question)? else {
             return Ok(Decision::Cancelled);
         };
         let control = Arc::clone(&self.lent.control);
@@ -650,14 +660,17 @@ impl<'a> RunningTurn<'a> {
     }
 
     /// Opens a question and asks it; `None` once cancelled.
-    fn open(&mut self, question: Question) -> Option<(String, io::Result<()>)> {
+    fn open(&mut self, question: Question) -> io::Result<Option<(String, io::Result<()>)>> {
+        if self.ended && !self.literal {
+            return Err(ended("ask"));
+        }
         let lent = &self.lent;
         let n = lent.asked.fetch_add(1, Ordering::Relaxed) + 1;
         let id = format!("approval-{n}");
         {
             let mut state = lock(&lent.control.state);
             if state.cancelled {
-                return None;
+                return Ok(None);
             }
             // Open before it is asked: an answer can only follow the line.
             state.questions.push((id.clone(), None));
@@ -671,7 +684,7 @@ impl<'a> RunningTurn<'a> {
         if let Some(parked) = &lent.parked {
             parked();
         }
-        Some((id, asked))
+        Ok(Some((id, asked)))
     }
 
     /// Closes a settled question and writes how it settled.
@@ -765,6 +778,13 @@ impl RunningCompaction<'_> {
     pub fn wait_cancelled(&self, timeout: Duration) -> bool {
         self.lent.control.wait_cancelled(timeout)
     }
+}
+
+fn ended(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("a turn cannot {what}: the turn has ended"),
+    )
 }
 
 fn refused(event: &Event, why: &str) -> io::Error {

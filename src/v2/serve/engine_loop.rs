@@ -12,10 +12,10 @@ use crate::v2::{
     PredictionOutcome, ReadError, SteerKind,
 };
 use std::any::Any;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::io::{self, BufRead, Write};
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
 use std::thread::Scope;
@@ -163,6 +163,10 @@ impl<E: Engine> EngineLoop<E> {
                         let Ok(step) = rx.recv() else { break };
                         pump.step(step);
                     }
+                    // What the helpers run in order sent meanwhile.
+                    while let Ok(step) = rx.try_recv() {
+                        pump.step(step);
+                    }
                     !out.has_failed()
                 });
                 pump.step(Step::Shutdown);
@@ -264,7 +268,7 @@ pub(crate) trait Driver<'o> {
     fn start_turn(&mut self, turn: RunningTurn<'o>);
     fn start_compaction(&mut self, compaction: RunningCompaction<'o>);
     fn stop_job(&mut self, out: EventWriter<'o>, request: JobStop);
-    fn predict(&mut self, out: EventWriter<'o>, prediction: Prediction);
+    fn predict(&mut self, prediction: Prediction);
 }
 
 /// A `job_stop` command's fields.
@@ -380,14 +384,14 @@ impl<'scope, 'env, 'e: 'scope, 'o: 'scope, E: Engine> Driver<'o>
         });
     }
 
-    fn predict(&mut self, out: EventWriter<'o>, prediction: Prediction) {
-        let engine = self.engine;
+    fn predict(&mut self, prediction: Prediction) {
+        let (engine, steps) = (self.engine, self.steps.clone());
         self.helper(move || {
             let outcome = panic::catch_unwind(AssertUnwindSafe(|| engine.predict(&prediction)))
                 .unwrap_or_else(|_| {
                     PredictionOutcome::Failed("the prediction panicked".to_owned())
                 });
-            let _ = out.write(&prediction.answer(outcome));
+            let _ = steps.send(Step::Predicted(prediction, outcome));
         });
     }
 }
@@ -414,6 +418,8 @@ pub(crate) enum Step {
     CompactDone,
     /// A turn waits for an approval (read only in in-order mode).
     Parked,
+    /// A prediction's outcome, from its own thread or task.
+    Predicted(Prediction, PredictionOutcome),
     Shutdown,
 }
 
@@ -461,7 +467,11 @@ pub(crate) struct Pump<'o, D> {
     /// Counts goal commands and cancels: a queued auto goal arms only if no
     /// later one superseded it.
     serial: u64,
-    predictions: HashMap<String, Arc<AtomicBool>>,
+    /// The prediction running: its `request_id`, sequence and cancel flag.
+    prediction: Option<(String, i32, Arc<AtomicBool>)>,
+    /// The sequence last predicted from (a second `predict` for it is
+    /// skipped).
+    prediction_attempt: Option<i32>,
 }
 
 impl<'o, D: Driver<'o>> Pump<'o, D> {
@@ -482,7 +492,8 @@ impl<'o, D: Driver<'o>> Pump<'o, D> {
             turns_remaining: 0,
             promoted_this_boundary: false,
             serial: 0,
-            predictions: HashMap::new(),
+            prediction: None,
+            prediction_attempt: None,
         }
     }
 
@@ -512,6 +523,16 @@ impl<'o, D: Driver<'o>> Pump<'o, D> {
     pub(crate) fn step(&mut self, step: Step) {
         match step {
             Step::Wire(command) => self.command(command),
+            Step::Predicted(prediction, outcome) => {
+                // Written only if it is still the one running.
+                let current = self.prediction.as_ref().is_some_and(|p| {
+                    p.0 == prediction.request_id && p.1 == prediction.source_sequence
+                });
+                if current {
+                    self.prediction = None;
+                    self.write(&prediction.answer(outcome));
+                }
+            }
             Step::Parked => self.parked = true,
             Step::TurnDone { finished } => self.turn_done(finished),
             Step::CompactDone => {
@@ -525,6 +546,7 @@ impl<'o, D: Driver<'o>> Pump<'o, D> {
                 self.maybe_exit();
             }
             Step::Shutdown => {
+                self.cancel_prediction();
                 self.shutting_down = true;
                 // Nobody is left to answer a question.
                 if let Some(active) = &self.active {
@@ -543,6 +565,19 @@ impl<'o, D: Driver<'o>> Pump<'o, D> {
     }
 
     fn command(&mut self, command: Command) {
+        // What changes the conversation makes a running prediction stale
+        // (loop.mbt, before each step).
+        if matches!(
+            command,
+            Command::Prompt { .. }
+                | Command::Steer { .. }
+                | Command::Compact
+                | Command::Cancel
+                | Command::GoalSet { .. }
+                | Command::GoalClear
+        ) {
+            self.cancel_prediction();
+        }
         match command {
             Command::Prompt {
                 content,
@@ -610,20 +645,10 @@ impl<'o, D: Driver<'o>> Pump<'o, D> {
                 request_id,
                 source_sequence,
                 ..
-            } => {
-                let cancelled = Arc::new(AtomicBool::new(false));
-                self.predictions
-                    .insert(request_id.clone(), Arc::clone(&cancelled));
-                let prediction = Prediction {
-                    request_id,
-                    source_sequence,
-                    cancelled,
-                };
-                self.driver.predict(self.out.clone(), prediction);
-            }
+            } => self.predict(request_id, source_sequence),
             Command::CancelPrediction { request_id, .. } => {
-                if let Some(cancelled) = self.predictions.remove(&request_id) {
-                    cancelled.store(true, std::sync::atomic::Ordering::Release);
+                if self.prediction.as_ref().is_some_and(|p| p.0 == request_id) {
+                    self.cancel_prediction();
                 }
             }
             Command::Cancel => {
@@ -665,6 +690,47 @@ impl<'o, D: Driver<'o>> Pump<'o, D> {
             }
             Command::GoalSet { text, auto, .. } => self.goal(Some(text), auto),
             Command::GoalClear => self.goal(None, false),
+        }
+    }
+
+    /// A `predict` (loop.mbt Predict): skipped while work runs or waits,
+    /// and for a sequence already attempted; otherwise it replaces the
+    /// prediction running, on a thread (or task) of its own.
+    fn predict(&mut self, request_id: String, source_sequence: i32) {
+        if self.active.is_some()
+            || !self.pending.is_empty()
+            || self.shutting_down
+            || self.prediction_attempt == Some(source_sequence)
+        {
+            let skipped = PredictionOutcome::Skipped;
+            self.write(&Event::prediction_result(
+                request_id,
+                source_sequence,
+                skipped,
+            ));
+            return;
+        }
+        self.cancel_prediction();
+        self.prediction_attempt = Some(source_sequence);
+        let cancelled = Arc::new(AtomicBool::new(false));
+        self.prediction = Some((request_id.clone(), source_sequence, Arc::clone(&cancelled)));
+        self.driver.predict(Prediction {
+            request_id,
+            source_sequence,
+            cancelled,
+        });
+    }
+
+    /// Cancels the prediction running: its result is `cancelled`, now.
+    fn cancel_prediction(&mut self) {
+        if let Some((request_id, source_sequence, cancelled)) = self.prediction.take() {
+            cancelled.store(true, Ordering::Release);
+            let outcome = PredictionOutcome::Cancelled;
+            self.write(&Event::prediction_result(
+                request_id,
+                source_sequence,
+                outcome,
+            ));
         }
     }
 

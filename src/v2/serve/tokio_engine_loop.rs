@@ -242,6 +242,9 @@ impl<E: TokioEngine> TokioEngineLoop<E> {
                         for helper in pump.driver_mut().helpers.drain(..) {
                             let _ = helper.await;
                         }
+                        while let Ok(step) = rx.try_recv() {
+                            pump.step(step);
+                        }
                         if out.has_failed() {
                             break None;
                         }
@@ -369,15 +372,15 @@ impl<E: TokioEngine> Driver<'static> for TokioDriver<E> {
         });
     }
 
-    fn predict(&mut self, out: EventWriter<'static>, prediction: Prediction) {
-        let engine = Arc::clone(&self.engine);
+    fn predict(&mut self, prediction: Prediction) {
+        let (engine, steps) = (Arc::clone(&self.engine), self.steps.clone());
         self.helper(async move {
             let outcome = CatchUnwind::new(engine.predict(&prediction))
                 .await
                 .unwrap_or_else(|_| {
                     PredictionOutcome::Failed("the prediction panicked".to_owned())
                 });
-            let _ = out.write(&prediction.answer(outcome));
+            let _ = steps.send(Step::Predicted(prediction, outcome));
         });
     }
 }
