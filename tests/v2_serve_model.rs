@@ -782,6 +782,35 @@ fn a_cancel_crossing_the_auto_turns_start_aborts_it() {
     assert_eq!(owed(&c), nothing());
 }
 
+/// The engine arms an auto goal when it applies it (its `goal_updated`),
+/// and disarms it when it reads a later goal command: a goal command the
+/// controller sends as the turn ends may cross the `goal_continue` of the
+/// goal it replaces.
+#[test]
+fn a_goal_command_crossing_goal_continue_leaves_the_turn_to_the_armed_goal() {
+    let c = run(&[
+        goal_auto("ship it"),
+        E(goal_updated("ship it"), Some(1), None),
+        prompt("start"),
+        E(step(1), None, Some(2)),
+        E(finished(), None, Some(2)),
+        goal_clear(),
+        E(goal_continue(19), None, None),
+        E(step(1), None, Some(1)),
+        E(finished(), None, Some(1)),
+        E(
+            "{\"event\":\"goal_updated\",\"goal\":null}\n".to_owned(),
+            Some(3),
+            None,
+        ),
+        V(
+            goal_continue(18),
+            "goal_continue with no goal command that set auto",
+        ),
+    ]);
+    assert_eq!(owed(&c), nothing());
+}
+
 #[test]
 fn goal_continue_out_of_its_place_fits_no_rule() {
     let c = run(&[

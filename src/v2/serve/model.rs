@@ -68,7 +68,7 @@ pub struct Conversation {
     /// Steers not yet answered by `steer_applied` or `steer_dropped`.
     steers: Vec<Steer>,
     /// `goal` commands not yet answered by `goal_updated`.
-    goals: VecDeque<u64>,
+    goals: VecDeque<(u64, bool)>,
     /// `approval` commands answering an open question, not yet matched by
     /// its `approval_resolved`: at most one per open question.
     approvals: Vec<(String, u64)>,
@@ -82,8 +82,10 @@ pub struct Conversation {
     ended: Option<(Work, u64)>,
     /// `cancel` lines that may still hit work.
     cancels: Vec<u64>,
-    /// The `goal` command whose `auto` arms the engine's own turns, unless
-    /// a later goal command replaced it.
+    /// The `goal` command with `auto` whose goal the engine applied last
+    /// (its `goal_updated` came, and no other goal's since): it arms the
+    /// engine's own turns. Armed only once applied, so a goal command that
+    /// crosses a `goal_continue` does not disown it.
     auto_goal: Option<u64>,
 }
 
@@ -279,12 +281,10 @@ impl Conversation {
                 self.requests.push(request(Kind::Predict, request_id));
             }
             Command::GoalSet { auto, .. } => {
-                self.goals.push_back(n);
-                self.auto_goal = auto.then_some(n);
+                self.goals.push_back((n, auto));
             }
             Command::GoalClear => {
-                self.goals.push_back(n);
-                self.auto_goal = None;
+                self.goals.push_back((n, false));
             }
             // Only an answer to a question still open is kept, the first
             // one: the engine ignores any other, and keeping them would let
@@ -343,7 +343,7 @@ impl Conversation {
             refused: self.refused.iter().copied().collect(),
             requests: self.requests.iter().map(|r| r.n).collect(),
             steers: self.steers.iter().map(|s| s.n).collect(),
-            goals: self.goals.iter().copied().collect(),
+            goals: self.goals.iter().map(|&(n, _)| n).collect(),
             approvals: self
                 .asked
                 .iter()
@@ -379,7 +379,10 @@ impl Conversation {
             }
             Role::Steer(applied, id) => self.steer(name, applied, id),
             Role::Goal => match self.goals.pop_front() {
-                Some(k) => Ok((Some(k), None)),
+                Some((k, auto)) => {
+                    self.auto_goal = auto.then_some(k);
+                    Ok((Some(k), None))
+                }
                 None => Err("goal_updated with no goal command left to answer".to_owned()),
             },
             Role::Compaction(phase) => self.compaction(name, phase),
