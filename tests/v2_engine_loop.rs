@@ -4,12 +4,15 @@
 //! order they cross (as the tap logs them): no event of these tests may
 //! fit no rule, and at the end nothing may be owed.
 
+#[path = "support/attributed.rs"]
+mod attributed;
 #[path = "support/pipe.rs"]
 mod pipe;
 
+use attributed::Attributed;
 use serve_command::v2::serve::{
-    Compacted, Conversation, Engine, EngineLoop, Prediction, Question, RunningCompaction,
-    RunningTurn, StepInput, WorkError,
+    Compacted, Engine, EngineLoop, Prediction, Question, RunningCompaction, RunningTurn, StepInput,
+    WorkError,
 };
 use serve_command::v2::{Content, Event, PredictionOutcome};
 use std::io::{self, BufRead, BufReader, Write};
@@ -127,7 +130,7 @@ impl Engine for Scripted {
 struct Session {
     stdin: Option<pipe::PipeWriter>,
     events: Receiver<String>,
-    model: Arc<Mutex<(Conversation, Vec<String>)>>,
+    model: Attributed,
     gate: Sender<()>,
     judged: Arc<Scripted>,
     engine: Option<JoinHandle<io::Result<Option<String>>>>,
@@ -153,18 +156,13 @@ impl Session {
                 .serve(BufReader::new(commands_in), events_out)
                 .map(|stopped| stopped.map(|e| e.to_string()))
         });
-        let model = Arc::new(Mutex::new((Conversation::new(), Vec::new())));
+        let model = Attributed::default();
         let (tx, events) = mpsc::channel();
-        let reader_model = Arc::clone(&model);
+        let reader_model = model.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(events_in).lines() {
                 let line = line.unwrap();
-                let mut model = reader_model.lock().unwrap();
-                let attribution = model.0.event(line.as_bytes());
-                if let Some(violation) = attribution.violation {
-                    model.1.push(format!("{line}: {violation}"));
-                }
-                drop(model);
+                reader_model.event(&line);
                 let _ = tx.send(line);
             }
         });
@@ -181,11 +179,10 @@ impl Session {
     /// Writes a command line; the model sees it first (the engine cannot
     /// answer what it has not read).
     fn send(&mut self, line: &str) {
-        let mut model = self.model.lock().unwrap();
-        model.0.command(format!("{line}\n").as_bytes());
+        let line = format!("{line}\n");
+        self.model.command(&line);
         let stdin = self.stdin.as_mut().unwrap();
-        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
-        drop(model);
+        stdin.write_all(line.as_bytes()).unwrap();
     }
 
     /// Returns once the loop has taken every line sent so far: it answers
@@ -227,13 +224,7 @@ impl Session {
         while let Ok(line) = self.events.recv_timeout(Duration::from_secs(2)) {
             rest.push(line);
         }
-        let model = self.model.lock().unwrap();
-        assert_eq!(model.1, Vec::<String>::new(), "events that fit no rule");
-        assert!(
-            model.0.owed().is_empty(),
-            "still owed: {:?}",
-            model.0.owed()
-        );
+        self.model.assert_settled();
         (rest, stopped)
     }
 

@@ -3,12 +3,16 @@
 //! `Conversation` fed the lines in the order they cross.
 #![cfg(feature = "tokio")]
 
+#[path = "support/attributed.rs"]
+mod attributed;
+
+use attributed::Attributed;
 use proptest::prelude::*;
 use serve_command::v2::serve::{
-    Conversation, Question, RunningTurn, StepInput, TokioEngine, TokioEngineLoop, WorkError,
+    Question, RunningTurn, StepInput, TokioEngine, TokioEngineLoop, WorkError,
 };
 use serve_command::v2::Event;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, WriteHalf};
 use tokio::sync::mpsc::{self, UnboundedReceiver};
@@ -65,7 +69,7 @@ impl TokioEngine for Script {
 struct Session {
     stdin: Option<WriteHalf<DuplexStream>>,
     events: UnboundedReceiver<String>,
-    model: Arc<Mutex<(Conversation, Vec<String>)>>,
+    model: Attributed,
     gate: Arc<Semaphore>,
     engine: JoinHandle<std::io::Result<Option<String>>>,
 }
@@ -85,17 +89,13 @@ impl Session {
                 .await?;
             Ok(stopped.map(|e| e.to_string()))
         });
-        let model = Arc::new(Mutex::new((Conversation::new(), Vec::new())));
+        let model = Attributed::default();
         let (tx, events) = mpsc::unbounded_channel();
-        let reader_model = Arc::clone(&model);
+        let reader_model = model.clone();
         tokio::spawn(async move {
             let mut lines = BufReader::new(controller_in).lines();
             while let Ok(Some(line)) = lines.next_line().await {
-                let mut model = reader_model.lock().unwrap();
-                if let Some(violation) = model.0.event(line.as_bytes()).violation {
-                    model.1.push(format!("{line}: {violation}"));
-                }
-                drop(model);
+                reader_model.event(&line);
                 let _ = tx.send(line);
             }
         });
@@ -111,7 +111,7 @@ impl Session {
     async fn send(&mut self, line: &str) {
         let line = format!("{line}\n");
         // The model sees it first: the engine cannot answer it before.
-        self.model.lock().unwrap().0.command(line.as_bytes());
+        self.model.command(&line);
         let stdin = self.stdin.as_mut().unwrap();
         stdin.write_all(line.as_bytes()).await.unwrap();
     }
@@ -139,13 +139,7 @@ impl Session {
         {
             rest.push(line);
         }
-        let model = self.model.lock().unwrap();
-        assert_eq!(model.1, Vec::<String>::new(), "events that fit no rule");
-        assert!(
-            model.0.owed().is_empty(),
-            "still owed: {:?}",
-            model.0.owed()
-        );
+        self.model.assert_settled();
         (rest, stopped)
     }
 }
