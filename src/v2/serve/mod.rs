@@ -16,6 +16,15 @@
 //! for a request, the `command_error` as a [`ControllerError`]), and what
 //! answers nothing is a [`Notice`]. `TokioController` (feature `tokio`) is
 //! the same on tokio.
+//!
+//! [`EngineLoop`] is the same loop from the engine's side: an [`Engine`]
+//! says how to run a turn ([`RunningTurn`]), and the loop keeps every
+//! other promise of `openseek serve` (refused lines answered at once, one
+//! turn at a time, steers, `cancel`, goals, approvals, the job and
+//! prediction commands). `TokioEngineLoop` (feature `tokio`) runs the same
+//! state machine on tokio, for a `TokioEngine` whose turn is async. Every
+//! event either loop writes is attributed by [`Conversation`] as the
+//! controller's table says (tests/v2_engine_loop.rs holds them together).
 
 mod controller;
 mod engine;
