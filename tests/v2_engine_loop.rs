@@ -221,7 +221,7 @@ impl Session {
         drop(self.stdin.take());
         let stopped = self.engine.take().unwrap().join().unwrap().unwrap();
         let mut rest = Vec::new();
-        while let Ok(line) = self.events.recv_timeout(Duration::from_secs(2)) {
+        while let Ok(line) = self.events.recv_timeout(WAIT) {
             rest.push(line);
         }
         self.model.assert_settled();

@@ -134,9 +134,7 @@ impl Session {
         drop(stdin);
         let stopped = self.engine.await.unwrap().unwrap();
         let mut rest = Vec::new();
-        while let Ok(Some(line)) =
-            tokio::time::timeout(Duration::from_millis(500), self.events.recv()).await
-        {
+        while let Ok(Some(line)) = tokio::time::timeout(WAIT, self.events.recv()).await {
             rest.push(line);
         }
         self.model.assert_settled();
