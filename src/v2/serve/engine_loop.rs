@@ -457,7 +457,7 @@ pub(crate) struct Pump<'o, D> {
     pending: VecDeque<Pending>,
     shutting_down: bool,
     done: bool,
-    /// Goal auto-continuation (loop.mbt 250-275): the intent waiting to be
+    /// Goal auto-continuation (loop.mbt's `goal_auto_*`): the intent waiting to be
     /// applied, the goal armed, the turns left, and whether it was armed at
     /// this boundary (its first turn is the controller's).
     auto_pending: Option<(String, u64)>,
