@@ -741,6 +741,36 @@ fn a_failed_write_ends_the_loop_with_the_error() {
         .unwrap_err();
     assert_eq!(error.kind(), io::ErrorKind::BrokenPipe);
     assert_eq!(error.to_string(), "writing to the controller failed");
+    // With its input still open, threaded and in order: the loop reads no
+    // command after the write failed, and returns.
+    for in_order in [false, true] {
+        let (commands_in, mut stdin) = pipe::pipe();
+        let (done, returned) = mpsc::channel();
+        std::thread::spawn(move || {
+            let engine = EngineLoop::new(Echo);
+            let engine = if in_order { engine.in_order() } else { engine };
+            let result = engine.serve(BufReader::new(commands_in), Gone);
+            let _ = done.send(
+                result
+                    .map(|stopped| stopped.is_some())
+                    .map_err(|e| e.kind()),
+            );
+        });
+        stdin
+            .write_all(b"{\"command\":\"prompt\",\"content\":\"x\"}\n")
+            .unwrap();
+        // The prompt's turn fails to write; the next line is the last read.
+        std::thread::sleep(Duration::from_millis(50));
+        stdin
+            .write_all(b"{\"command\":\"jobs_snapshot\",\"request_id\":\"j\"}\n")
+            .unwrap();
+        assert_eq!(
+            returned.recv_timeout(WAIT).expect("the loop returned"),
+            Err(io::ErrorKind::BrokenPipe),
+            "in order: {in_order}"
+        );
+        drop(stdin);
+    }
 }
 
 #[test]
