@@ -602,6 +602,97 @@ fn an_auto_goal_stops_after_its_budget() {
     assert_eq!(s.close(), (vec![], None));
 }
 
+/// Where an auto goal was applied decides whether the turn that just ended
+/// continues it (loop.mbt's `defer_continue`): a goal the turn took at a
+/// step boundary was worked under, so its end continues; a goal applied
+/// after the turn (drained at its end, or queued behind a prompt) was not,
+/// so the next turn the controller starts is the first one continued.
+#[test]
+fn an_auto_goal_continues_only_after_a_turn_that_worked_under_it() {
+    // Taken at the turn's step boundary: continued at once.
+    let mut s = Session::with_continues(vec![Some(Content::from("delta:on"))]);
+    s.send(&prompt("wait steers"));
+    s.expect(&[STEP1]);
+    s.send(r#"{"command":"goal","action":"set","text":"g","auto":true}"#);
+    s.sync();
+    s.go();
+    s.expect(&[
+        r#"{"event":"goal_updated","goal":"g"}"#,
+        &delta("goal Some(\\\"g\\\")"),
+        DONE,
+        r#"{"event":"goal_continue","remaining":19}"#,
+        STEP1,
+        &delta("on"),
+        DONE,
+    ]);
+    assert_eq!(s.close(), (vec![], None));
+
+    // Drained at the turn's end: that turn is not continued; the next is.
+    let mut s = Session::with_continues(vec![Some(Content::from("delta:on"))]);
+    s.send(&prompt("wait"));
+    s.expect(&[STEP1]);
+    s.send(r#"{"command":"goal","action":"set","text":"g","auto":true}"#);
+    s.sync();
+    s.go();
+    s.expect(&[DONE, r#"{"event":"goal_updated","goal":"g"}"#]);
+    s.quiet();
+    s.send(&prompt("delta:next"));
+    s.expect(&[
+        STEP1,
+        &delta("next"),
+        DONE,
+        r#"{"event":"goal_continue","remaining":19}"#,
+        STEP1,
+        &delta("on"),
+        DONE,
+    ]);
+    assert_eq!(s.close(), (vec![], None));
+
+    // Queued behind a prompt: applied after that prompt's turn, which is
+    // not continued.
+    let mut s = Session::with_continues(vec![Some(Content::from("delta:on"))]);
+    s.send(&prompt("wait"));
+    s.send(&prompt("delta:b"));
+    s.send(r#"{"command":"goal","action":"set","text":"g","auto":true}"#);
+    s.expect(&[STEP1]);
+    s.sync();
+    s.go();
+    s.expect(&[
+        DONE,
+        STEP1,
+        &delta("b"),
+        DONE,
+        r#"{"event":"goal_updated","goal":"g"}"#,
+    ]);
+    s.quiet();
+    assert_eq!(s.close(), (vec![], None));
+}
+
+/// The end of input pauses an auto goal: the running turn finishes, but
+/// the loop starts no turn of its own.
+#[test]
+fn the_end_of_input_stops_an_auto_goal() {
+    let mut s = Session::with_continues(vec![Some(Content::from("delta:on"))]);
+    s.send(r#"{"command":"goal","action":"set","text":"g","auto":true}"#);
+    // The question is withdrawn when the input ends: the turn ends after.
+    s.send(&prompt("ask"));
+    s.expect(&[
+        r#"{"event":"goal_updated","goal":"g"}"#,
+        STEP1,
+        r#"{"event":"approval_requested","id":"approval-1","tool_name":"shell","detail":"run it","body":"ls"}"#,
+    ]);
+    let (rest, stopped) = s.close();
+    assert_eq!(
+        rest,
+        [
+            r#"{"event":"approval_resolved","id":"approval-1","outcome":"cancelled"}"#,
+            &delta("Withdrawn"),
+            DONE,
+        ]
+    );
+    assert_eq!(stopped, None);
+}
+
 #[test]
 fn cancel_disarms_an_auto_goal() {
     let mut s = Session::with_continues(vec![Some(Content::from("delta:again"))]);
