@@ -577,6 +577,25 @@ fn an_auto_goal_continues_turns_until_the_engine_says_it_is_met() {
     assert_eq!(s.close(), (vec![], None));
 }
 
+/// A turn that wrote its own `agent_finished` finished cleanly: an auto
+/// goal continues after it.
+#[test]
+fn an_auto_goal_continues_after_a_turn_that_wrote_its_own_end() {
+    let mut s = Session::with_continues(vec![Some(Content::from("delta:on"))]);
+    s.send(r#"{"command":"goal","action":"set","text":"g","auto":true}"#);
+    s.send(&prompt("own-end"));
+    s.expect(&[
+        r#"{"event":"goal_updated","goal":"g"}"#,
+        STEP1,
+        r#"{"event":"agent_finished","answer":"mine"}"#,
+        r#"{"event":"goal_continue","remaining":19}"#,
+        STEP1,
+        &delta("on"),
+        DONE,
+    ]);
+    assert_eq!(s.close(), (vec![], None));
+}
+
 #[test]
 fn an_auto_goal_stops_after_its_budget() {
     let continues = vec![Some(Content::from("delta:go")); 25];

@@ -500,6 +500,9 @@ pub struct RunningTurn<'a> {
     pub(crate) lent: Lent<'a>,
     /// The turn wrote its own terminal event.
     pub(crate) ended: bool,
+    /// The end it wrote was `agent_finished` (a clean finish, which an
+    /// auto goal continues after).
+    pub(crate) finished: bool,
     /// The mock engine's literal turns: exactly the script's events.
     pub(crate) literal: bool,
 }
@@ -549,6 +552,7 @@ impl<'a> RunningTurn<'a> {
                 return Err(refused(event, "the serve loop writes it"));
             }
             self.ended = is_terminal(event);
+            self.finished = matches!(event, Event::AgentFinished { .. });
         }
         self.lent.out.write(event)
     }

@@ -305,7 +305,8 @@ pub(crate) fn end_turn(
             let _ = turn.lent.out.write(event);
             matches!(event, Event::AgentFinished { .. })
         }
-        None => turn.ended && !turn.is_cancelled(),
+        // It wrote its own end: finished if that was `agent_finished`.
+        None => turn.finished,
     }
 }
 
@@ -947,6 +948,7 @@ impl<'o, D: Driver<'o>> Pump<'o, D> {
             submission_id,
             lent: self.lend(&control),
             ended: false,
+            finished: false,
             literal: false,
         };
         self.active = Some(Active {
