@@ -14,7 +14,7 @@ use serve_command::v2::serve::{
     Compacted, Engine, EngineLoop, Prediction, Question, RunningCompaction, RunningTurn, StepInput,
     WorkError,
 };
-use serve_command::v2::{Content, Event, PredictionOutcome};
+use serve_command::v2::{Content, Event, JobRecord, JobState, JobStopOutcome, PredictionOutcome};
 use std::io::{self, BufRead, BufReader, Write};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
@@ -881,6 +881,136 @@ fn a_failed_write_ends_the_loop_with_the_error() {
         );
         drop(stdin);
     }
+}
+
+/// What an engine does not implement is answered as upstream answers with
+/// no runtime; what it implements is asked.
+#[test]
+fn the_engines_jobs_and_the_defaults_answer_the_requests() {
+    struct Defaults;
+    impl Engine for Defaults {
+        fn turn(&self, _: &mut RunningTurn<'_>) -> Result<String, WorkError> {
+            Ok(String::new())
+        }
+    }
+    struct Jobs;
+    impl Engine for Jobs {
+        fn turn(&self, _: &mut RunningTurn<'_>) -> Result<String, WorkError> {
+            Ok(String::new())
+        }
+        fn jobs(&self) -> Vec<JobRecord> {
+            vec![JobRecord::new(
+                "g1",
+                "job-1",
+                1,
+                "cargo test",
+                JobState::Running,
+                1,
+                2,
+            )]
+        }
+        fn stop_job(&self, generation: &str, job_id: &str) -> JobStopOutcome {
+            match (generation, job_id) {
+                ("g1", "job-1") => JobStopOutcome::Stopped,
+                ("g1", _) => JobStopOutcome::NotFound,
+                _ => JobStopOutcome::WrongRuntime,
+            }
+        }
+    }
+    let input = concat!(
+        "{\"command\":\"jobs_snapshot\",\"request_id\":\"j\"}\n",
+        "{\"command\":\"job_stop\",\"request_id\":\"k1\",\"generation\":\"g1\",\"job_id\":\"job-1\"}\n",
+        "{\"command\":\"job_stop\",\"request_id\":\"k2\",\"generation\":\"g0\",\"job_id\":\"job-1\"}\n",
+        "{\"command\":\"predict\",\"request_id\":\"p\",\"source_sequence\":3}\n",
+        "{\"command\":\"compact\"}\n",
+    );
+    let serve = |engine: &dyn Fn(&mut Vec<u8>)| {
+        let mut out = Vec::new();
+        engine(&mut out);
+        String::from_utf8(out).unwrap()
+    };
+    let tail = concat!(
+        "{\"event\":\"prediction_result\",\"request_id\":\"p\",\"source_sequence\":3,\"outcome\":{\"kind\":\"skipped\"}}\n",
+        "{\"event\":\"compaction_failed\",\"error\":\"this engine does not compact\"}\n",
+    );
+    assert_eq!(
+        serve(&|out| {
+            EngineLoop::new(Defaults).in_order().serve(input.as_bytes(), out).unwrap();
+        }),
+        [
+            "{\"event\":\"jobs_snapshot\",\"request_id\":\"j\",\"jobs\":[]}\n",
+            "{\"event\":\"job_stop_result\",\"request_id\":\"k1\",\"generation\":\"g1\",\"job_id\":\"job-1\",\"outcome\":\"not_found\"}\n",
+            "{\"event\":\"job_stop_result\",\"request_id\":\"k2\",\"generation\":\"g0\",\"job_id\":\"job-1\",\"outcome\":\"not_found\"}\n",
+            tail,
+        ]
+        .concat()
+    );
+    let job = JobRecord::new("g1", "job-1", 1, "cargo test", JobState::Running, 1, 2);
+    assert_eq!(
+        serve(&|out| {
+            EngineLoop::new(Jobs).in_order().serve(input.as_bytes(), out).unwrap();
+        }),
+        [
+            Event::jobs_snapshot("j", vec![job.clone()]).to_line().as_str(),
+            "{\"event\":\"job_stop_result\",\"request_id\":\"k1\",\"generation\":\"g1\",\"job_id\":\"job-1\",\"outcome\":\"stopped\"}\n",
+            "{\"event\":\"job_stop_result\",\"request_id\":\"k2\",\"generation\":\"g0\",\"job_id\":\"job-1\",\"outcome\":\"wrong_runtime\"}\n",
+            tail,
+        ]
+        .concat()
+    );
+}
+
+/// What a turn is told, and a writer for a thread of its own.
+#[test]
+fn a_turn_sees_its_prompt_and_writes_from_a_thread_of_its_own() {
+    struct Told;
+    impl Engine for Told {
+        fn turn(&self, turn: &mut RunningTurn<'_>) -> Result<String, WorkError> {
+            let writer = turn.writer();
+            let said = format!("{:?} {}", turn.submission_id(), turn.content().to_text());
+            std::thread::scope(|scope| {
+                scope
+                    .spawn(|| writer.write(&Event::assistant_delta(said)))
+                    .join()
+            })
+            .unwrap()?;
+            let decision = turn.ask(Question::new("shell", "ls"))?;
+            Ok(format!("{}", decision.is_allowed()))
+        }
+        fn predict(&self, prediction: &Prediction) -> PredictionOutcome {
+            PredictionOutcome::Failed(format!(
+                "{} {}",
+                prediction.request_id(),
+                prediction.is_cancelled()
+            ))
+        }
+    }
+    let input = concat!(
+        "{\"command\":\"prompt\",\"content\":\"hi\",\"submission_id\":\"s-1\"}\n",
+        "{\"command\":\"approval\",\"id\":\"approval-1\",\"allow\":true}\n",
+        "{\"command\":\"prompt\",\"content\":\"again\"}\n",
+        "{\"command\":\"approval\",\"id\":\"approval-2\",\"allow\":false}\n",
+        "{\"command\":\"predict\",\"request_id\":\"p\",\"source_sequence\":3}\n",
+    );
+    let mut out = Vec::new();
+    EngineLoop::new(Told)
+        .in_order()
+        .serve(input.as_bytes(), &mut out)
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        concat!(
+            "{\"event\":\"assistant_delta\",\"content\":\"Some(\\\"s-1\\\") hi\"}\n",
+            "{\"event\":\"approval_requested\",\"id\":\"approval-1\",\"tool_name\":\"shell\",\"detail\":\"ls\",\"body\":null}\n",
+            "{\"event\":\"approval_resolved\",\"id\":\"approval-1\",\"outcome\":\"allowed_once\"}\n",
+            "{\"event\":\"agent_finished\",\"answer\":\"true\"}\n",
+            "{\"event\":\"assistant_delta\",\"content\":\"None again\"}\n",
+            "{\"event\":\"approval_requested\",\"id\":\"approval-2\",\"tool_name\":\"shell\",\"detail\":\"ls\",\"body\":null}\n",
+            "{\"event\":\"approval_resolved\",\"id\":\"approval-2\",\"outcome\":\"rejected\"}\n",
+            "{\"event\":\"agent_finished\",\"answer\":\"false\"}\n",
+            "{\"event\":\"prediction_result\",\"request_id\":\"p\",\"source_sequence\":3,\"outcome\":{\"kind\":\"failed\",\"message\":\"p false\"}}\n",
+        )
+    );
 }
 
 #[test]
