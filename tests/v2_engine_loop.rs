@@ -754,6 +754,23 @@ fn a_prediction_runs_when_idle_and_is_cancelled_by_what_changes_the_conversation
     assert_eq!(s.close(), (vec![], None));
 }
 
+/// A prediction's late outcome, once a newer one under the same
+/// `request_id` replaced it, is not written: each `predict` gets one
+/// answer.
+#[test]
+fn a_replaced_predictions_late_outcome_is_not_written() {
+    let mut s = Session::start();
+    s.send(r#"{"command":"predict","request_id":"p","source_sequence":7}"#);
+    s.send(r#"{"command":"predict","request_id":"p","source_sequence":8}"#);
+    s.expect(&[r#"{"event":"prediction_result","request_id":"p","source_sequence":7,"outcome":{"kind":"cancelled"}}"#]);
+    // The first one's own outcome comes back meanwhile, and is dropped.
+    std::thread::sleep(Duration::from_millis(50));
+    s.sync();
+    s.send(r#"{"command":"cancel_prediction","request_id":"p"}"#);
+    s.expect(&[r#"{"event":"prediction_result","request_id":"p","source_sequence":8,"outcome":{"kind":"cancelled"}}"#]);
+    assert_eq!(s.close(), (vec![], None));
+}
+
 #[test]
 fn after_a_line_that_is_not_json_the_loop_reads_no_more_and_finishes_its_work() {
     let mut s = Session::start();
