@@ -712,6 +712,30 @@ fn the_end_of_input_stops_an_auto_goal() {
     assert_eq!(stopped, None);
 }
 
+/// A cancel also disarms an auto goal still queued behind pending work:
+/// applied later, it stands but does not continue.
+#[test]
+fn cancel_disarms_an_auto_goal_queued_behind_work() {
+    let mut s = Session::with_continues(vec![Some(Content::from("delta:on"))]);
+    s.send(&prompt("until-cancel"));
+    s.send(&prompt("delta:b"));
+    s.send(r#"{"command":"goal","action":"set","text":"g","auto":true}"#);
+    s.send(r#"{"command":"cancel"}"#);
+    s.expect(&[
+        STEP1,
+        ABORTED,
+        STEP1,
+        &delta("b"),
+        DONE,
+        r#"{"event":"goal_updated","goal":"g"}"#,
+    ]);
+    s.send(&prompt("delta:c"));
+    s.expect(&[STEP1, &delta("c"), DONE]);
+    s.quiet();
+    assert!(s.judged.goals_judged.lock().unwrap().is_empty());
+    assert_eq!(s.close(), (vec![], None));
+}
+
 #[test]
 fn cancel_disarms_an_auto_goal() {
     let mut s = Session::with_continues(vec![Some(Content::from("delta:again"))]);

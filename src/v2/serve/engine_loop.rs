@@ -698,9 +698,10 @@ impl<'o, D: Driver<'o>> Pump<'o, D> {
     /// and for a sequence already attempted; otherwise it replaces the
     /// prediction running, on a thread (or task) of its own.
     fn predict(&mut self, request_id: String, source_sequence: i32) {
+        // (loop.mbt also skips after the end of input; no command is read
+        // after it here.)
         if self.active.is_some()
             || !self.pending.is_empty()
-            || self.shutting_down
             || self.prediction_attempt == Some(source_sequence)
         {
             let skipped = PredictionOutcome::Skipped;
