@@ -545,6 +545,52 @@ fn goals_wait_behind_pending_work_and_apply_at_once_when_idle() {
     assert_eq!(s.close(), (vec![], None));
 }
 
+/// Command context keeps its wire order around a goal queued behind work
+/// (loop.mbt's `take_context_before_goal`): context sent before the goal,
+/// with no turn to take it, is applied before the goal; context a running
+/// turn will take stays with that turn.
+#[test]
+fn command_context_keeps_its_order_around_a_queued_goal() {
+    // A compaction runs: nothing will take the context but the goal's drain.
+    let mut s = Session::start();
+    s.send(r#"{"command":"compact"}"#);
+    s.expect(&[r#"{"event":"compaction_started","from_sequence":1,"to_sequence":4}"#]);
+    s.send(r#"{"command":"steer","kind":"command","content":"ls"}"#);
+    s.send(r#"{"command":"goal","action":"set","text":"g"}"#);
+    s.send(r#"{"command":"steer","kind":"command","content":"pwd"}"#);
+    s.sync();
+    s.go();
+    s.expect(&[
+        r#"{"event":"compaction_finished","from_sequence":1,"to_sequence":4,"summary":"summary"}"#,
+        r#"{"event":"steer_applied","kind":"command","content":"ls"}"#,
+        r#"{"event":"goal_updated","goal":"g"}"#,
+        r#"{"event":"steer_applied","kind":"command","content":"pwd"}"#,
+    ]);
+    assert_eq!(s.close(), (vec![], None));
+
+    // A turn runs, a compaction waits: the context is the turn's.
+    let mut s = Session::start();
+    s.send(&prompt("wait steers"));
+    s.send(r#"{"command":"compact"}"#);
+    s.send(r#"{"command":"steer","kind":"command","content":"ls"}"#);
+    s.send(r#"{"command":"goal","action":"set","text":"g"}"#);
+    s.expect(&[STEP1]);
+    s.sync();
+    s.go();
+    s.expect(&[
+        r#"{"event":"steer_applied","kind":"command","content":"ls"}"#,
+        &delta("!ls"),
+        DONE,
+        r#"{"event":"compaction_started","from_sequence":1,"to_sequence":4}"#,
+    ]);
+    s.go();
+    s.expect(&[
+        r#"{"event":"compaction_finished","from_sequence":1,"to_sequence":4,"summary":"summary"}"#,
+        r#"{"event":"goal_updated","goal":"g"}"#,
+    ]);
+    assert_eq!(s.close(), (vec![], None));
+}
+
 #[test]
 fn an_auto_goal_continues_turns_until_the_engine_says_it_is_met() {
     let mut s = Session::with_continues(vec![
