@@ -568,12 +568,14 @@ fn command_context_keeps_its_order_around_a_queued_goal() {
     ]);
     assert_eq!(s.close(), (vec![], None));
 
-    // A turn runs, a compaction waits: the context is the turn's.
+    // A turn runs, a compaction waits: the context sent before the goal
+    // is the turn's; the context sent after it is fenced behind it.
     let mut s = Session::start();
     s.send(&prompt("wait steers"));
     s.send(r#"{"command":"compact"}"#);
     s.send(r#"{"command":"steer","kind":"command","content":"ls"}"#);
     s.send(r#"{"command":"goal","action":"set","text":"g"}"#);
+    s.send(r#"{"command":"steer","kind":"command","content":"pwd"}"#);
     s.expect(&[STEP1]);
     s.sync();
     s.go();
@@ -587,6 +589,7 @@ fn command_context_keeps_its_order_around_a_queued_goal() {
     s.expect(&[
         r#"{"event":"compaction_finished","from_sequence":1,"to_sequence":4,"summary":"summary"}"#,
         r#"{"event":"goal_updated","goal":"g"}"#,
+        r#"{"event":"steer_applied","kind":"command","content":"pwd"}"#,
     ]);
     assert_eq!(s.close(), (vec![], None));
 }
