@@ -1411,7 +1411,7 @@ fn stderr_tail(stderr: &[u8]) -> Vec<String> {
 /// A line as the summary and the report show it: control characters made
 /// visible, at most [`SHOWN_CHARS`] characters of it (a line of 64 MiB is
 /// not copied whole).
-fn shown(line: &[u8]) -> String {
+pub(super) fn shown(line: &[u8]) -> String {
     let text = visible(&line[..line.len().min(4 * SHOWN_CHARS)]);
     match text.char_indices().nth(SHOWN_CHARS) {
         Some((i, _)) => format!("{}... ({} bytes)", &text[..i], line.len()),
@@ -1420,7 +1420,7 @@ fn shown(line: &[u8]) -> String {
     }
 }
 
-fn quoted(s: &str) -> String {
+pub(super) fn quoted(s: &str) -> String {
     serde_json::to_string(s).expect("a string serializes")
 }
 

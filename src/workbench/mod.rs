@@ -23,7 +23,11 @@ mod check_engine;
 mod mock_engine;
 mod monitor;
 mod run;
+mod runner;
+mod session;
 
 pub use check_engine::{Check, CheckEngine, Failure, Level, Report};
 pub use mock_engine::{MockEngine, ScriptError};
 pub use monitor::{Detail, Judged, Kind, Monitor, Verdict, Violation};
+pub use runner::{End, EngineInput, EngineOutput, Received, Runner, Sent, SessionVerdict};
+pub use session::{Action, After, Session, SessionError, Step};
