@@ -431,3 +431,238 @@ fn the_tap_finds_nothing_wrong_on_the_engines_side() {
     let (direct, _) = mock("tap-direct", None, std::str::from_utf8(SESSION).unwrap());
     assert_eq!(String::from_utf8(out.stdout).unwrap(), direct);
 }
+
+/// `mock-engine --delay MS` as a controller drives it: each line written
+/// when the test says, the engine's lines read as they come.
+struct Live {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Live {
+    fn spawn(args: &[&str]) -> Live {
+        use std::io::BufRead;
+        use std::process::{Command, Stdio};
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the binary runs");
+        let stdin = child.stdin.take();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                if tx.send(line.unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        Live {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    /// Writes `line` and its LF to the engine's stdin.
+    #[track_caller]
+    fn send(&mut self, line: &str) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The engine's next line (a minute at most: an engine that holds its
+    /// lines back fails the test, not hangs it); `None` once it closed
+    /// its stdout.
+    fn next(&mut self) -> Option<String> {
+        match self.lines.recv_timeout(std::time::Duration::from_secs(60)) {
+            Ok(line) => Some(line),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("no line in a minute"),
+        }
+    }
+
+    /// Asserts the engine's next lines are `expected`.
+    #[track_caller]
+    fn expect(&mut self, expected: &[&str]) {
+        let got: Vec<Option<String>> = expected.iter().map(|_| self.next()).collect();
+        let expected: Vec<Option<String>> =
+            expected.iter().map(|l| Some((*l).to_owned())).collect();
+        assert_eq!(got, expected);
+    }
+
+    /// Closes the engine's stdin: the lines it writes after, and its exit
+    /// status.
+    fn close(mut self) -> (Vec<String>, Option<i32>) {
+        drop(self.stdin.take());
+        let rest = std::iter::from_fn(|| self.next()).collect();
+        (rest, self.child.wait().unwrap().code())
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        // A failed test leaves no engine behind.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A delay long enough that a line the test writes once it has read a
+/// turn's first event reaches the engine before the turn's next event,
+/// even on a loaded machine.
+const PACE: &str = "300";
+
+/// The default turn's events for `prompt` (one word), after `agent_step` 1.
+fn default_turn_after_step(prompt: &str) -> Vec<String> {
+    vec![
+        format!(r#"{{"event":"assistant_delta","content":"You asked: "}}"#),
+        format!(r#"{{"event":"assistant_delta","content":"{prompt}"}}"#),
+        format!(r#"{{"event":"assistant_message","content":"You asked: {prompt}"}}"#),
+        format!(
+            r#"{{"event":"usage","usage":{{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3,"prompt_cache_hit_tokens":0,"prompt_cache_miss_tokens":1}}}}"#
+        ),
+        format!(r#"{{"event":"agent_finished","answer":"You asked: {prompt}"}}"#),
+    ]
+}
+
+/// Prompts alone (each queued behind the turn running, as without a
+/// delay) give the same bytes at every delay: the scripted session's exact
+/// lines at 30 ms, and after its turns a compaction; at least the pauses'
+/// time.
+#[test]
+fn prompts_alone_give_the_same_bytes_at_every_delay() {
+    let (name, script, commands, events) = SESSIONS
+        .iter()
+        .find(|s| s.0 == "scripted turns in order, then the default")
+        .unwrap();
+    let script = script.unwrap();
+    let path = scratch("paced").join("script.jsonl");
+    std::fs::write(&path, script).unwrap();
+    let path = path.to_str().unwrap();
+    let started = std::time::Instant::now();
+    let paced = bin::stdout_of(
+        &["mock-engine", "--script", path, "--delay", "30"],
+        lines(commands).as_bytes(),
+        0,
+    );
+    // 19 pauses: 8, 4, 1 (before `turn_failed`), 1 (the `events` turn's
+    // two) and 5 (the default turn's).
+    assert!(started.elapsed() >= std::time::Duration::from_millis(19 * 30));
+    assert_eq!(paced, lines(events), "{name}");
+
+    let mut input = lines(commands);
+    input += "{\"command\":\"compact\"}\n{\"command\":\"prompt\",\"content\":\"after\"}\n";
+    let at = |delay: &str| {
+        bin::stdout_of(
+            &["mock-engine", "--script", path, "--delay", delay],
+            input.as_bytes(),
+            0,
+        )
+    };
+    let unpaced = at("0");
+    assert!(unpaced.contains(concat!(
+        r#"{"event":"compaction_started","from_sequence":0,"to_sequence":5}"#,
+        "\n",
+        r#"{"event":"compaction_finished","from_sequence":0,"to_sequence":5,"summary":"mock summary of 5 turns"}"#,
+        "\n",
+    )));
+    assert_eq!(at("30"), unpaced);
+    assert_eq!(at("1"), unpaced);
+}
+
+/// A prompt steer that arrives mid-turn lands at the next step boundary:
+/// `agent_step` 2, its `steer_applied`, then the rest of the turn.
+#[test]
+fn a_steer_mid_turn_lands_at_the_next_step() {
+    let mut engine = Live::spawn(&["mock-engine", "--delay", PACE]);
+    engine.send(r#"{"command":"prompt","content":"fix"}"#);
+    engine.expect(&[STEP1]);
+    engine.send(r#"{"command":"steer","content":"and test it","submission_id":"s-1"}"#);
+    let rest = default_turn_after_step("fix");
+    let mut expected = vec![
+        STEP2,
+        r#"{"event":"steer_applied","kind":"prompt","content":"and test it","submission_id":"s-1"}"#,
+    ];
+    expected.extend(rest.iter().map(String::as_str));
+    engine.expect(&expected);
+    assert_eq!(engine.close(), (vec![], Some(0)));
+}
+
+/// `cancel` mid-turn aborts the turn at once (`agent_aborted`
+/// `interrupted`); the next prompt still gets a whole turn.
+#[test]
+fn a_cancel_mid_turn_aborts_it_and_the_next_prompt_runs_whole() {
+    let mut engine = Live::spawn(&["mock-engine", "--delay", PACE]);
+    engine.send(r#"{"command":"prompt","content":"one"}"#);
+    engine.expect(&[STEP1]);
+    engine.send(r#"{"command":"cancel"}"#);
+    engine.expect(&[r#"{"event":"agent_aborted","reason":"interrupted"}"#]);
+    engine.send(r#"{"command":"prompt","content":"two"}"#);
+    engine.expect(&[STEP1]);
+    let rest = default_turn_after_step("two");
+    engine.expect(&rest.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(engine.close(), (vec![], Some(0)));
+}
+
+/// Requests and refused lines that arrive mid-turn are answered then,
+/// before the turn's end, which goes on as it would have.
+#[test]
+fn requests_mid_turn_are_answered_before_the_turn_ends() {
+    let mut engine = Live::spawn(&["mock-engine", "--delay", PACE]);
+    engine.send(r#"{"command":"prompt","content":"go"}"#);
+    engine.expect(&[STEP1]);
+    let answers = [
+        (
+            r#"{"command":"jobs_snapshot","request_id":"req-1"}"#,
+            r#"{"event":"jobs_snapshot","request_id":"req-1","jobs":[]}"#,
+        ),
+        (
+            r#"{"command":"predict","request_id":"p-1","source_sequence":3}"#,
+            r#"{"event":"prediction_result","request_id":"p-1","source_sequence":3,"outcome":{"kind":"skipped"}}"#,
+        ),
+        (
+            r#"{"command":"nap"}"#,
+            r#"{"event":"command_error","error":"unknown command: nap"}"#,
+        ),
+    ];
+    let mut turn = Vec::new();
+    for (command, answer) in answers {
+        engine.send(command);
+        // Each is answered at once; whatever of the turn comes between is
+        // kept, and the turn has not ended.
+        loop {
+            let line = engine.next().expect("the engine writes on");
+            if line == answer {
+                break;
+            }
+            assert!(!line.contains("agent_finished"), "{answer} after {line}");
+            turn.push(line);
+        }
+    }
+    while turn.last().is_none_or(|l| !l.contains("agent_finished")) {
+        turn.push(engine.next().expect("the turn ends"));
+    }
+    assert_eq!(turn, default_turn_after_step("go"));
+    assert_eq!(engine.close(), (vec![], Some(0)));
+}
+
+#[test]
+fn a_delay_that_is_not_milliseconds_is_a_usage_error() {
+    for delay in ["x", "-1", "1.5", ""] {
+        let out = run(&["mock-engine", &format!("--delay={delay}")], b"");
+        assert_eq!(out.status.code(), Some(2), "--delay {delay:?}");
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains(&format!("invalid value '{delay}' for '--delay <MS>'")),
+            "{err}"
+        );
+    }
+}

@@ -1035,3 +1035,228 @@ fn a_wrong_answer_and_a_long_canonical_line_are_shown_as_json_and_cut() {
         );
     }
 }
+
+/// A paced engine's pause: long enough that a command the test writes
+/// once it has read an event reaches the engine before the turn's next
+/// event, even on a loaded machine.
+#[cfg(unix)]
+const PACE: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// `engine` served over a socket in a thread, driven as a controller
+/// drives it: lines written when the test says, events read as they come.
+#[cfg(unix)]
+struct Socket {
+    to_engine: std::os::unix::net::UnixStream,
+    events: io::Lines<io::BufReader<std::os::unix::net::UnixStream>>,
+    served: std::thread::JoinHandle<io::Result<Option<serve_command::v2::ReadError>>>,
+}
+
+#[cfg(unix)]
+impl Socket {
+    fn serve(engine: MockEngine) -> Socket {
+        use std::io::BufRead;
+        use std::os::unix::net::UnixStream;
+        let (controller, engine_end) = UnixStream::pair().unwrap();
+        // An engine that held its events back fails the test, not hangs it.
+        controller
+            .set_read_timeout(Some(std::time::Duration::from_secs(60)))
+            .unwrap();
+        let engine_out = engine_end.try_clone().unwrap();
+        let served =
+            std::thread::spawn(move || engine.serve(io::BufReader::new(engine_end), engine_out));
+        Socket {
+            to_engine: controller.try_clone().unwrap(),
+            events: io::BufReader::new(controller).lines(),
+            served,
+        }
+    }
+
+    #[track_caller]
+    fn send(&mut self, lines: &[&str]) {
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        self.to_engine.write_all(text.as_bytes()).unwrap();
+    }
+
+    /// Asserts the engine's next lines are `expected`.
+    #[track_caller]
+    fn expect(&mut self, expected: &[&str]) {
+        let got: Vec<String> = expected
+            .iter()
+            .map(|_| self.events.next().unwrap().unwrap())
+            .collect();
+        assert_eq!(got, expected);
+    }
+
+    /// Ends the engine's input: the lines it writes after; asserts it
+    /// read to the end.
+    fn close(mut self) -> Vec<String> {
+        self.to_engine.shutdown(std::net::Shutdown::Write).unwrap();
+        let rest = self.events.by_ref().map(Result::unwrap).collect();
+        assert!(self.served.join().unwrap().unwrap().is_none());
+        rest
+    }
+}
+
+/// With nothing but prompts and `compact` sent (queued behind the turn
+/// running, as without a pace), a pace changes no byte of the output.
+#[test]
+fn a_pace_changes_no_byte_when_only_prompts_arrive_mid_turn() {
+    let script = concat!(
+        "{\"reasoning\":[\"Look \",\"first\"],\"deltas\":[\"A\",\"B\"]}\n",
+        "{\"fail\":\"rate limited\"}\n",
+        "{\"events\":[{\"event\":\"agent_step\",\"step\":1},{\"event\":\"assistant_delta\",\"content\":\"x\"},{\"event\":\"agent_finished\",\"answer\":\"x\"}]}\n",
+        "{\"answer\":\"Done\",\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":1,\"total_tokens\":11,\"prompt_cache_hit_tokens\":8,\"prompt_cache_miss_tokens\":2}}\n",
+    );
+    let mut input = Vec::new();
+    for text in ["one", "two", "three", "four", "five"] {
+        Command::prompt(text).write_line(&mut input).unwrap();
+    }
+    input.extend_from_slice(b"{\"command\":\"compact\"}\n");
+    Command::prompt("six").write_line(&mut input).unwrap();
+    let engine = MockEngine::with_script(script).unwrap();
+    let (unpaced, stopped) = served(engine.clone(), &input);
+    assert_eq!(stopped, None);
+    assert_eq!(
+        unpaced.lines().filter(|l| l.contains("agent_step")).count(),
+        6
+    );
+    assert!(unpaced.contains("\"summary\":\"mock summary of 5 turns\""));
+    for delay in [
+        std::time::Duration::ZERO,
+        std::time::Duration::from_millis(20),
+    ] {
+        assert_eq!(served(engine.clone().delay(delay), &input).0, unpaced);
+    }
+}
+
+/// A goal and command context sent mid-turn land together at the next
+/// step boundary, in wire order: `agent_step` 2, `goal_updated`,
+/// `steer_applied`; the turn then goes on.
+#[cfg(unix)]
+#[test]
+fn a_paced_turn_takes_goals_and_context_at_its_next_step() {
+    let engine = MockEngine::with_script("{\"reasoning\":[\"a\"],\"answer\":\"Done\"}")
+        .unwrap()
+        .delay(PACE);
+    let mut socket = Socket::serve(engine);
+    socket.send(&[r#"{"command":"prompt","content":"go"}"#]);
+    socket.expect(&[r#"{"event":"agent_step","step":1}"#]);
+    socket.send(&[
+        r#"{"command":"goal","action":"set","text":"tests pass"}"#,
+        r#"{"command":"steer","kind":"command","content":"/diff","submission_id":"c-1"}"#,
+    ]);
+    socket.expect(&[
+        r#"{"event":"agent_step","step":2}"#,
+        r#"{"event":"goal_updated","goal":"tests pass"}"#,
+        r#"{"event":"steer_applied","kind":"command","content":"/diff","submission_id":"c-1"}"#,
+        r#"{"event":"reasoning_delta","content":"a"}"#,
+        r#"{"event":"assistant_delta","content":"Done"}"#,
+        r#"{"event":"reasoning_message","content":"a"}"#,
+        r#"{"event":"assistant_message","content":"Done"}"#,
+        r#"{"event":"usage","usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3,"prompt_cache_hit_tokens":0,"prompt_cache_miss_tokens":1}}"#,
+        r#"{"event":"agent_finished","answer":"Done"}"#,
+    ]);
+    assert_eq!(socket.close(), Vec::<String>::new());
+}
+
+/// The pause before a turn's end is no step boundary: a steer that lands
+/// there is dropped when the turn ends, as upstream drops a steer its turn
+/// ends before taking.
+#[cfg(unix)]
+#[test]
+fn a_steer_in_the_pause_before_the_end_is_dropped_with_the_turn() {
+    let engine = MockEngine::with_script("{\"fail\":\"rate limited\"}")
+        .unwrap()
+        .delay(PACE);
+    let mut socket = Socket::serve(engine);
+    socket.send(&[r#"{"command":"prompt","content":"go"}"#]);
+    socket.expect(&[r#"{"event":"agent_step","step":1}"#]);
+    socket.send(&[r#"{"command":"steer","content":"too late"}"#]);
+    socket.expect(&[
+        r#"{"event":"turn_failed","error":"rate limited"}"#,
+        r#"{"event":"steer_dropped","content":"too late"}"#,
+    ]);
+    assert_eq!(socket.close(), Vec::<String>::new());
+}
+
+/// At a pace, steers sent while a turn waits for its approval land when it
+/// resumes, before its next step, as without one; the step after a
+/// boundary the pace opened is counted on from it.
+#[cfg(unix)]
+#[test]
+fn a_paced_turn_resumes_from_its_approval_as_without_a_pace() {
+    let engine = MockEngine::with_script("{\"approval\":{},\"answer\":\"Done\"}")
+        .unwrap()
+        .delay(PACE);
+    let mut socket = Socket::serve(engine);
+    socket.send(&[r#"{"command":"prompt","content":"go"}"#]);
+    socket.expect(&[r#"{"event":"agent_step","step":1}"#]);
+    socket.send(&[r#"{"command":"steer","content":"carefully"}"#]);
+    socket.expect(&[
+        r#"{"event":"agent_step","step":2}"#,
+        r#"{"event":"steer_applied","kind":"prompt","content":"carefully"}"#,
+        r#"{"event":"approval_requested","id":"approval-1","tool_name":"shell","detail":"run a command outside the sandbox","body":null}"#,
+    ]);
+    socket.send(&[
+        r#"{"command":"steer","content":"and quickly"}"#,
+        r#"{"command":"approval","id":"approval-1","allow":true}"#,
+    ]);
+    socket.expect(&[
+        r#"{"event":"approval_resolved","id":"approval-1","outcome":"allowed_once"}"#,
+        r#"{"event":"tool_result","tool_call_id":"call-1","tool_name":"shell","is_error":false,"content":"ok","brief":null}"#,
+        r#"{"event":"steer_applied","kind":"prompt","content":"and quickly"}"#,
+        r#"{"event":"agent_step","step":3}"#,
+        r#"{"event":"assistant_delta","content":"Done"}"#,
+        r#"{"event":"assistant_message","content":"Done"}"#,
+        r#"{"event":"usage","usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2,"prompt_cache_hit_tokens":0,"prompt_cache_miss_tokens":1}}"#,
+        r#"{"event":"agent_finished","answer":"Done"}"#,
+    ]);
+    assert_eq!(socket.close(), Vec::<String>::new());
+}
+
+/// `cancel` cuts a paced `events` turn short (the turn writes its
+/// `agent_aborted`, as the loop writes none for a literal turn) and a
+/// paced compaction (`compaction_failed` `cancelled`).
+#[cfg(unix)]
+#[test]
+fn a_cancel_cuts_a_literal_turn_and_a_compaction_short() {
+    let script = "{\"events\":[{\"event\":\"agent_step\",\"step\":1},{\"event\":\"assistant_delta\",\"content\":\"x\"},{\"event\":\"agent_finished\",\"answer\":\"x\"}]}";
+    let engine = MockEngine::with_script(script).unwrap().delay(PACE);
+    let mut socket = Socket::serve(engine);
+    socket.send(&[r#"{"command":"prompt","content":"go"}"#]);
+    socket.expect(&[r#"{"event":"agent_step","step":1}"#]);
+    socket.send(&[r#"{"command":"cancel"}"#]);
+    socket.expect(&[r#"{"event":"agent_aborted","reason":"interrupted"}"#]);
+    socket.send(&[r#"{"command":"compact"}"#]);
+    socket.expect(&[r#"{"event":"compaction_started","from_sequence":0,"to_sequence":1}"#]);
+    socket.send(&[r#"{"command":"cancel"}"#]);
+    socket.expect(&[r#"{"event":"compaction_failed","error":"cancelled"}"#]);
+    assert_eq!(socket.close(), Vec::<String>::new());
+}
+
+/// The mock engine passes every check at a pace too: what arrives while a
+/// turn runs (the probe after the long prompt) is answered mid-turn; at a
+/// pace a checker's command reliably lands in, the checks that need a
+/// command to land mid-turn, where the checker has them, are judged and
+/// pass.
+#[cfg(all(feature = "cli", unix))]
+#[test]
+fn check_engine_passes_the_mock_engine_at_a_pace() {
+    for delay in ["1", "200"] {
+        let mut engine = std::process::Command::new(env!("CARGO_BIN_EXE_serve-command"));
+        engine.args(["mock-engine", "--delay", delay]);
+        let report = CheckEngine::new().run(&mut engine).unwrap();
+        assert!(report.checks().len() >= CHECKS.len());
+        assert_eq!((report.failed(), report.conforms()), (0, true), "{report}");
+        for (name, _) in CHECKS {
+            assert!(check_named(&report, name).passed(), "{name}: {report}");
+        }
+        if delay == "200" {
+            for name in ["cancel", "steer"] {
+                if let Some(check) = report.checks().iter().find(|c| c.name() == name) {
+                    assert!(check.passed(), "{name}: {report}");
+                }
+            }
+        }
+    }
+}

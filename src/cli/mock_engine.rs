@@ -9,6 +9,7 @@ use serve_command::workbench::MockEngine as Engine;
 use std::io::{self, BufReader};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// A deterministic engine with no model, for controllers' tests
 ///
@@ -26,8 +27,8 @@ use std::process::ExitCode;
 ///   goal               `goal_updated`
 ///   approval           `approval_resolved`, when it answers the question
 ///                      the running turn asked; else nothing
-///   cancel             stops a turn waiting for an approval (`agent_aborted`
-///                      `interrupted`); else nothing
+///   cancel             stops a turn waiting for an approval, or a paced one
+///                      (`agent_aborted` `interrupted`); else nothing
 ///   compact            `compaction_started`, `compaction_finished`
 ///   jobs_snapshot      `jobs_snapshot`, with its `request_id` and no jobs
 ///   job_stop           `job_stop_result`, `not_found`
@@ -73,9 +74,25 @@ use std::process::ExitCode;
 ///                                        written as the crate writes it
 ///                                        (no other key with "events")
 ///
+/// --delay MS paces the turns: MS milliseconds between every two events of
+/// a turn (and between `compaction_started` and `compaction_finished`),
+/// while it reads on, so that a controller's test can land a command in the
+/// middle of a turn. A steer or goal that arrives mid-turn lands at the
+/// turn's next step boundary, the pause before its next event: `agent_step`
+/// N+1 (N its last step), then `steer_applied` (`goal_updated`), then the
+/// rest of the turn (one that arrives just before `agent_finished` is
+/// settled when the turn ends, a prompt steer dropped); `cancel` cuts the
+/// pause short and aborts the turn (`agent_aborted` `interrupted`); requests
+/// and refused lines are answered at once, mid-turn; prompts and `compact`
+/// wait for the turn's end. An `approval` answers only a question already
+/// asked. Without --delay (0), each turn runs to its end, or to its
+/// approval question, before the next command is read.
+///
 /// The same input and script give the same bytes out: no clock, no random
-/// ids. At the end of input a turn still waiting has its question
-/// withdrawn (`approval_resolved` `cancelled`) and finishes; then it exits.
+/// ids; at every delay the same bytes, when nothing but prompts and
+/// `compact` arrives mid-turn. At the end of input a turn still waiting
+/// has its question withdrawn (`approval_resolved` `cancelled`) and
+/// finishes, a paced turn runs to its end; then it exits.
 ///
 /// Exit status: 0 at the end of input (after a line that is not JSON too,
 /// as the reference engine); 2 on a usage error, a script it cannot read
@@ -87,6 +104,7 @@ use std::process::ExitCode;
   serve-command mock-engine < examples/session.jsonl
   printf '{\"deltas\":[\"Hel\",\"lo\"]}\\n{\"fail\":\"rate limited\"}\\n' > turns.jsonl
   my-controller --engine 'serve-command mock-engine --script turns.jsonl'
+  my-controller --engine 'serve-command mock-engine --delay 200'
   serve-command tap -- serve-command mock-engine < examples/session.jsonl"
 )]
 pub struct MockEngine {
@@ -94,6 +112,10 @@ pub struct MockEngine {
     /// above).
     #[arg(long, value_name = "FILE")]
     script: Option<PathBuf>,
+    /// Milliseconds between two events of a turn, read on meanwhile (see
+    /// above); 0 runs each turn to its end before the next command is read.
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    delay: u64,
 }
 
 pub fn run(args: MockEngine, revision: Revision) -> output::Result<ExitCode> {
@@ -112,7 +134,8 @@ pub fn run(args: MockEngine, revision: Revision) -> output::Result<ExitCode> {
             })?
         }
         None => Engine::new(),
-    };
+    }
+    .delay(Duration::from_millis(args.delay));
     // The serve loop writes one whole line at a time and flushes it.
     let stopped = engine
         .serve(BufReader::new(io::stdin()), io::stdout())

@@ -11,6 +11,7 @@ use std::fmt;
 use std::io::{self, BufRead, Write};
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
 /// A deterministic engine with no model: answers every command on a
 /// controller's stream with the events `openseek serve` writes for it,
@@ -24,7 +25,8 @@ use std::sync::{Mutex, PoisonError};
 /// clock, on randomness or on timing, because the loop reads the next
 /// command only once a turn has run to its end, or to the approval
 /// question it waits on; what arrives meanwhile is ordered by the input
-/// alone.
+/// alone. At a pace ([`MockEngine::delay`]) it reads on while a turn
+/// runs, as an engine around a model does (see "A pace" below).
 ///
 /// # What it answers, and where that comes from
 ///
@@ -39,7 +41,7 @@ use std::sync::{Mutex, PoisonError};
 /// (`internal/openseek/serve/loop.mbt`; docs/PROTOCOL.md, "The engine
 /// loop") for an engine with no background jobs and no durable session:
 ///
-/// | command | idle | while a turn waits for an approval |
+/// | command | idle | while a turn waits for an approval (at a pace, also while it runs: below) |
 /// | --- | --- | --- |
 /// | `prompt` | runs the next scripted turn | queued; runs when the turn ends |
 /// | `steer` prompt | `steer_dropped` (no turn to land in) | queued into the turn: `steer_applied` when it resumes, `steer_dropped` if it is cancelled |
@@ -68,6 +70,30 @@ use std::sync::{Mutex, PoisonError};
 /// failing) and finishes, and queued prompts still run, as upstream lets
 /// active work finish before it exits.
 ///
+/// # A pace
+///
+/// [`MockEngine::delay`] puts its delay between every two events of a
+/// turn (scripted or `events`), and between `compaction_started` and
+/// `compaction_finished`; the loop reads on meanwhile, so a controller's
+/// test can send a command that arrives in the middle of a turn:
+///
+/// | sent mid-turn | what the paced turn does |
+/// | --- | --- |
+/// | `steer` (either kind), `goal` | lands at the turn's next step boundary, the pause before its next event: `agent_step` N+1 (N the last step it wrote), then `steer_applied` / `goal_updated`, then the rest of the turn. In the pause before the turn's end (`agent_finished`, `turn_failed`) there is no step left: it is settled when the turn ends (a prompt steer dropped, as upstream drops a steer its turn ends before taking; the rest applied) |
+/// | `cancel` | cuts the pause short: `agent_aborted` `interrupted` ends the turn (`compaction_failed` `cancelled` a compaction) |
+/// | `jobs_snapshot`, `job_stop`, `predict`, a refused line | answered at once, among the turn's events |
+/// | `prompt`, `compact` | queued; runs when the turn ends, as without a delay |
+///
+/// Where a turn asks for an approval, its tool result follows the answer
+/// with no step between, and the steers sent while it waited land when it
+/// resumes (`steer_applied`, then its next `agent_step`), as without a
+/// delay; an `approval` answers only a question already asked. With
+/// nothing but prompts and `compact` sent while turns run, the same input
+/// and script give the same bytes at every delay. `job_stop` and
+/// `predict` are answered on threads of their own, as upstream's are: at
+/// a pace, where their answers fall among other events (and whether a
+/// prompt sent right behind a `predict` cancels it) depends on timing.
+///
 /// # In a controller's test
 ///
 /// Run it in a thread of a controller's test, over a pipe or a socket, or
@@ -95,6 +121,7 @@ use std::sync::{Mutex, PoisonError};
 #[derive(Clone, Debug, Default)]
 pub struct MockEngine {
     script: Script,
+    delay: Duration,
 }
 
 impl MockEngine {
@@ -125,7 +152,20 @@ impl MockEngine {
     pub fn with_script(script: &str) -> Result<MockEngine, ScriptError> {
         Ok(MockEngine {
             script: Script::parse(script)?,
+            delay: Duration::ZERO,
         })
+    }
+
+    /// The same engine at a pace: `delay` between every two events of a
+    /// turn (and between `compaction_started` and `compaction_finished`),
+    /// while it reads on, so that a controller's test can land a steer, a
+    /// `cancel` or a request in the middle of a turn (see "A pace" above).
+    /// [`Duration::ZERO`], the default, is no pace: each turn runs to its
+    /// end (or its approval question) before the next command is read.
+    #[must_use]
+    pub fn delay(mut self, delay: Duration) -> MockEngine {
+        self.delay = delay;
+        self
     }
 
     /// Reads commands from `input` and writes their events to `output`,
@@ -144,7 +184,7 @@ impl MockEngine {
         input: impl BufRead + Send,
         output: impl Write + Send,
     ) -> io::Result<Option<ReadError>> {
-        serve(input, output, self.script)
+        serve(input, output, self.script, self.delay)
     }
 }
 
@@ -179,16 +219,21 @@ impl fmt::Display for ScriptError {
 impl std::error::Error for ScriptError {}
 
 /// Serves `input` to `out` with `script`'s turns, on the crate's serve
-/// loop in order (so the same input gives the same bytes); returns why it
-/// stopped early, if it did (the reader's error).
+/// loop: in order with no delay (so the same input gives the same bytes),
+/// reading on while a paced turn runs otherwise; returns why it stopped
+/// early, if it did (the reader's error).
 fn serve(
     input: impl BufRead + Send,
     out: impl Write + Send,
     script: Script,
+    delay: Duration,
 ) -> io::Result<Option<ReadError>> {
-    EngineLoop::new(Scripted::new(script))
-        .in_order()
-        .serve(input, out)
+    let engine = EngineLoop::new(Scripted::new(script, delay));
+    if delay.is_zero() {
+        engine.in_order().serve(input, out)
+    } else {
+        engine.serve(input, out)
+    }
 }
 
 /// The turns a script gives, in order.
@@ -347,15 +392,94 @@ struct Scripted {
     turns_run: AtomicI32,
     /// Approval questions asked so far (`call-N` matches `approval-N`).
     asked: AtomicU32,
+    /// The pause between two events of a turn (zero: none).
+    delay: Duration,
 }
 
 impl Scripted {
-    fn new(script: Script) -> Scripted {
+    fn new(script: Script, delay: Duration) -> Scripted {
         Scripted {
             turns: Mutex::new(script.turns),
             turns_run: AtomicI32::new(0),
             asked: AtomicU32::new(0),
+            delay,
         }
+    }
+}
+
+/// A turn's events at the engine's pace: the first at once, each later
+/// one after a pause of the delay, which a cancel cuts short (the turn
+/// then ends, `agent_aborted`). A pause before one of the turn's own
+/// events is a step boundary: the steers and goals that landed meanwhile
+/// are applied there, `agent_step` N+1 (N the turn's last step) then their
+/// `steer_applied` / `goal_updated`. The pause before the turn's end is
+/// no step boundary: what lands then is settled when the turn ends, as
+/// upstream drops a steer its turn ends before taking. With no delay, no pause and no
+/// boundary: the events of a turn in order.
+struct Paced<'t, 'a> {
+    running: &'t mut RunningTurn<'a>,
+    delay: Duration,
+    /// The last `agent_step` written.
+    step: i32,
+    /// Whether the turn has written its first event.
+    started: bool,
+}
+
+/// Why a paced turn stopped between two events.
+#[derive(Debug)]
+struct Cancelled;
+
+impl fmt::Display for Cancelled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("cancelled")
+    }
+}
+
+impl std::error::Error for Cancelled {}
+
+impl<'a> Paced<'_, 'a> {
+    fn new<'t>(running: &'t mut RunningTurn<'a>, delay: Duration) -> Paced<'t, 'a> {
+        Paced {
+            running,
+            delay,
+            step: 0,
+            started: false,
+        }
+    }
+
+    /// The pause before the turn's next event (none before its first);
+    /// at a step `boundary`, the steers waiting land.
+    fn pause(&mut self, boundary: bool) -> Result<(), WorkError> {
+        if self.delay.is_zero() || !std::mem::replace(&mut self.started, true) {
+            return Ok(());
+        }
+        if self.running.wait_cancelled(self.delay) {
+            return Err(Box::new(Cancelled));
+        }
+        if boundary && self.running.steers_waiting() {
+            self.write(&Event::agent_step(self.step.saturating_add(1)))?;
+            self.running.steers()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the turn's next event after its pause, a step boundary
+    /// unless the event ends the turn.
+    fn emit(&mut self, event: &Event) -> Result<(), WorkError> {
+        let boundary = !matches!(
+            event,
+            Event::AgentFinished { .. } | Event::TurnFailed { .. } | Event::AgentAborted { .. }
+        );
+        self.pause(boundary)?;
+        Ok(self.write(event)?)
+    }
+
+    /// Writes `event` now, counting its step.
+    fn write(&mut self, event: &Event) -> io::Result<()> {
+        if let Event::AgentStep { step, .. } = event {
+            self.step = *step;
+        }
+        self.running.emit(event)
     }
 }
 
@@ -368,10 +492,19 @@ impl Engine for Scripted {
             .unwrap_or_else(PoisonError::into_inner)
             .pop_front()
             .unwrap_or_default();
+        let delay = self.delay;
         if let Some(events) = &turn.events {
             running.write_literally();
+            let mut paced = Paced::new(running, delay);
             for event in events {
-                running.emit(event)?;
+                if let Err(error) = paced.emit(event) {
+                    if !error.is::<Cancelled>() {
+                        return Err(error);
+                    }
+                    // The loop writes no end for a literal turn.
+                    running.emit(&Event::agent_aborted("interrupted"))?;
+                    break;
+                }
             }
             return Ok(String::new());
         }
@@ -388,22 +521,26 @@ impl Engine for Scripted {
                 format!("You asked: {text}"),
             ),
         };
-        running.emit(&Event::agent_step(1))?;
+        let mut paced = Paced::new(running, delay);
+        paced.emit(&Event::agent_step(1))?;
         for piece in &turn.reasoning {
-            running.emit(&Event::reasoning_delta(piece.as_str()))?;
+            paced.emit(&Event::reasoning_delta(piece.as_str()))?;
         }
         let mut reasoning = (!turn.reasoning.is_empty()).then(|| turn.reasoning.concat());
         if let Some(ask) = turn.approval {
             if let Some(reasoning) = reasoning.take() {
-                running.emit(&Event::reasoning_message(reasoning))?;
+                paced.emit(&Event::reasoning_message(reasoning))?;
             }
             let n = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
             let call_id = format!("call-{n}");
             let mut question = Question::new(ask.tool_name.as_str(), ask.detail.as_str());
             question.body = ask.body;
             let tool = ask.tool_name;
-            let decision = running.ask(question)?;
-            running.emit(&match decision {
+            paced.pause(true)?;
+            let decision = paced.running.ask(question)?;
+            // The tool's result follows its approval: no step between.
+            paced.pause(false)?;
+            paced.write(&match decision {
                 Decision::Allowed => Event::tool_result(call_id, tool, "ok", None),
                 Decision::Rejected => {
                     Event::tool_error(call_id, tool, "the user rejected this action", None)
@@ -418,19 +555,21 @@ impl Engine for Scripted {
                 _ => return Err("cancelled".into()),
             })?;
             // The inputs sent while it waited land at the next step.
-            running.steers()?;
-            running.emit(&Event::agent_step(2))?;
+            paced.pause(false)?;
+            paced.running.steers()?;
+            paced.write(&Event::agent_step(paced.step.saturating_add(1)))?;
         }
         if let Some(error) = turn.fail {
+            paced.pause(false)?;
             return Err(error.into());
         }
         for delta in &deltas {
-            running.emit(&Event::assistant_delta(delta.as_str()))?;
+            paced.emit(&Event::assistant_delta(delta.as_str()))?;
         }
         if let Some(reasoning) = reasoning {
-            running.emit(&Event::reasoning_message(reasoning))?;
+            paced.emit(&Event::reasoning_message(reasoning))?;
         }
-        running.emit(&Event::assistant_message(answer.as_str()))?;
+        paced.emit(&Event::assistant_message(answer.as_str()))?;
         let usage = turn.usage.unwrap_or_else(|| {
             let prompt = i32::try_from(text.split_whitespace().count())
                 .unwrap_or(i32::MAX)
@@ -446,12 +585,20 @@ impl Engine for Scripted {
                 prompt,
             )
         });
-        running.emit(&Event::usage(usage))?;
+        paced.emit(&Event::usage(usage))?;
+        // The pause before the loop writes `agent_finished`.
+        paced.pause(false)?;
         Ok(answer)
     }
 
-    fn compact(&self, _: &RunningCompaction<'_>) -> Result<Compacted, WorkError> {
+    fn compact(&self, compaction: &RunningCompaction<'_>) -> Result<Compacted, WorkError> {
         let to = self.turns_run.load(Ordering::Relaxed);
+        if !self.delay.is_zero() {
+            compaction.started(0, to)?;
+            if compaction.wait_cancelled(self.delay) {
+                return Err(Box::new(Cancelled));
+            }
+        }
         let summary = format!(
             "mock summary of {to} turn{}",
             if to == 1 { "" } else { "s" }
@@ -466,7 +613,13 @@ mod tests {
 
     fn run(input: &str, script: &str) -> String {
         let mut out = Vec::new();
-        serve(input.as_bytes(), &mut out, Script::parse(script).unwrap()).unwrap();
+        serve(
+            input.as_bytes(),
+            &mut out,
+            Script::parse(script).unwrap(),
+            Duration::ZERO,
+        )
+        .unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -490,6 +643,43 @@ mod tests {
             err("{\"events\":[],\"answer\":\"x\"}"),
             "script line 1: \"events\" is the whole turn: no other key goes with it"
         );
+    }
+
+    /// `steers_waiting` says what a boundary would take, takes nothing,
+    /// and says nothing once the turn has written its own end.
+    #[test]
+    fn steers_waiting_says_whether_a_step_boundary_would_apply_anything() {
+        struct Probe(Mutex<Vec<bool>>);
+        impl Engine for Probe {
+            fn turn(&self, running: &mut RunningTurn<'_>) -> Result<String, WorkError> {
+                let mut seen = vec![running.steers_waiting()];
+                running.emit(&Event::agent_step(1))?;
+                running.ask(Question::new("shell", "ls"))?;
+                seen.push(running.steers_waiting());
+                seen.push(running.steers_waiting());
+                running.emit(&Event::agent_finished("done"))?;
+                seen.push(running.steers_waiting());
+                *self.0.lock().unwrap() = seen;
+                Ok(String::new())
+            }
+        }
+        let probe = Probe(Mutex::default());
+        let mut out = Vec::new();
+        let input = concat!(
+            "{\"command\":\"prompt\",\"content\":\"go\"}\n",
+            "{\"command\":\"steer\",\"content\":\"faster\"}\n",
+            "{\"command\":\"approval\",\"id\":\"approval-1\",\"allow\":true}\n",
+        );
+        EngineLoop::new(&probe)
+            .in_order()
+            .serve(input.as_bytes(), &mut out)
+            .unwrap();
+        assert_eq!(*probe.0.lock().unwrap(), [false, true, true, false]);
+        // Left for the loop, which drops it at the turn's end.
+        assert!(String::from_utf8(out).unwrap().ends_with(concat!(
+            "{\"event\":\"agent_finished\",\"answer\":\"done\"}\n",
+            "{\"event\":\"steer_dropped\",\"content\":\"faster\"}\n",
+        )));
     }
 
     #[test]

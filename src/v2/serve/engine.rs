@@ -608,6 +608,19 @@ impl<'a> RunningTurn<'a> {
         result.map(|()| taken)
     }
 
+    /// Whether a step boundary now would apply anything: steers or goals
+    /// have landed in this turn that [`RunningTurn::steers`] would take
+    /// (and none once the turn has written its own end). It takes
+    /// nothing: a turn that paces its steps asks it to decide whether to
+    /// open a step for them.
+    #[must_use]
+    pub fn steers_waiting(&self) -> bool {
+        if self.ended && !self.literal {
+            return false;
+        }
+        !lock(&self.lent.inbox.state).queue.is_empty()
+    }
+
     /// Asks the controller a question (`approval_requested`, id
     /// `approval-N`) and blocks this turn alone until it settles: the
     /// controller's `approval` with that id, the turn's cancel, or the end
