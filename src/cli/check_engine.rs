@@ -9,7 +9,7 @@ use crate::revision::Revision;
 use crate::size::{self, Size};
 use clap::Args;
 use serde_json::{json, Value};
-use serve_command::workbench::{self, Report};
+use serve_command::workbench::{self, Report, Session};
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
@@ -63,6 +63,40 @@ use std::time::Duration;
 ///   must   jobs-snapshot    `jobs_snapshot` answered by a `jobs_snapshot`
 ///                           event with the same `request_id`
 ///
+/// Then the conversation checks: each a session (a prompt, and commands
+/// sent at points of its turn: its first event, its end, a question it
+/// asks), every event attributed as it arrives by the crate's model of the
+/// serve loop, which says what each answers and which turn it belongs to:
+///
+///   must   turn-ends        a prompt's turn ends with exactly one terminal
+///                           event (agent_finished, turn_failed or
+///                           agent_aborted), and no event of it follows
+///   must   prompts-queue    prompts sent during a turn each get a turn of
+///                           their own, one at a time, none lost
+///   must   cancel           cancel during a turn ends it with agent_aborted,
+///                           and the engine goes on answering (a terminal
+///                           event right after the cancel crossed it: SKIP)
+///   must   cancel-question  cancel while the turn waits on its approval
+///                           question ends it with agent_aborted
+///   must   approval         a question is held until its approval command,
+///                           and resolved after it
+///   must   steer            a prompt steer during a turn is answered by its
+///                           submission_id (steer_dropped: SKIP, the turn
+///                           ended first)
+///   must   command-steer    a command steer during a turn is answered
+///   must   goal             every goal command is answered by goal_updated
+///   must   compact          compact during a turn is answered after it
+///   must   requests         jobs_snapshot, job_stop and predict answered with
+///                           the request_id sent, during a turn too
+///   must   end-of-input     at the end of input, queued work runs before
+///                           the engine exits
+///
+/// A check the engine gave no occasion to judge (it never asks approval
+/// questions; its turn ended before the steer landed) is SKIP, with why;
+/// a SKIP fails nothing. --session FILE judges session files instead (the
+/// format is in the guide, "The session format"): each fails on an event
+/// that fits no rule or anything owed at the end.
+///
 /// `jobs_snapshot` is the probe: every engine answers it at once, with the
 /// `request_id` sent. Each scenario's answers are the `command_error`
 /// events (compared in order with those owed) and the `jobs_snapshot`
@@ -76,7 +110,7 @@ use std::time::Duration;
 /// check not judged, why; then a count. --report FILE writes the same as
 /// one JSON object:
 ///
-///   {"engine":[ARGS...],"revision":"v2","timeout_secs":S,
+///   {"engine":[ARGS...],"revision":"v2","timeout_secs":S,"turn_timeout_secs":S,
 ///    "max_line_len":null|N,
 ///    "checks":[{"name":N,"level":"must"|"should","passed":B,"rule":R,
 ///               "failure":null|{"why":W,"scenario":N,"sent":[...],
@@ -85,9 +119,10 @@ use std::time::Duration;
 ///               "not_judged":null|W}],
 ///    "passed":P,"failed":F,"must_failed":M,"not_judged":J,"conforms":B}
 ///
-/// Exit status: 0 when no `must` check fails (a `should` may fail), 1
-/// when one does, 2 on a usage error, a report that cannot be written
-/// or an engine that cannot be started.
+/// Exit status: 0 when no `must` check fails (a `should` may fail, a
+/// check may be skipped), 1 when one does, 2 on a usage error, a session
+/// file it cannot read (the file, the line and why), a report that cannot
+/// be written or an engine that cannot be started.
 #[derive(Args)]
 #[command(
     verbatim_doc_comment,
@@ -95,6 +130,9 @@ use std::time::Duration;
   serve-command check-engine -- serve-command mock-engine
   serve-command check-engine --report check.json -- python3 my_engine.py
   serve-command check-engine --timeout 30 -- openseek serve
+  serve-command check-engine --check cancel --check steer -- ./my-engine
+  serve-command check-engine --session repro.jsonl -- ./my-engine
+  serve-command check-engine --junit check.xml -- serve-command mock-engine --delay 300
   jq '.checks[] | select(.passed | not)' check.json"
 )]
 pub struct CheckEngine {
@@ -112,6 +150,25 @@ pub struct CheckEngine {
     /// Seconds ENGINE may take for one scenario before it is killed.
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds)]
     timeout: Duration,
+    /// Seconds ENGINE may stay silent in a conversation check while it
+    /// owes an answer and asks nothing (a tool running, a model thinking)
+    /// before it is killed and judged by what it wrote.
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds)]
+    turn_timeout: Duration,
+    /// Run only this check (repeatable): a name as the summary lists it.
+    #[arg(long = "check", value_name = "NAME")]
+    only: Vec<String>,
+    /// Judge these session files instead of the checks (a reproducer of
+    /// fuzz-engine, a hand-written scenario; a folder: each *.jsonl in
+    /// it, sorted), each against the model alone: it fails on an event
+    /// that fits no rule of the conversation or on anything owed at the
+    /// end.
+    #[arg(long = "session", value_name = "FILE", num_args = 1..)]
+    sessions: Vec<PathBuf>,
+    /// Write the results as JUnit XML to FILE (one testcase per check), as
+    /// CI systems show them.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
     /// The engine to check, and its arguments.
     #[arg(last = true, required = true, value_name = "ENGINE")]
     engine: Vec<OsString>,
@@ -124,24 +181,50 @@ pub fn run(args: CheckEngine, revision: Revision) -> output::Result<ExitCode> {
                 .to_owned(),
         ));
     }
-    let mut report_file = match &args.report {
-        Some(path) => {
-            let name = path.display().to_string();
-            let file = std::fs::File::create(path).map_err(|e| io_error(&name, &e))?;
-            Some((name, file))
+    let create = |path: &Option<PathBuf>| -> output::Result<Option<(String, std::fs::File)>> {
+        match path {
+            Some(path) => {
+                let name = path.display().to_string();
+                let file = std::fs::File::create(path).map_err(|e| io_error(&name, &e))?;
+                Ok(Some((name, file)))
+            }
+            None => Ok(None),
         }
-        None => None,
     };
+    let sessions = read_sessions(&args.sessions)?;
+    let mut report_file = create(&args.report)?;
+    let mut junit_file = create(&args.junit)?;
     let shown = args.engine[0].to_string_lossy().into_owned();
     let mut engine = std::process::Command::new(&args.engine[0]);
     engine.args(&args.engine[1..]);
-    let mut check = workbench::CheckEngine::new().timeout(args.timeout);
+    let mut check = workbench::CheckEngine::new()
+        .timeout(args.timeout)
+        .turn_timeout(args.turn_timeout);
     if let Some(max) = args.max_line_len {
         check = check.max_line_len(max.0);
     }
-    let report = check
-        .run(&mut engine)
-        .map_err(|e| io_error(format!("cannot run {shown}"), &e))?;
+    if !args.only.is_empty() {
+        let names = check.names();
+        if let Some(unknown) = args.only.iter().find(|n| !names.contains(&n.as_str())) {
+            return Err(Failure::Error(format!(
+                "--check {unknown}: no such check (the checks: {})",
+                names.join(", ")
+            )));
+        }
+        check = check.only(args.only.iter().cloned());
+    }
+    let report = if sessions.is_empty() {
+        check.run(&mut engine)
+    } else {
+        check.run_sessions(&sessions, &mut engine)
+    }
+    .map_err(|e| io_error(format!("cannot run {shown}"), &e))?;
+    if let Some((name, file)) = &mut junit_file {
+        let mut out = BufWriter::new(file);
+        out.write_all(junit(&report).as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| io_error(&*name, &e))?;
+    }
     if let Some((name, file)) = &mut report_file {
         let value = report_json(&args, &report);
         let mut out = BufWriter::new(file);
@@ -197,6 +280,7 @@ fn report_json(args: &CheckEngine, report: &Report) -> Value {
         "engine": args.engine.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
         "revision": "v2",
         "timeout_secs": args.timeout.as_secs_f64(),
+        "turn_timeout_secs": args.turn_timeout.as_secs_f64(),
         "max_line_len": args.max_line_len.map(|max| max.0),
         "checks": checks,
         "passed": report.checks().iter().filter(|c| c.passed()).count(),
@@ -205,4 +289,89 @@ fn report_json(args: &CheckEngine, report: &Report) -> Value {
         "not_judged": report.not_judged(),
         "conforms": report.conforms(),
     })
+}
+
+/// The session files named: each file, and each `*.jsonl` of a folder,
+/// sorted; read whole before any engine runs, so a bad line is a usage
+/// error naming the file and line.
+fn read_sessions(paths: &[PathBuf]) -> output::Result<Vec<(String, Session)>> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let name = path.display().to_string();
+            let mut found: Vec<PathBuf> = std::fs::read_dir(path)
+                .map_err(|e| io_error(&name, &e))?
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+                .collect();
+            found.sort();
+            if found.is_empty() {
+                return Err(Failure::Error(format!(
+                    "{name}: no *.jsonl session file in it"
+                )));
+            }
+            files.extend(found);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    let mut sessions = Vec::with_capacity(files.len());
+    for file in files {
+        let name = file.display().to_string();
+        let text = std::fs::read_to_string(&file).map_err(|e| io_error(&name, &e))?;
+        let session = Session::parse(&text)
+            .map_err(|e| Failure::Error(format!("{name}:{}: {}", e.line(), e.reason())))?;
+        sessions.push((name, session));
+    }
+    Ok(sessions)
+}
+
+/// The report as JUnit XML: a testsuite of one testcase per check, a
+/// failure with its why and details, a check not judged as skipped.
+fn junit(report: &Report) -> String {
+    let checks = report.checks();
+    let mut out = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"check-engine\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
+        checks.len(),
+        report.failed(),
+        report.not_judged()
+    );
+    for check in checks {
+        out += &format!(
+            "    <testcase classname=\"check-engine.{}\" name=\"{}\">",
+            check.level().as_str(),
+            xml(check.name())
+        );
+        if let Some(failure) = check.failure() {
+            out += &format!(
+                "\n      <failure message=\"{}\">{}</failure>\n    ",
+                xml(failure.why()),
+                xml(&failure.to_string())
+            );
+        } else if let Some(why) = check.not_judged() {
+            out += &format!("\n      <skipped message=\"{}\"/>\n    ", xml(why));
+        }
+        out += "</testcase>\n";
+    }
+    out += "  </testsuite>\n</testsuites>\n";
+    out
+}
+
+/// Text for XML, in an attribute or an element: the five markup
+/// characters escaped, and the controls XML 1.0 cannot hold as U+FFFD.
+fn xml(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' | '\t' | '\r' => out.push(c),
+            c if c.is_control() => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
 }

@@ -8,7 +8,10 @@
 //! What the engine wrote is read as a controller reads it
 //! (`v2::EventReader`, `command_error_cause`).
 
+use super::conversation_checks::{self, session_check};
 use super::run::{ended, lines, run_program, visible, Feed, Ran, MAX_OUTPUT};
+use super::runner::{Runner, SessionVerdict};
+use super::session::Session;
 use crate::v2::{
     self, Command, CommandReader, Content, ContentPart, Event, EventReader, Image,
     DEFAULT_MAX_LINE_LEN,
@@ -23,6 +26,24 @@ use std::time::Duration;
 /// package.
 const VECTORS_V2: &str = include_str!("../../tests/vectors/commands-v2.jsonl");
 const SERVE_V2: &str = include_str!("../../tests/vectors/serve-v2.jsonl");
+
+/// The line checks, in the order the report lists them.
+const LINE_CHECKS: [&str; 14] = [
+    "stdout-events",
+    "no-stderr-answers",
+    "protocol-errors",
+    "serve-refusals",
+    "not-json",
+    "not-json-detail",
+    "blank-lines",
+    "crlf",
+    "split-writes",
+    "no-final-lf",
+    "long-prompt",
+    "line-at-limit",
+    "line-over-limit",
+    "jobs-snapshot",
+];
 
 /// Lines of each list the human summary shows (the report has them all).
 const SHOWN_LINES: usize = 20;
@@ -95,6 +116,9 @@ const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\0\0\0
 #[derive(Clone, Debug)]
 pub struct CheckEngine {
     timeout: Duration,
+    turn_timeout: Duration,
+    /// The checks to run, when not all.
+    only: Option<Vec<String>>,
     /// The engine's limit on a line's length, when it declared one.
     max_line_len: Option<usize>,
 }
@@ -111,6 +135,8 @@ impl CheckEngine {
     pub fn new() -> CheckEngine {
         CheckEngine {
             timeout: Duration::from_secs(10),
+            turn_timeout: Duration::from_secs(10),
+            only: None,
             max_line_len: None,
         }
     }
@@ -138,6 +164,71 @@ impl CheckEngine {
         self
     }
 
+    /// How long the engine may stay silent in a conversation check while
+    /// it owes an answer and asks nothing (a turn's silence while a tool
+    /// runs): then it is killed and judged by what it wrote. 10 seconds
+    /// unless set.
+    #[must_use]
+    pub fn turn_timeout(mut self, timeout: Duration) -> CheckEngine {
+        self.turn_timeout = timeout;
+        self
+    }
+
+    /// Runs only the checks named (as [`CheckEngine::names`] lists them);
+    /// the line checks' scenarios run only when one of them is named.
+    #[must_use]
+    pub fn only<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> CheckEngine {
+        self.only = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Every check's name, in the order the report lists them: the line
+    /// checks, then the conversation checks (`line-over-limit` only with a
+    /// declared limit).
+    #[must_use]
+    pub fn names(&self) -> Vec<&'static str> {
+        LINE_CHECKS
+            .iter()
+            .copied()
+            .filter(|&n| n != "line-over-limit" || self.max_line_len.is_some())
+            .chain(conversation_checks::checks().iter().map(|c| c.name))
+            .collect()
+    }
+
+    fn wanted(&self, name: &str) -> bool {
+        self.only
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|n| n == name))
+    }
+
+    /// The runner the conversation checks and session files run on.
+    fn runner(&self) -> Runner {
+        Runner::new()
+            .timeout(self.timeout)
+            .turn_timeout(self.turn_timeout)
+    }
+
+    /// Runs session files (reproducers, hand-written scenarios) on
+    /// `engine`, each a `must` check named by its name: every event
+    /// attributed by the conversation, nothing owed at the end.
+    ///
+    /// # Errors
+    ///
+    /// The engine cannot be started.
+    pub fn run_sessions(
+        &self,
+        sessions: &[(String, Session)],
+        engine: &mut std::process::Command,
+    ) -> io::Result<Report> {
+        let runner = self.runner();
+        let mut checks = Vec::with_capacity(sessions.len());
+        for (name, session) in sessions {
+            let verdict = runner.run(session, engine)?;
+            checks.push(session_check(name, &verdict));
+        }
+        Ok(Report { checks })
+    }
+
     /// Runs every check on `engine` (its program, arguments, environment
     /// and directory; its stdio is replaced by pipes), once per scenario.
     ///
@@ -147,7 +238,13 @@ impl CheckEngine {
     pub fn run(&self, engine: &mut std::process::Command) -> io::Result<Report> {
         let limit = self.max_line_len.unwrap_or(DEFAULT_MAX_LINE_LEN);
         let mut runs = Vec::new();
-        for scenario in scenarios(self.max_line_len) {
+        let lines_wanted = LINE_CHECKS.iter().any(|n| self.wanted(n));
+        let scenarios = if lines_wanted {
+            scenarios(self.max_line_len)
+        } else {
+            Vec::new()
+        };
+        for scenario in scenarios {
             let feed = Feed {
                 pieces: scenario.feed.pieces.clone(),
                 pause: scenario.feed.pause,
@@ -157,9 +254,15 @@ impl CheckEngine {
             // of each run's output.
             runs.push(Run::judged(scenario, &ran, limit));
         }
-        Ok(Report {
-            checks: judge(&runs),
-        })
+        let mut checks = judge(&runs);
+        checks.retain(|c| self.wanted(&c.name));
+        let runner = self.runner();
+        for check in conversation_checks::checks() {
+            if self.wanted(check.name) {
+                checks.push(check.run(&runner, engine)?);
+            }
+        }
+        Ok(Report { checks })
     }
 }
 
@@ -258,7 +361,7 @@ impl fmt::Display for Report {
 /// ([`Check::not_judged`]).
 #[derive(Clone, Debug)]
 pub struct Check {
-    name: &'static str,
+    name: String,
     level: Level,
     rule: String,
     failure: Option<Failure>,
@@ -280,7 +383,7 @@ impl Check {
             (Outcome::Fail(why), Some(run)) => {
                 failure = Some(Failure {
                     why,
-                    scenario: run.scenario.name,
+                    scenario: run.scenario.name.to_owned(),
                     sent: run.sent.clone(),
                     received: run.received.clone(),
                     received_lines: run.received_lines,
@@ -291,7 +394,28 @@ impl Check {
             (Outcome::Fail(_), None) => unreachable!("a failure is shown by a run"),
         }
         Check {
-            name,
+            name: name.to_owned(),
+            level,
+            rule,
+            failure,
+            not_judged,
+        }
+    }
+
+    /// A check judged elsewhere (a session's), with its failure shown.
+    pub(super) fn judged(
+        name: &str,
+        level: Level,
+        rule: String,
+        outcome: Outcome,
+        failure: Option<Failure>,
+    ) -> Check {
+        let not_judged = match outcome {
+            Outcome::NotJudged(why) => Some(why),
+            _ => None,
+        };
+        Check {
+            name: name.to_owned(),
             level,
             rule,
             failure,
@@ -303,7 +427,7 @@ impl Check {
     /// [`CheckEngine`]).
     #[must_use]
     pub fn name(&self) -> &str {
-        self.name
+        &self.name
     }
 
     /// Whether an engine must pass it, or should.
@@ -345,7 +469,7 @@ impl Check {
 #[derive(Clone, Debug)]
 pub struct Failure {
     why: String,
-    scenario: &'static str,
+    scenario: String,
     sent: Vec<String>,
     received: Vec<String>,
     received_lines: usize,
@@ -354,6 +478,46 @@ pub struct Failure {
 }
 
 impl Failure {
+    /// A session's failure: the lines sent, and those received with what
+    /// each answers and its turn.
+    pub(super) fn of_session(why: String, scenario: &str, verdict: &SessionVerdict) -> Failure {
+        Failure {
+            why,
+            scenario: scenario.to_owned(),
+            sent: verdict
+                .sent
+                .iter()
+                .map(|s| format!("{:>3}  {}", s.n, s.line))
+                .collect(),
+            received: verdict
+                .received
+                .iter()
+                .map(|r| {
+                    let a = &r.attribution;
+                    let mut note = Vec::new();
+                    if let Some(k) = a.answers {
+                        note.push(format!("answers {k}"));
+                    }
+                    if let Some(k) = a.turn {
+                        note.push(format!("turn {k}"));
+                    }
+                    if a.violation.is_some() {
+                        note.push("fits no rule".to_owned());
+                    }
+                    let note = if note.is_empty() {
+                        String::new()
+                    } else {
+                        format!("  [{}]", note.join(", "))
+                    };
+                    format!("{:>3}  {}{note}", a.n, r.line)
+                })
+                .collect(),
+            received_lines: usize::try_from(verdict.received_lines).unwrap_or(usize::MAX),
+            stderr_tail: verdict.stderr_tail.clone(),
+            ended: verdict.end.to_string(),
+        }
+    }
+
     /// Why it failed: `command_error 2 says "..."; owed "..."`.
     #[must_use]
     pub fn why(&self) -> &str {
@@ -363,7 +527,7 @@ impl Failure {
     /// The scenario (a check's name) whose run showed it.
     #[must_use]
     pub fn scenario(&self) -> &str {
-        self.scenario
+        &self.scenario
     }
 
     /// Every line the scenario sent.
@@ -400,6 +564,14 @@ impl Failure {
     }
 }
 
+/// Why, the lines sent and received, the stderr tail and how the engine
+/// ended, as the summary shows a failure under its check.
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&details(self))
+    }
+}
+
 /// How much a check matters: an engine conforms when every `Must` holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -424,7 +596,7 @@ impl Level {
 
 /// What a check concluded.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Outcome {
+pub(super) enum Outcome {
     Pass,
     Fail(String),
     /// Not judged, and why: what it looks at went where another check
@@ -1426,6 +1598,20 @@ pub(super) fn quoted(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// The names [`super::CheckEngine::only`] takes are the report's, in
+    /// its order.
+    #[test]
+    fn the_line_checks_are_listed_in_the_reports_order() {
+        let mut names = vec!["stdout-events", "no-stderr-answers"];
+        for scenario in super::scenarios(Some(1 << 23)) {
+            names.push(scenario.name);
+            if scenario.name == "not-json" {
+                names.push("not-json-detail");
+            }
+        }
+        assert_eq!(names, super::LINE_CHECKS);
+    }
+
     use super::{
         answers_differ, listed, long_prompt, on_stderr, owed, read_on, shown, stderr_tail, Answer,
         LONG_PROMPT_LEN, PNG,

@@ -20,6 +20,7 @@
 //! [`v2`]: crate::v2
 
 mod check_engine;
+mod conversation_checks;
 mod mock_engine;
 mod monitor;
 mod run;

@@ -1,0 +1,322 @@
+//! The engine checker's conversation checks: each a [`Session`] run on the
+//! [`Runner`], judged by what the model attributes, with the promise it
+//! holds the engine to named in the protocol's words when it breaks.
+
+use super::check_engine::{Check, Failure, Level, Outcome};
+use super::runner::{Runner, SessionVerdict};
+use super::session::Session;
+use std::io;
+use std::time::Duration;
+
+/// Events of a cancelled turn that may still follow the cancel because
+/// they crossed it on the pipes (written before the engine read it).
+const CROSSING_EVENTS: usize = 2;
+/// How long after the cancel was sent an event may arrive and still have
+/// crossed it: what the pipes held then.
+const CROSSING_TIME: Duration = Duration::from_millis(250);
+
+/// One conversation check: its session and how its verdict is judged.
+pub(super) struct ConversationCheck {
+    pub(super) name: &'static str,
+    pub(super) level: Level,
+    pub(super) rule: &'static str,
+    session: &'static str,
+    judge: fn(&SessionVerdict) -> Outcome,
+}
+
+/// Every conversation check, in the order the report lists them.
+pub(super) fn checks() -> Vec<ConversationCheck> {
+    vec![
+        ConversationCheck {
+            name: "turn-ends",
+            level: Level::Must,
+            rule: "a prompt's turn ends with exactly one terminal event (agent_finished, turn_failed or agent_aborted), and no event of that turn follows it",
+            session: r#"{"send":{"command":"prompt","content":"Say hello in five words"}}"#,
+            judge: promises_kept,
+        },
+        ConversationCheck {
+            name: "prompts-queue",
+            level: Level::Must,
+            rule: "prompts sent while a turn runs each get a turn of their own, one at a time, in the order sent, none lost",
+            session: concat!(
+                r#"{"send":{"command":"prompt","content":"First: say one"}}"#, "\n",
+                r#"{"after":{"started":1},"send":{"command":"prompt","content":"Second: say two"}}"#, "\n",
+                r#"{"after":{"started":1},"send":{"command":"prompt","content":"Third: say three"}}"#, "\n",
+            ),
+            judge: promises_kept,
+        },
+        ConversationCheck {
+            name: "cancel",
+            level: Level::Must,
+            rule: "cancel during a turn ends it with agent_aborted, and the engine goes on answering (a terminal event that follows the cancel at once crossed it: not judged)",
+            session: concat!(
+                r#"{"send":{"command":"prompt","content":"Count to twenty, slowly"}}"#, "\n",
+                r#"{"after":{"started":1},"send":{"command":"cancel"}}"#, "\n",
+                r#"{"after":{"ended":1},"send":{"command":"prompt","content":"Say done"}}"#, "\n",
+            ),
+            judge: cancel,
+        },
+        ConversationCheck {
+            name: "cancel-question",
+            level: Level::Must,
+            rule: "cancel while a turn waits on its approval question ends that turn with agent_aborted (judged for engines that ask)",
+            session: concat!(
+                r#"{"send":{"command":"prompt","content":"Run the tests"}}"#, "\n",
+                r#"{"after":{"asked":1},"send":{"command":"cancel"}}"#, "\n",
+            ),
+            judge: cancel_question,
+        },
+        ConversationCheck {
+            name: "approval",
+            level: Level::Must,
+            rule: "an approval question is held until its approval command, and resolved (approval_resolved) after it (judged for engines that ask)",
+            session: concat!(
+                r#"{"send":{"command":"prompt","content":"Run the tests"}}"#, "\n",
+                r#"{"approval":{"asked":1,"allow":true}}"#, "\n",
+            ),
+            judge: approval,
+        },
+        ConversationCheck {
+            name: "steer",
+            level: Level::Must,
+            rule: "a prompt steer sent during a turn is answered by its submission_id: steer_applied in the turn, or steer_dropped (then not judged: the turn ended first)",
+            session: concat!(
+                r#"{"send":{"command":"prompt","content":"Write a haiku about rust"}}"#, "\n",
+                r#"{"after":{"started":1},"send":{"command":"steer","content":"make it about iron","submission_id":"check-steer-1"}}"#, "\n",
+            ),
+            judge: steer,
+        },
+        ConversationCheck {
+            name: "command-steer",
+            level: Level::Must,
+            rule: "a command steer sent during a turn is answered (steer_applied, kind command) by its submission_id",
+            session: concat!(
+                r#"{"send":{"command":"prompt","content":"Write a haiku"}}"#, "\n",
+                r#"{"after":{"started":1},"send":{"command":"steer","kind":"command","content":"/diff","submission_id":"check-steer-2"}}"#, "\n",
+            ),
+            judge: promises_kept,
+        },
+        ConversationCheck {
+            name: "goal",
+            level: Level::Must,
+            rule: "every goal command, set or clear, idle or during a turn, is answered by goal_updated",
+            session: concat!(
+                r#"{"send":{"command":"goal","action":"set","text":"the tests pass"}}"#, "\n",
+                r#"{"after":{"answered":1},"send":{"command":"prompt","content":"Fix the failing test"}}"#, "\n",
+                r#"{"after":{"started":2},"send":{"command":"goal","action":"clear"}}"#, "\n",
+            ),
+            judge: promises_kept,
+        },
+        ConversationCheck {
+            name: "compact",
+            level: Level::Must,
+            rule: "compact sent during a turn is answered after that turn: compaction_started then compaction_finished or compaction_failed, or compaction_failed alone",
+            session: concat!(
+                r#"{"send":{"command":"prompt","content":"Summarise the repository"}}"#, "\n",
+                r#"{"after":{"started":1},"send":{"command":"compact"}}"#, "\n",
+            ),
+            judge: promises_kept,
+        },
+        ConversationCheck {
+            name: "requests",
+            level: Level::Must,
+            rule: "jobs_snapshot, job_stop and predict are answered with the request_id sent, during a turn too",
+            session: concat!(
+                r#"{"send":{"command":"prompt","content":"Explain the build"}}"#, "\n",
+                r#"{"after":{"started":1},"send":{"command":"jobs_snapshot","request_id":"check-jobs-1"}}"#, "\n",
+                r#"{"after":{"started":1},"send":{"command":"job_stop","request_id":"check-stop-1","generation":"g-1","job_id":"job-1"}}"#, "\n",
+                r#"{"after":{"started":1},"send":{"command":"predict","request_id":"check-predict-1","source_sequence":0}}"#, "\n",
+            ),
+            judge: promises_kept,
+        },
+        ConversationCheck {
+            name: "end-of-input",
+            level: Level::Must,
+            rule: "at the end of input, the work queued runs before the engine exits",
+            session: concat!(
+                r#"{"send":{"command":"prompt","content":"First"}}"#, "\n",
+                r#"{"send":{"command":"prompt","content":"Second"}}"#, "\n",
+                r#"{"send":{"command":"compact"}}"#, "\n",
+                r#"{"close":true}"#, "\n",
+            ),
+            judge: promises_kept,
+        },
+    ]
+}
+
+impl ConversationCheck {
+    /// The check's session.
+    pub(super) fn session(&self) -> Session {
+        Session::parse(self.session).expect("a built-in session reads")
+    }
+
+    /// Runs it on `engine` and judges it.
+    pub(super) fn run(
+        &self,
+        runner: &Runner,
+        engine: &mut std::process::Command,
+    ) -> io::Result<Check> {
+        let verdict = runner.run(&self.session(), engine)?;
+        Ok(self.judged(&verdict))
+    }
+
+    /// Its check, judged on `verdict`.
+    pub(super) fn judged(&self, verdict: &SessionVerdict) -> Check {
+        let outcome = (self.judge)(verdict);
+        let failure = match &outcome {
+            Outcome::Fail(why) => Some(Failure::of_session(why.clone(), self.name, verdict)),
+            _ => None,
+        };
+        Check::judged(
+            self.name,
+            self.level,
+            self.rule.to_owned(),
+            outcome,
+            failure,
+        )
+    }
+}
+
+/// A session file's check: every promise kept.
+pub(super) fn session_check(name: &str, verdict: &SessionVerdict) -> Check {
+    let outcome = promises_kept(verdict);
+    let failure = match &outcome {
+        Outcome::Fail(why) => Some(Failure::of_session(why.clone(), name, verdict)),
+        _ => None,
+    };
+    Check::judged(
+        name,
+        Level::Must,
+        "every event attributed by the conversation, nothing owed at the end".to_owned(),
+        outcome,
+        failure,
+    )
+}
+
+/// Every event fits a rule and nothing is owed at the end: the first
+/// broken promise, if one is.
+fn promises_kept(verdict: &SessionVerdict) -> Outcome {
+    match verdict.problems().into_iter().next() {
+        Some(why) => Outcome::Fail(why),
+        None => Outcome::Pass,
+    }
+}
+
+/// The terminal event of command `n`'s turn, if it came.
+fn terminal(verdict: &SessionVerdict, n: u64) -> Option<&'static str> {
+    verdict
+        .received
+        .iter()
+        .filter(|r| r.attribution.turn == Some(n))
+        .filter_map(|r| r.attribution.event)
+        .find(|e| matches!(*e, "agent_finished" | "turn_failed" | "agent_aborted"))
+}
+
+fn cancel(verdict: &SessionVerdict) -> Outcome {
+    if let Outcome::Fail(why) = promises_kept(verdict) {
+        return Outcome::Fail(why);
+    }
+    let Some(sent) = verdict.sent.iter().find(|s| s.n == 2) else {
+        return Outcome::NotJudged("the cancel was never sent".to_owned());
+    };
+    if verdict.missed.iter().any(|m| m.starts_with("step 2:")) {
+        return Outcome::NotJudged(
+            "the turn of command 1 ended before it wrote an event: no turn to cancel".to_owned(),
+        );
+    }
+    match terminal(verdict, 1) {
+        Some("agent_aborted") | None => Outcome::Pass,
+        Some(end) => {
+            let after: Vec<_> = verdict
+                .received
+                .iter()
+                .filter(|r| r.attribution.turn == Some(1) && r.at >= sent.at)
+                .collect();
+            let late = after.iter().any(|r| r.at >= sent.at + CROSSING_TIME);
+            if after.len() > CROSSING_EVENTS && late {
+                Outcome::Fail(format!(
+                    "command 2 (cancel): the turn of command 1 went on for {} events after it and ended with {end}, not agent_aborted",
+                    after.len()
+                ))
+            } else {
+                Outcome::NotJudged(format!(
+                    "the turn of command 1 ended ({end}) as the cancel was sent: the two crossed on the pipes, so the cancel had nothing left to stop"
+                ))
+            }
+        }
+    }
+}
+
+fn never_asked(verdict: &SessionVerdict) -> bool {
+    verdict.missed.iter().any(|m| m.starts_with("step 2:"))
+}
+
+fn cancel_question(verdict: &SessionVerdict) -> Outcome {
+    if never_asked(verdict) {
+        return Outcome::NotJudged("the engine asked no approval question".to_owned());
+    }
+    if let Outcome::Fail(why) = promises_kept(verdict) {
+        return Outcome::Fail(why);
+    }
+    match terminal(verdict, 1) {
+        Some("agent_aborted") | None => Outcome::Pass,
+        Some(end) => Outcome::Fail(format!(
+            "command 2 (cancel): the turn of command 1 waited on its approval question and ended with {end}, not agent_aborted"
+        )),
+    }
+}
+
+fn approval(verdict: &SessionVerdict) -> Outcome {
+    if never_asked(verdict) {
+        return Outcome::NotJudged("the engine asked no approval question".to_owned());
+    }
+    let resolved: Vec<_> = verdict
+        .received
+        .iter()
+        .filter(|r| r.attribution.event == Some("approval_resolved"))
+        .collect();
+    if let Some(early) = resolved.iter().find(|r| r.attribution.answers.is_none()) {
+        return Outcome::Fail(format!(
+            "command 2 (approval): the question was resolved at event {} before its approval command was sent: a question is held until the controller answers it",
+            early.attribution.n
+        ));
+    }
+    if let Outcome::Fail(why) = promises_kept(verdict) {
+        return Outcome::Fail(why);
+    }
+    if resolved.iter().any(|r| r.attribution.answers == Some(2)) {
+        Outcome::Pass
+    } else {
+        Outcome::Fail(format!(
+            "command 2 (approval): its question was never resolved: no approval_resolved by the end (the engine {})",
+            verdict.end
+        ))
+    }
+}
+
+fn steer(verdict: &SessionVerdict) -> Outcome {
+    if let Outcome::Fail(why) = promises_kept(verdict) {
+        return Outcome::Fail(why);
+    }
+    if verdict.answers(2).contains(&"steer_dropped") {
+        Outcome::NotJudged(
+            "the steer was dropped (steer_dropped): the turn ended before a step boundary took it, which is right, so there is no landing to judge".to_owned(),
+        )
+    } else {
+        Outcome::Pass
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::checks;
+
+    /// Every built-in session reads, and names only commands sent before
+    /// each step.
+    #[test]
+    fn every_session_reads() {
+        for check in checks() {
+            assert!(check.session().commands() >= 1, "{}", check.name);
+        }
+    }
+}
