@@ -8,6 +8,7 @@ mod corpus;
 mod decode;
 mod dict;
 mod encode;
+mod fuzz_engine;
 mod mock_engine;
 mod output;
 mod revision;
@@ -71,6 +72,7 @@ Examples:
   serve-command trace wire.jsonl
   serve-command mock-engine --script turns.jsonl < session.jsonl
   serve-command check-engine --report check.json -- ./my_engine
+  serve-command fuzz-engine --time 60 -- ./my_engine
   serve-command --revision v1 encode prompt \"fix it\""
 )]
 struct Cli {
@@ -93,6 +95,7 @@ enum Cmd {
     Trace(trace::Trace),
     MockEngine(mock_engine::MockEngine),
     CheckEngine(check_engine::CheckEngine),
+    FuzzEngine(fuzz_engine::FuzzEngine),
 }
 
 fn main() -> ExitCode {
@@ -119,6 +122,7 @@ fn main() -> ExitCode {
         Cmd::Trace(args) => trace::run(args, revision),
         Cmd::MockEngine(args) => mock_engine::run(args, revision),
         Cmd::CheckEngine(args) => check_engine::run(args, revision),
+        Cmd::FuzzEngine(args) => fuzz_engine::run(args, revision),
     })
 }
 

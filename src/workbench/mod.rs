@@ -21,6 +21,8 @@
 
 mod check_engine;
 mod conversation_checks;
+#[cfg(feature = "proptest")]
+mod fuzz;
 mod mock_engine;
 mod monitor;
 mod run;
@@ -28,6 +30,8 @@ mod runner;
 mod session;
 
 pub use check_engine::{Check, CheckEngine, Failure, Level, Report};
+#[cfg(feature = "proptest")]
+pub use fuzz::{failure_kind, sessions, Budget, Campaign, Finding, Fuzzer, Progress};
 pub use mock_engine::{MockEngine, ScriptError};
 pub use monitor::{Detail, Judged, Kind, Monitor, Verdict, Violation};
 pub use runner::{End, EngineInput, EngineOutput, Received, Runner, Sent, SessionVerdict};

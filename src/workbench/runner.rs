@@ -180,6 +180,8 @@ pub struct SessionVerdict {
     pub elapsed: Duration,
     /// What each command line is, by number: its name and what answers it.
     commands: Vec<CommandSeen>,
+    /// The runner closed the engine's stdin.
+    input_closed: bool,
 }
 
 /// A line the runner sent.
@@ -287,7 +289,7 @@ impl SessionVerdict {
         let end = format!("by the end (the engine {})", self.end);
         let owed = &self.owed;
         if let Some(n) = owed.running {
-            problems.push(match self.name(n) {
+            problems.push(match self.command_name(n) {
                 Some("compact") => format!(
                     "command {n} (compact): its compaction never ended: no compaction_finished or compaction_failed {end}"
                 ),
@@ -297,7 +299,7 @@ impl SessionVerdict {
             });
         }
         for &n in &owed.queued {
-            problems.push(match self.name(n) {
+            problems.push(match self.command_name(n) {
                 Some("compact") => format!(
                     "command {n} (compact): never answered: no compaction_started, compaction_finished or compaction_failed {end}"
                 ),
@@ -305,7 +307,7 @@ impl SessionVerdict {
             });
         }
         for &n in owed.steers.iter().chain(&owed.goals).chain(&owed.requests) {
-            let name = self.name(n).unwrap_or("command");
+            let name = self.command_name(n).unwrap_or("command");
             let detail = self.detail(n).unwrap_or("an answer");
             problems.push(format!(
                 "command {n} ({name}): never answered: no {detail} {end}"
@@ -316,11 +318,22 @@ impl SessionVerdict {
                 "command {n}: a line the engine must refuse, but no command_error answered it {end}"
             ));
         }
+        match &self.end {
+            End::Flooded => problems.push(format!("the engine {}", self.end)),
+            End::Lingered => problems.push(format!("the engine {}", self.end)),
+            End::Silent(_) if self.input_closed && problems.is_empty() => problems.push(format!(
+                "the engine did not exit at the end of its input, with its work done: it {}",
+                self.end
+            )),
+            _ => {}
+        }
         problems
     }
 
-    /// The command line `n`'s name (`prompt`), if it is a command.
-    fn name(&self, n: u64) -> Option<&'static str> {
+    /// The command line `n`'s name (`prompt`, `steer`), if it is a
+    /// command the engine reads; `None` for a refused line.
+    #[must_use]
+    pub fn command_name(&self, n: u64) -> Option<&'static str> {
         self.seen(n).and_then(|c| c.name)
     }
 
@@ -771,6 +784,7 @@ impl Run {
             stderr_tail,
             elapsed: self.start.elapsed(),
             commands: self.commands,
+            input_closed: self.closed,
         }
     }
 }

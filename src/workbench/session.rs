@@ -49,6 +49,7 @@ use std::time::Duration;
 /// | `{"ended":N}` | once command N's turn (or compaction) ended |
 /// | `{"asked":K}` | once the engine asked its K-th approval question |
 /// | `{"ms":K}` | K milliseconds after the line before it was sent |
+/// | `{}` | at once (an approval's way to say so) |
 ///
 /// Commands are numbered as [`Conversation`] numbers them: the lines
 /// sent, from 1. A point the engine never reaches (the turn ended before
@@ -236,7 +237,9 @@ impl Session {
         let mut out = String::new();
         for step in &self.steps {
             out.push('{');
-            if step.after != After::Now {
+            // An approval is sent after its question unless told otherwise.
+            let approval = matches!(step.action, Action::Approve { .. });
+            if step.after != After::Now || approval {
                 let _ = write!(out, "\"after\":{},", after_json(step.after));
             }
             match &step.action {
@@ -396,6 +399,7 @@ fn parse_after(value: &Value, sent: u64) -> Result<After, String> {
     };
     let keys: Vec<&str> = map.keys().map(String::as_str).collect();
     match keys.as_slice() {
+        [] => Ok(After::Now),
         ["started"] => Ok(After::Started(earlier("started")?)),
         ["step"] => Ok(After::Step {
             turn: None,

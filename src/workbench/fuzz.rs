@@ -1,0 +1,473 @@
+//! The engine fuzzer: generated sessions run on the [`Runner`], judged by
+//! the model, and the first that breaks a promise shrunk to a minimal
+//! session that still breaks it the same way.
+//!
+//! Generation and shrinking are proptest's ([`sessions`] is a `Strategy`
+//! whose trees shrink toward fewer lines, simpler commands and fewer
+//! waits); this module only drives the trees against an engine, with a
+//! budget counted in runs.
+//!
+//! [`Runner`]: super::Runner
+
+use super::runner::SessionVerdict;
+use super::session::{Action, After, Session, Step};
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use std::collections::BTreeSet;
+use std::io;
+use std::time::{Duration, Instant};
+
+/// Sessions of 1 to `max_commands` command lines, every command kind of
+/// today's revision (valid, refused by the reader, declined by the serve
+/// policy, and rarely a line that is not JSON), each sent at a point of the
+/// conversation; weighted so that commands land while turns run. A tree
+/// shrinks toward fewer lines, prompts, and lines sent at once.
+pub fn sessions(max_commands: usize) -> impl Strategy<Value = Session> {
+    (
+        proptest::collection::vec(step(), 1..=max_commands.max(1)),
+        any::<bool>(),
+    )
+        .prop_map(|(steps, close)| to_session(&steps, close))
+}
+
+/// One generated line, its references relative so that a shrink that
+/// drops lines keeps the rest meaningful.
+#[derive(Clone, Debug)]
+enum Line {
+    Prompt(usize),
+    SteerPrompt { tagged: bool },
+    SteerCommand { tagged: bool },
+    Cancel,
+    GoalSet { auto: bool },
+    GoalClear,
+    Compact,
+    JobsSnapshot,
+    JobStop,
+    Predict,
+    CancelPrediction,
+    Approve { asked: u64, allow: bool },
+    Refused(usize),
+    Declined,
+    NotJson,
+}
+
+/// When it is sent; `back` counts command lines back from this one (1:
+/// the line just before).
+#[derive(Clone, Debug)]
+enum When {
+    Now,
+    Started { back: u64 },
+    Step { step: u64 },
+    Answered { back: u64 },
+    Ended { back: u64 },
+    Asked { k: u64 },
+    Pause { ms: u64 },
+}
+
+const PROMPTS: [&str; 3] = ["Say hi", "Count to three", "Write a haiku about pipes"];
+/// JSON, but not commands: each owed its `command_error`.
+const REFUSED: [&str; 4] = [
+    r#"{"command":"nope"}"#,
+    r#"{"command":"steer","kind":"notice","content":"the build finished"}"#,
+    r#"{"command":"approval","id":"a-1"}"#,
+    "[1,2]",
+];
+
+fn step() -> impl Strategy<Value = (When, Line)> {
+    (when(), line())
+}
+
+fn when() -> impl Strategy<Value = When> {
+    prop_oneof![
+        3 => Just(When::Now),
+        3 => (1..=3u64).prop_map(|back| When::Started { back }),
+        2 => (1..=2u64).prop_map(|step| When::Step { step }),
+        2 => (1..=3u64).prop_map(|back| When::Answered { back }),
+        1 => (1..=3u64).prop_map(|back| When::Ended { back }),
+        1 => (1..=2u64).prop_map(|k| When::Asked { k }),
+        1 => (0..=50u64).prop_map(|ms| When::Pause { ms }),
+    ]
+}
+
+fn line() -> impl Strategy<Value = Line> {
+    prop_oneof![
+        6 => (0..PROMPTS.len()).prop_map(Line::Prompt),
+        2 => any::<bool>().prop_map(|tagged| Line::SteerPrompt { tagged }),
+        1 => any::<bool>().prop_map(|tagged| Line::SteerCommand { tagged }),
+        2 => Just(Line::Cancel),
+        1 => any::<bool>().prop_map(|auto| Line::GoalSet { auto }),
+        1 => Just(Line::GoalClear),
+        1 => Just(Line::Compact),
+        2 => Just(Line::JobsSnapshot),
+        1 => Just(Line::JobStop),
+        1 => Just(Line::Predict),
+        1 => Just(Line::CancelPrediction),
+        1 => ((1..=2u64), any::<bool>()).prop_map(|(asked, allow)| Line::Approve { asked, allow }),
+        1 => (0..REFUSED.len()).prop_map(Line::Refused),
+        1 => Just(Line::Declined),
+        // Rare: the engine reads nothing after it.
+        1 => Just(Line::NotJson),
+    ]
+}
+
+/// The session of generated lines: ids unique per line, references to
+/// earlier lines resolved (one before the first line is sent at once).
+fn to_session(steps: &[(When, Line)], close: bool) -> Session {
+    let mut out = Vec::with_capacity(steps.len() + 1);
+    let mut last_predict = None;
+    for (i, (when, line)) in steps.iter().enumerate() {
+        let n = i as u64 + 1;
+        let earlier = |back: u64| n.checked_sub(back).filter(|&k| k >= 1);
+        let after = match *when {
+            When::Now => After::Now,
+            When::Started { back } => earlier(back).map_or(After::Now, After::Started),
+            When::Step { step } => After::Step { turn: None, step },
+            When::Answered { back } => earlier(back).map_or(After::Now, After::Answered),
+            When::Ended { back } => earlier(back).map_or(After::Now, After::Ended),
+            When::Asked { k } => After::Asked(k),
+            When::Pause { ms } => After::Pause(Duration::from_millis(ms)),
+        };
+        let text = match line {
+            Line::Prompt(p) => format!(r#"{{"command":"prompt","content":"{}"}}"#, PROMPTS[*p]),
+            Line::SteerPrompt { tagged } => steer("prompt", "shorter, please", *tagged, n),
+            Line::SteerCommand { tagged } => steer("command", "/diff", *tagged, n),
+            Line::Cancel => r#"{"command":"cancel"}"#.to_owned(),
+            Line::GoalSet { auto } => format!(
+                r#"{{"command":"goal","action":"set","text":"the tests pass"{}}}"#,
+                if *auto { r#","auto":true"# } else { "" }
+            ),
+            Line::GoalClear => r#"{"command":"goal","action":"clear"}"#.to_owned(),
+            Line::Compact => r#"{"command":"compact"}"#.to_owned(),
+            Line::JobsSnapshot => {
+                format!(r#"{{"command":"jobs_snapshot","request_id":"req-{n}"}}"#)
+            }
+            Line::JobStop => format!(
+                r#"{{"command":"job_stop","request_id":"req-{n}","generation":"g-1","job_id":"job-1"}}"#
+            ),
+            Line::Predict => {
+                last_predict = Some(n);
+                format!(r#"{{"command":"predict","request_id":"req-{n}","source_sequence":0}}"#)
+            }
+            Line::CancelPrediction => format!(
+                r#"{{"command":"cancel_prediction","request_id":"req-{}"}}"#,
+                last_predict.unwrap_or(0)
+            ),
+            Line::Approve { asked, allow } => {
+                out.push(Step::new(
+                    after,
+                    Action::Approve {
+                        asked: *asked,
+                        allow: *allow,
+                    },
+                ));
+                continue;
+            }
+            Line::Refused(r) => REFUSED[*r].to_owned(),
+            Line::Declined => r#"{"command":"goal","action":"set","text":"  "}"#.to_owned(),
+            Line::NotJson => r#"{"command":"prompt","content":"cut off"#.to_owned(),
+        };
+        out.push(Step::new(after, Action::Send(text.into_bytes())));
+    }
+    if close {
+        out.push(Step::new(After::Now, Action::Close));
+    }
+    Session::new(out)
+}
+
+fn steer(kind: &str, content: &str, tagged: bool, n: u64) -> String {
+    let kind = if kind == "prompt" {
+        String::new()
+    } else {
+        format!(r#","kind":"{kind}""#)
+    };
+    let tag = if tagged {
+        format!(r#","submission_id":"s-{n}""#)
+    } else {
+        String::new()
+    };
+    format!(r#"{{"command":"steer"{kind},"content":"{content}"{tag}}}"#)
+}
+
+/// How long a fuzz campaign runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Budget {
+    /// This many sessions (a count: load cannot change what is run).
+    Sessions(u64),
+    /// Until this much time has passed.
+    Time(Duration),
+}
+
+/// A fuzz campaign against one engine: generated sessions, each judged by
+/// the model; the first that breaks a promise is shrunk, within a budget
+/// of runs, to the smallest session that breaks it the same way, and
+/// rerun to confirm.
+#[derive(Clone, Debug)]
+pub struct Fuzzer {
+    seed: u64,
+    max_commands: usize,
+    shrink_runs: u32,
+}
+
+/// What a campaign has done so far, for its progress line.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Sessions run (shrinking runs not counted).
+    pub sessions: u64,
+    /// Since the campaign started.
+    pub elapsed: Duration,
+    /// The rows of the model's table seen so far: `steer → steer_applied`,
+    /// `turn → agent_aborted`, ...
+    pub rows: BTreeSet<String>,
+}
+
+/// A broken promise the fuzzer found, shrunk.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Finding {
+    /// The smallest session found that breaks it.
+    pub session: Session,
+    /// That session's verdict (from the confirming rerun when it
+    /// confirmed).
+    pub verdict: SessionVerdict,
+    /// The broken promise, as the first run of the smallest session named
+    /// it.
+    pub why: String,
+    /// The session generated that first broke it.
+    pub found: Session,
+    /// Runs spent shrinking.
+    pub shrink_runs: u32,
+    /// Whether a rerun of the smallest session broke it the same way.
+    pub confirmed: bool,
+}
+
+/// How a campaign ended.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Campaign {
+    /// What it did.
+    pub progress: Progress,
+    /// What it found, if anything.
+    pub finding: Option<Finding>,
+}
+
+impl Fuzzer {
+    /// A campaign from `seed`: sessions of up to 6 command lines, at most
+    /// 300 runs to shrink a finding.
+    #[must_use]
+    pub fn new(seed: u64) -> Fuzzer {
+        Fuzzer {
+            seed,
+            max_commands: 6,
+            shrink_runs: 300,
+        }
+    }
+
+    /// The most command lines a generated session has.
+    #[must_use]
+    pub fn max_commands(mut self, max: usize) -> Fuzzer {
+        self.max_commands = max.max(1);
+        self
+    }
+
+    /// The most runs spent shrinking a finding: shrinking stops there and
+    /// keeps the smallest failing session found.
+    #[must_use]
+    pub fn shrink_runs(mut self, runs: u32) -> Fuzzer {
+        self.shrink_runs = runs;
+        self
+    }
+
+    /// Runs the campaign: `run` runs one session against the engine (a
+    /// [`Runner`](super::Runner) over a child or in process); `progress`
+    /// is told after each session.
+    ///
+    /// # Errors
+    ///
+    /// The first error of `run` (the engine cannot be started).
+    pub fn run(
+        &self,
+        budget: Budget,
+        mut run: impl FnMut(&Session) -> io::Result<SessionVerdict>,
+        mut progress: impl FnMut(&Progress),
+    ) -> io::Result<Campaign> {
+        let start = Instant::now();
+        let mut seed = [0u8; 32];
+        seed[..8].copy_from_slice(&self.seed.to_le_bytes());
+        let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed);
+        let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+        let strategy = sessions(self.max_commands);
+        let mut done = Progress::default();
+        loop {
+            let more = match budget {
+                Budget::Sessions(n) => done.sessions < n,
+                Budget::Time(d) => start.elapsed() < d,
+            };
+            if !more {
+                return Ok(Campaign {
+                    progress: done,
+                    finding: None,
+                });
+            }
+            let mut tree = strategy
+                .new_tree(&mut runner)
+                .map_err(|e| io::Error::other(format!("the session generator: {e}")))?;
+            let session = tree.current();
+            let verdict = run(&session)?;
+            done.sessions += 1;
+            done.elapsed = start.elapsed();
+            rows(&verdict, &mut done.rows);
+            progress(&done);
+            let Some(why) = verdict.problems().into_iter().next() else {
+                continue;
+            };
+            let finding = self.shrink(&mut tree, session, verdict, why, &mut run)?;
+            done.elapsed = start.elapsed();
+            return Ok(Campaign {
+                progress: done,
+                finding: Some(finding),
+            });
+        }
+    }
+
+    /// Shrinks a failing tree as proptest's runner does (simplify while it
+    /// fails the same way, complicate when it passes), within the budget.
+    fn shrink(
+        &self,
+        tree: &mut impl ValueTree<Value = Session>,
+        found: Session,
+        verdict: SessionVerdict,
+        why: String,
+        run: &mut impl FnMut(&Session) -> io::Result<SessionVerdict>,
+    ) -> io::Result<Finding> {
+        let kind = failure_kind(&why);
+        let (mut best, mut best_verdict, mut best_why) = (found.clone(), verdict, why);
+        let mut runs = 0;
+        if tree.simplify() {
+            while runs < self.shrink_runs {
+                runs += 1;
+                let candidate = tree.current();
+                let verdict = run(&candidate)?;
+                let same = verdict
+                    .problems()
+                    .into_iter()
+                    .next()
+                    .filter(|why| failure_kind(why) == kind);
+                let more = match same {
+                    Some(why) => {
+                        // Kept when no longer than the best: a shrink may
+                        // trade a line for a simpler one.
+                        if candidate.steps().len() <= best.steps().len() {
+                            (best, best_verdict, best_why) = (candidate, verdict, why);
+                        }
+                        tree.simplify()
+                    }
+                    None => tree.complicate(),
+                };
+                if !more {
+                    break;
+                }
+            }
+        }
+        let rerun = run(&best)?;
+        let confirmed = rerun
+            .problems()
+            .first()
+            .is_some_and(|why| failure_kind(why) == kind);
+        Ok(Finding {
+            session: best,
+            verdict: if confirmed { rerun } else { best_verdict },
+            why: best_why,
+            found,
+            shrink_runs: runs,
+            confirmed,
+        })
+    }
+}
+
+/// What makes two failures the same: the broken promise with its numbers,
+/// ids and how the engine ended left out (`command # (prompt): its turn
+/// never ended: ...`).
+#[must_use]
+pub fn failure_kind(why: &str) -> String {
+    let why = why.split(" by the end").next().unwrap_or(why);
+    let mut out = String::with_capacity(why.len());
+    let mut quoted = false;
+    let mut digits = false;
+    for c in why.chars() {
+        if c == '"' {
+            quoted = !quoted;
+            if quoted {
+                out.push_str("\"…\"");
+            }
+            continue;
+        }
+        if quoted {
+            continue;
+        }
+        if c.is_ascii_digit() {
+            if !digits {
+                out.push('#');
+            }
+            digits = true;
+            continue;
+        }
+        digits = false;
+        out.push(c);
+    }
+    out
+}
+
+/// The rows of the model's table a verdict shows: what answered each
+/// command kind, and how each turn ended.
+fn rows(verdict: &SessionVerdict, seen: &mut BTreeSet<String>) {
+    for received in &verdict.received {
+        let a = &received.attribution;
+        let Some(event) = a.event else { continue };
+        if let Some(k) = a.answers {
+            let name = verdict.command_name(k).unwrap_or("refused line");
+            seen.insert(format!("{name} → {event}"));
+        } else if a.turn.is_some()
+            && matches!(event, "agent_finished" | "turn_failed" | "agent_aborted")
+        {
+            seen.insert(format!("turn → {event}"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{failure_kind, sessions};
+    use proptest::strategy::{Strategy, ValueTree};
+    use proptest::test_runner::TestRunner;
+
+    #[test]
+    fn a_failure_kind_leaves_out_numbers_ids_and_the_end() {
+        let table = [
+            (
+                "command 3 (prompt): its turn never ended: no agent_finished, turn_failed or agent_aborted by the end (the engine exited with status 0)",
+                "command # (prompt): its turn never ended: no agent_finished, turn_failed or agent_aborted",
+            ),
+            (
+                "event 12 (jobs_snapshot) fits no rule of the conversation: jobs_snapshot answers no jobs_snapshot command: none unanswered with request_id \"x-req-2\"",
+                "event # (jobs_snapshot) fits no rule of the conversation: jobs_snapshot answers no jobs_snapshot command: none unanswered with request_id \"…\"",
+            ),
+        ];
+        for (why, kind) in table {
+            assert_eq!(failure_kind(why), kind);
+        }
+    }
+
+    /// Every generated session writes a file that reads back as itself.
+    #[test]
+    fn generated_sessions_read_back_from_their_file() {
+        let mut runner = TestRunner::deterministic();
+        for _ in 0..200 {
+            let session = sessions(6).new_tree(&mut runner).unwrap().current();
+            let text = session.to_jsonl();
+            assert_eq!(super::Session::parse(&text).unwrap(), session, "{text}");
+        }
+    }
+}
