@@ -9,8 +9,9 @@
 //!
 //! [`Runner`]: super::Runner
 
+use super::generate::{to_session, Line, When, PROMPTS, REFUSED};
 use super::runner::SessionVerdict;
-use super::session::{Action, After, Session, Step};
+use super::session::Session;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -30,49 +31,6 @@ pub fn sessions(max_commands: usize) -> impl Strategy<Value = Session> {
     )
         .prop_map(|(steps, close)| to_session(&steps, close))
 }
-
-/// One generated line, its references relative so that a shrink that
-/// drops lines keeps the rest meaningful.
-#[derive(Clone, Debug)]
-enum Line {
-    Prompt(usize),
-    SteerPrompt { tagged: bool },
-    SteerCommand { tagged: bool },
-    Cancel,
-    GoalSet { auto: bool },
-    GoalClear,
-    Compact,
-    JobsSnapshot,
-    JobStop,
-    Predict,
-    CancelPrediction,
-    Approve { asked: u64, allow: bool },
-    Refused(usize),
-    Declined,
-    NotJson,
-}
-
-/// When it is sent; `back` counts command lines back from this one (1:
-/// the line just before).
-#[derive(Clone, Debug)]
-enum When {
-    Now,
-    Started { back: u64 },
-    Step { step: u64 },
-    Answered { back: u64 },
-    Ended { back: u64 },
-    Asked { k: u64 },
-    Pause { ms: u64 },
-}
-
-const PROMPTS: [&str; 3] = ["Say hi", "Count to three", "Write a haiku about pipes"];
-/// JSON, but not commands: each owed its `command_error`.
-const REFUSED: [&str; 4] = [
-    r#"{"command":"nope"}"#,
-    r#"{"command":"steer","kind":"notice","content":"the build finished"}"#,
-    r#"{"command":"approval","id":"a-1"}"#,
-    "[1,2]",
-];
 
 fn step() -> impl Strategy<Value = (When, Line)> {
     (when(), line())
@@ -109,84 +67,6 @@ fn line() -> impl Strategy<Value = Line> {
         // Rare: the engine reads nothing after it.
         1 => Just(Line::NotJson),
     ]
-}
-
-/// The session of generated lines: ids unique per line, references to
-/// earlier lines resolved (one before the first line is sent at once).
-fn to_session(steps: &[(When, Line)], close: bool) -> Session {
-    let mut out = Vec::with_capacity(steps.len() + 1);
-    let mut last_predict = None;
-    for (i, (when, line)) in steps.iter().enumerate() {
-        let n = i as u64 + 1;
-        let earlier = |back: u64| n.checked_sub(back).filter(|&k| k >= 1);
-        let after = match *when {
-            When::Now => After::Now,
-            When::Started { back } => earlier(back).map_or(After::Now, After::Started),
-            When::Step { step } => After::Step { turn: None, step },
-            When::Answered { back } => earlier(back).map_or(After::Now, After::Answered),
-            When::Ended { back } => earlier(back).map_or(After::Now, After::Ended),
-            When::Asked { k } => After::Asked(k),
-            When::Pause { ms } => After::Pause(Duration::from_millis(ms)),
-        };
-        let text = match line {
-            Line::Prompt(p) => format!(r#"{{"command":"prompt","content":"{}"}}"#, PROMPTS[*p]),
-            Line::SteerPrompt { tagged } => steer("prompt", "shorter, please", *tagged, n),
-            Line::SteerCommand { tagged } => steer("command", "/diff", *tagged, n),
-            Line::Cancel => r#"{"command":"cancel"}"#.to_owned(),
-            Line::GoalSet { auto } => format!(
-                r#"{{"command":"goal","action":"set","text":"the tests pass"{}}}"#,
-                if *auto { r#","auto":true"# } else { "" }
-            ),
-            Line::GoalClear => r#"{"command":"goal","action":"clear"}"#.to_owned(),
-            Line::Compact => r#"{"command":"compact"}"#.to_owned(),
-            Line::JobsSnapshot => {
-                format!(r#"{{"command":"jobs_snapshot","request_id":"req-{n}"}}"#)
-            }
-            Line::JobStop => format!(
-                r#"{{"command":"job_stop","request_id":"req-{n}","generation":"g-1","job_id":"job-1"}}"#
-            ),
-            Line::Predict => {
-                last_predict = Some(n);
-                format!(r#"{{"command":"predict","request_id":"req-{n}","source_sequence":0}}"#)
-            }
-            Line::CancelPrediction => format!(
-                r#"{{"command":"cancel_prediction","request_id":"req-{}"}}"#,
-                last_predict.unwrap_or(0)
-            ),
-            Line::Approve { asked, allow } => {
-                out.push(Step::new(
-                    after,
-                    Action::Approve {
-                        asked: *asked,
-                        allow: *allow,
-                    },
-                ));
-                continue;
-            }
-            Line::Refused(r) => REFUSED[*r].to_owned(),
-            Line::Declined => r#"{"command":"goal","action":"set","text":"  "}"#.to_owned(),
-            Line::NotJson => r#"{"command":"prompt","content":"cut off"#.to_owned(),
-        };
-        out.push(Step::new(after, Action::Send(text.into_bytes())));
-    }
-    if close {
-        out.push(Step::new(After::Now, Action::Close));
-    }
-    Session::new(out)
-}
-
-fn steer(kind: &str, content: &str, tagged: bool, n: u64) -> String {
-    let kind = if kind == "prompt" {
-        String::new()
-    } else {
-        format!(r#","kind":"{kind}""#)
-    };
-    let tag = if tagged {
-        format!(r#","submission_id":"s-{n}""#)
-    } else {
-        String::new()
-    };
-    format!(r#"{{"command":"steer"{kind},"content":"{content}"{tag}}}"#)
 }
 
 /// How long a fuzz campaign runs.

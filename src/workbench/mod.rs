@@ -23,6 +23,8 @@ mod check_engine;
 mod conversation_checks;
 #[cfg(feature = "proptest")]
 mod fuzz;
+#[cfg(any(feature = "proptest", feature = "arbitrary"))]
+mod generate;
 mod mock_engine;
 mod monitor;
 mod run;
