@@ -156,7 +156,7 @@ pub struct CheckEngine {
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds)]
     turn_timeout: Duration,
     /// Run only this check (repeatable): a name as the summary lists it.
-    #[arg(long = "check", value_name = "NAME")]
+    #[arg(long = "check", value_name = "NAME", conflicts_with = "sessions")]
     only: Vec<String>,
     /// Judge these session files instead of the checks (a reproducer of
     /// fuzz-engine, a hand-written scenario; a folder: each *.jsonl in
@@ -206,6 +206,12 @@ pub fn run(args: CheckEngine, revision: Revision) -> output::Result<ExitCode> {
     if !args.only.is_empty() {
         let names = check.names();
         if let Some(unknown) = args.only.iter().find(|n| !names.contains(&n.as_str())) {
+            if unknown == "line-over-limit" {
+                return Err(Failure::Error(
+                    "--check line-over-limit: it runs only with --max-line-len (the engine's declared limit)"
+                        .to_owned(),
+                ));
+            }
             return Err(Failure::Error(format!(
                 "--check {unknown}: no such check (the checks: {})",
                 names.join(", ")

@@ -43,7 +43,7 @@ pub(super) fn checks() -> Vec<ConversationCheck> {
                 r#"{"after":{"started":1},"send":{"command":"prompt","content":"Second: say two"}}"#, "\n",
                 r#"{"after":{"started":1},"send":{"command":"prompt","content":"Third: say three"}}"#, "\n",
             ),
-            judge: promises_kept,
+            judge: prompts_queue,
         },
         ConversationCheck {
             name: "cancel",
@@ -125,7 +125,7 @@ pub(super) fn checks() -> Vec<ConversationCheck> {
                 r#"{"send":{"command":"prompt","content":"Explain the build"}}"#, "\n",
                 r#"{"after":{"started":1},"send":{"command":"jobs_snapshot","request_id":"check-jobs-1"}}"#, "\n",
                 r#"{"after":{"started":1},"send":{"command":"job_stop","request_id":"check-stop-1","generation":"g-1","job_id":"job-1"}}"#, "\n",
-                r#"{"after":{"started":1},"send":{"command":"predict","request_id":"check-predict-1","source_sequence":0}}"#, "\n",
+                r#"{"after":{"started":1},"send":{"command":"predict","request_id":"check-predict-1","source_sequence":1}}"#, "\n",
             ),
             judge: promises_kept,
         },
@@ -247,6 +247,35 @@ fn cancel(verdict: &SessionVerdict) -> Outcome {
     }
 }
 
+/// Turns are told apart only by order, so a lost prompt shows as the last
+/// one owed: said as prompts lost, with how many turns ran.
+fn prompts_queue(verdict: &SessionVerdict) -> Outcome {
+    let outcome = promises_kept(verdict);
+    let Outcome::Fail(why) = &outcome else {
+        return outcome;
+    };
+    let lost = verdict.owed.queued.len();
+    if lost == 0 || verdict.owed.running.is_some() || !verdict.violations.is_empty() {
+        return outcome;
+    }
+    let ran = verdict
+        .received
+        .iter()
+        .filter(|r| {
+            r.attribution.turn.is_some()
+                && matches!(
+                    r.attribution.event,
+                    Some("agent_finished" | "turn_failed" | "agent_aborted")
+                )
+        })
+        .count();
+    Outcome::Fail(format!(
+        "prompts were lost: 3 were sent, {ran} turn{} ran (turns are told apart by order, so the last {} owed): {why}",
+        if ran == 1 { "" } else { "s" },
+        if lost == 1 { "prompt is the one" } else { "prompts are those" }
+    ))
+}
+
 fn never_asked(verdict: &SessionVerdict) -> bool {
     verdict.missed.iter().any(|m| m.starts_with("step 2:"))
 }
@@ -275,7 +304,15 @@ fn approval(verdict: &SessionVerdict) -> Outcome {
         .iter()
         .filter(|r| r.attribution.event == Some("approval_resolved"))
         .collect();
-    if let Some(early) = resolved.iter().find(|r| r.attribution.answers.is_none()) {
+    // Resolved before the approval was sent: a violation of its own when
+    // it names a question never asked, which the model reports.
+    let approval_sent = verdict.sent.iter().find(|s| s.n == 2).map(|s| s.at);
+    let early = resolved.iter().find(|r| {
+        r.attribution.answers.is_none()
+            && r.attribution.violation.is_none()
+            && approval_sent.is_none_or(|at| r.at < at)
+    });
+    if let Some(early) = early {
         return Outcome::Fail(format!(
             "command 2 (approval): the question was resolved at event {} before its approval command was sent: a question is held until the controller answers it",
             early.attribution.n

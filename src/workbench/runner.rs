@@ -8,7 +8,7 @@ use super::check_engine::{quoted, shown};
 use super::run::ended;
 use super::session::{Action, After, Session};
 use crate::v2::serve::{Attribution, Conversation, Owed};
-use crate::v2::{Command, CommandReader, ReadError, DEFAULT_MAX_LINE_LEN};
+use crate::v2::{Command, CommandReader, ReadError, SteerKind, DEFAULT_MAX_LINE_LEN};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::io::{self, BufRead, Read, Write};
@@ -793,13 +793,21 @@ impl Run {
 /// event of their own.
 fn owed_answer(command: &Command) -> Option<String> {
     Some(match command {
-        Command::Steer { submission_id, .. } => match submission_id {
-            Some(id) => format!(
-                "steer_applied or steer_dropped with submission_id {}",
-                quoted(id)
-            ),
-            None => "steer_applied or steer_dropped".to_owned(),
-        },
+        // A command steer is always applied, never dropped.
+        Command::Steer {
+            kind,
+            submission_id,
+            ..
+        } => {
+            let answer = match kind {
+                SteerKind::Command => "steer_applied (kind command)",
+                _ => "steer_applied or steer_dropped",
+            };
+            match submission_id {
+                Some(id) => format!("{answer} with submission_id {}", quoted(id)),
+                None => answer.to_owned(),
+            }
+        }
         Command::GoalSet { .. } | Command::GoalClear => "goal_updated".to_owned(),
         Command::JobsSnapshot { request_id } => {
             format!("jobs_snapshot with request_id {}", quoted(request_id))
