@@ -89,7 +89,7 @@ pub(super) fn to_session(steps: &[(When, Line)], close: bool) -> Session {
             ),
             Line::Predict => {
                 last_predict = Some(n);
-                format!(r#"{{"command":"predict","request_id":"req-{n}","source_sequence":0}}"#)
+                format!(r#"{{"command":"predict","request_id":"req-{n}","source_sequence":1}}"#)
             }
             Line::CancelPrediction => format!(
                 r#"{{"command":"cancel_prediction","request_id":"req-{}"}}"#,

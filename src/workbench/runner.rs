@@ -1131,6 +1131,9 @@ struct InProcess {
     stdin: Option<mpsc::Sender<Vec<u8>>>,
     stdout: mpsc::Receiver<Out>,
     result: mpsc::Receiver<String>,
+    /// Joined once it has returned, so that no thread of a finished run
+    /// outlives it (a leak checker sees its thread-locals otherwise).
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl InProcess {
@@ -1151,7 +1154,7 @@ impl InProcess {
             partial: Vec::new(),
             total: 0,
         };
-        std::thread::spawn(move || {
+        let thread = std::thread::spawn(move || {
             let how = match serve(input, output) {
                 Ok(None) => "returned at the end of its input".to_owned(),
                 Ok(Some(stopped)) => format!("returned after it stopped reading: {stopped}"),
@@ -1163,6 +1166,7 @@ impl InProcess {
             stdin: Some(to_stdin),
             stdout: rx,
             result,
+            thread: Some(thread),
         }
     }
 }
@@ -1190,7 +1194,12 @@ impl Wire for InProcess {
         self.stdin = None;
         let wait = if kill { Duration::ZERO } else { EXIT_GRACE };
         let end = match self.result.recv_timeout(wait) {
-            Ok(how) => End::Exited(how),
+            Ok(how) => {
+                if let Some(thread) = self.thread.take() {
+                    let _ = thread.join();
+                }
+                End::Exited(how)
+            }
             Err(_) if kill => End::Exited("was abandoned on its thread".to_owned()),
             Err(_) => End::Lingered,
         };
