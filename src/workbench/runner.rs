@@ -41,6 +41,7 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 pub struct Runner {
     timeout: Duration,
     turn_timeout: Duration,
+    max_output: u64,
 }
 
 impl Default for Runner {
@@ -56,6 +57,7 @@ impl Runner {
         Runner {
             timeout: Duration::from_secs(60),
             turn_timeout: Duration::from_secs(10),
+            max_output: MAX_OUTPUT,
         }
     }
 
@@ -73,6 +75,15 @@ impl Runner {
         self
     }
 
+    /// How much the engine may write on stdout in one session (64 MiB
+    /// unless set): past it, it is killed and judged by what it wrote.
+    /// Memory stays within this, or one line of the crate's line limit.
+    #[must_use]
+    pub fn max_output(mut self, bytes: u64) -> Runner {
+        self.max_output = bytes;
+        self
+    }
+
     /// Runs `session` against a fresh `engine` (its program, arguments,
     /// environment and directory; its stdio is replaced by pipes).
     ///
@@ -84,7 +95,7 @@ impl Runner {
         session: &Session,
         engine: &mut std::process::Command,
     ) -> io::Result<SessionVerdict> {
-        let wire = ChildWire::spawn(engine)?;
+        let wire = ChildWire::spawn(engine, self.max_output)?;
         Ok(self.drive(session, wire))
     }
 
@@ -100,7 +111,7 @@ impl Runner {
     where
         F: FnOnce(EngineInput, EngineOutput) -> io::Result<Option<ReadError>> + Send + 'static,
     {
-        self.drive(session, InProcess::start(serve))
+        self.drive(session, InProcess::start(serve, self.max_output))
     }
 
     fn drive(&self, session: &Session, mut wire: impl Wire) -> SessionVerdict {
@@ -180,8 +191,6 @@ pub struct SessionVerdict {
     pub elapsed: Duration,
     /// What each command line is, by number: its name and what answers it.
     commands: Vec<CommandSeen>,
-    /// The runner closed the engine's stdin.
-    input_closed: bool,
 }
 
 /// A line the runner sent.
@@ -220,10 +229,13 @@ pub enum End {
     Silent(Duration),
     /// The session ran past its bound, and the engine was killed.
     TimedOut(Duration),
-    /// It wrote more than 64 MiB, and was killed.
-    Flooded,
+    /// It wrote more than this many bytes on stdout, and was killed.
+    Flooded(u64),
     /// Its stdout closed, but it did not exit; it was killed.
     Lingered,
+    /// It owed nothing and its stdin was closed, but it neither exited nor
+    /// closed its stdout within the turn timeout; it was killed.
+    NoExit(Duration),
 }
 
 impl fmt::Display for End {
@@ -240,7 +252,12 @@ impl fmt::Display for End {
                 "ran past the session's bound of {} s; killed",
                 d.as_secs_f64()
             ),
-            End::Flooded => write!(f, "wrote more than {} MiB; killed", MAX_OUTPUT >> 20),
+            End::Flooded(max) => write!(f, "wrote more than {max} bytes on stdout; killed"),
+            End::NoExit(d) => write!(
+                f,
+                "did not exit within {} s of the end of its input, with nothing owed; killed",
+                d.as_secs_f64()
+            ),
             End::Lingered => write!(
                 f,
                 "closed its stdout but did not exit within {} s; killed",
@@ -319,12 +336,9 @@ impl SessionVerdict {
             ));
         }
         match &self.end {
-            End::Flooded => problems.push(format!("the engine {}", self.end)),
+            End::Flooded(_) => problems.push(format!("the engine {}", self.end)),
             End::Lingered => problems.push(format!("the engine {}", self.end)),
-            End::Silent(_) if self.input_closed && problems.is_empty() => problems.push(format!(
-                "the engine did not exit at the end of its input, with its work done: it {}",
-                self.end
-            )),
+            End::NoExit(_) => problems.push(format!("the engine {}", self.end)),
             _ => {}
         }
         problems
@@ -716,15 +730,17 @@ impl Run {
                     // Silence is a fault only while an answer is owed and
                     // no question waits on the controller; after stdin
                     // closed, an engine that owes nothing must exit.
-                    if self.engine_owes() || self.closed {
+                    if self.engine_owes() {
                         self.stop = Some(End::Silent(self.turn_timeout));
+                    } else if self.closed {
+                        self.stop = Some(End::NoExit(self.turn_timeout));
                     } else {
                         self.heard = now;
                     }
                 }
             }
             Recv::Closed => self.engine_closed = true,
-            Recv::Flooded => self.stop = Some(End::Flooded),
+            Recv::Flooded(max) => self.stop = Some(End::Flooded(max)),
         }
     }
 
@@ -784,7 +800,6 @@ impl Run {
             stderr_tail,
             elapsed: self.start.elapsed(),
             commands: self.commands,
-            input_closed: self.closed,
         }
     }
 }
@@ -831,8 +846,8 @@ enum Recv {
     Quiet,
     /// Its stdout closed.
     Closed,
-    /// It wrote more than the runner reads.
-    Flooded,
+    /// It wrote more than the runner reads: this many bytes.
+    Flooded(u64),
 }
 
 /// One engine, as the runner drives it.
@@ -850,12 +865,12 @@ trait Wire {
 enum Out {
     Line(Vec<u8>, usize),
     Closed,
-    Flooded,
+    Flooded(u64),
 }
 
 /// Reads `src` line by line to the channel: each kept up to the line
-/// limit, at most [`MAX_OUTPUT`] in all.
-fn read_lines(mut src: impl BufRead, tx: &mpsc::SyncSender<Out>) {
+/// limit, at most `max` bytes in all.
+fn read_lines(mut src: impl BufRead, tx: &mpsc::SyncSender<Out>, max: u64) {
     let mut total = 0u64;
     loop {
         let mut line = Vec::new();
@@ -880,8 +895,8 @@ fn read_lines(mut src: impl BufRead, tx: &mpsc::SyncSender<Out>) {
             len += take;
             src.consume(take + usize::from(lf));
             total += (take + usize::from(lf)) as u64;
-            if total > MAX_OUTPUT {
-                let _ = tx.send(Out::Flooded);
+            if total > max {
+                let _ = tx.send(Out::Flooded(max));
                 return;
             }
             if lf {
@@ -901,7 +916,7 @@ fn read_lines(mut src: impl BufRead, tx: &mpsc::SyncSender<Out>) {
 fn recv_from(rx: &mpsc::Receiver<Out>, until: Instant) -> Recv {
     match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
         Ok(Out::Line(line, len)) => Recv::Line(line, len),
-        Ok(Out::Flooded) => Recv::Flooded,
+        Ok(Out::Flooded(max)) => Recv::Flooded(max),
         Ok(Out::Closed) | Err(mpsc::RecvTimeoutError::Disconnected) => Recv::Closed,
         Err(mpsc::RecvTimeoutError::Timeout) => Recv::Quiet,
     }
@@ -917,7 +932,7 @@ struct ChildWire {
 }
 
 impl ChildWire {
-    fn spawn(engine: &mut std::process::Command) -> io::Result<ChildWire> {
+    fn spawn(engine: &mut std::process::Command, max_output: u64) -> io::Result<ChildWire> {
         engine
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -943,13 +958,19 @@ impl ChildWire {
             }
         });
         let (tx, rx) = mpsc::sync_channel(256);
-        std::thread::spawn(move || read_lines(io::BufReader::with_capacity(64 << 10, stdout), &tx));
+        std::thread::spawn(move || {
+            read_lines(
+                io::BufReader::with_capacity(64 << 10, stdout),
+                &tx,
+                max_output,
+            )
+        });
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let kept = Arc::clone(&tail);
         std::thread::spawn(move || {
             let src = io::BufReader::new(stderr);
             let (tx, rx) = mpsc::sync_channel(64);
-            std::thread::spawn(move || read_lines(src, &tx));
+            std::thread::spawn(move || read_lines(src, &tx, u64::MAX));
             for out in rx {
                 let Out::Line(line, _) = out else { break };
                 let mut tail = kept.lock().unwrap_or_else(PoisonError::into_inner);
@@ -1087,13 +1108,14 @@ pub struct EngineOutput {
     lines: mpsc::SyncSender<Out>,
     partial: Vec<u8>,
     total: u64,
+    max: u64,
 }
 
 impl Write for EngineOutput {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         self.total += bytes.len() as u64;
-        if self.total > MAX_OUTPUT {
-            let _ = self.lines.send(Out::Flooded);
+        if self.total > self.max {
+            let _ = self.lines.send(Out::Flooded(self.max));
             return Err(io::ErrorKind::BrokenPipe.into());
         }
         let mut rest = bytes;
@@ -1137,7 +1159,7 @@ struct InProcess {
 }
 
 impl InProcess {
-    fn start<F>(serve: F) -> InProcess
+    fn start<F>(serve: F, max: u64) -> InProcess
     where
         F: FnOnce(EngineInput, EngineOutput) -> io::Result<Option<ReadError>> + Send + 'static,
     {
@@ -1153,6 +1175,7 @@ impl InProcess {
             lines: tx,
             partial: Vec::new(),
             total: 0,
+            max,
         };
         let thread = std::thread::spawn(move || {
             let how = match serve(input, output) {
