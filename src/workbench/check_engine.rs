@@ -492,25 +492,7 @@ impl Failure {
             received: verdict
                 .received
                 .iter()
-                .map(|r| {
-                    let a = &r.attribution;
-                    let mut note = Vec::new();
-                    if let Some(k) = a.answers {
-                        note.push(format!("answers {k}"));
-                    }
-                    if let Some(k) = a.turn {
-                        note.push(format!("turn {k}"));
-                    }
-                    if a.violation.is_some() {
-                        note.push("fits no rule".to_owned());
-                    }
-                    let note = if note.is_empty() {
-                        String::new()
-                    } else {
-                        format!("  [{}]", note.join(", "))
-                    };
-                    format!("{:>3}  {}{note}", a.n, r.line)
-                })
+                .map(|r| format!("{:>3}  {}{}", r.attribution.n, r.line, r.note()))
                 .collect(),
             received_lines: usize::try_from(verdict.received_lines).unwrap_or(usize::MAX),
             stderr_tail: verdict.stderr_tail.clone(),

@@ -218,6 +218,30 @@ pub struct Received {
     pub attribution: Attribution,
 }
 
+impl Received {
+    /// What the model says of the line, as a transcript shows it after the
+    /// line: `  [answers 2, turn 1]`, `  [fits no rule]`, or nothing.
+    #[must_use]
+    pub fn note(&self) -> String {
+        let a = &self.attribution;
+        let mut note = Vec::new();
+        if let Some(k) = a.answers {
+            note.push(format!("answers {k}"));
+        }
+        if let Some(k) = a.turn {
+            note.push(format!("turn {k}"));
+        }
+        if a.violation.is_some() {
+            note.push("fits no rule".to_owned());
+        }
+        if note.is_empty() {
+            String::new()
+        } else {
+            format!("  [{}]", note.join(", "))
+        }
+    }
+}
+
 /// How an engine's session ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -402,27 +426,12 @@ impl SessionVerdict {
                 ));
             } else {
                 let got = r.next().expect("peeked");
-                let a = &got.attribution;
-                let mut note = Vec::new();
-                if let Some(k) = a.answers {
-                    note.push(format!("answers {k}"));
-                }
-                if let Some(k) = a.turn {
-                    note.push(format!("turn {k}"));
-                }
-                if a.violation.is_some() {
-                    note.push("fits no rule".to_owned());
-                }
-                let note = if note.is_empty() {
-                    String::new()
-                } else {
-                    format!("  [{}]", note.join(", "))
-                };
                 lines.push(format!(
-                    "{:>7.3}s  < {:<3} {}{note}",
+                    "{:>7.3}s  < {:<3} {}{}",
                     got.at.as_secs_f64(),
-                    a.n,
-                    got.line
+                    got.attribution.n,
+                    got.line,
+                    got.note()
                 ));
             }
         }
