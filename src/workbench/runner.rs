@@ -557,14 +557,14 @@ impl Run {
         self.heard = now;
         let mut line = line;
         line.push(b'\n');
-        wire.send(line);
+        wire.pipes().send(line);
     }
 
     fn close(&mut self, wire: &mut impl Wire) {
         if !self.closed {
             self.closed = true;
             self.heard = Instant::now();
-            wire.close();
+            wire.pipes().close();
         }
     }
 
@@ -726,7 +726,7 @@ impl Run {
         if let Some(until) = until {
             wake = wake.min(until);
         }
-        match wire.recv(wake) {
+        match wire.pipes().recv(wake) {
             Recv::Line(line, len) => {
                 self.heard = Instant::now();
                 self.event(&line, len);
@@ -859,11 +859,34 @@ enum Recv {
     Flooded(u64),
 }
 
-/// One engine, as the runner drives it.
+/// The two pipes to an engine, as the runner holds them: lines to its
+/// stdin (a thread writes them), lines from its stdout (a thread reads
+/// them).
+struct Pipes {
+    stdin: Option<mpsc::Sender<Vec<u8>>>,
+    stdout: mpsc::Receiver<Out>,
+}
+
+impl Pipes {
+    fn send(&mut self, line: Vec<u8>) {
+        // An engine that stopped reading is judged by what it answers.
+        if let Some(stdin) = &self.stdin {
+            let _ = stdin.send(line);
+        }
+    }
+
+    fn close(&mut self) {
+        self.stdin = None;
+    }
+
+    fn recv(&mut self, until: Instant) -> Recv {
+        recv_from(&self.stdout, until)
+    }
+}
+
+/// One engine, as the runner drives it: a child or one in process.
 trait Wire {
-    fn send(&mut self, line: Vec<u8>);
-    fn close(&mut self);
-    fn recv(&mut self, until: Instant) -> Recv;
+    fn pipes(&mut self) -> &mut Pipes;
     fn virtual_pauses(&self) -> bool;
     /// Ends the engine (killing it when `kill`, or when it does not exit
     /// soon); how it ended, and its stderr's tail.
@@ -934,10 +957,8 @@ fn recv_from(rx: &mpsc::Receiver<Out>, until: Instant) -> Recv {
 /// An engine program over its stdio, in a process group of its own.
 struct ChildWire {
     child: Child,
-    stdin: Option<mpsc::Sender<Vec<u8>>>,
-    stdout: mpsc::Receiver<Out>,
+    pipes: Pipes,
     stderr: Arc<Mutex<VecDeque<String>>>,
-    stdout_closed: bool,
 }
 
 impl ChildWire {
@@ -991,10 +1012,11 @@ impl ChildWire {
         });
         Ok(ChildWire {
             child,
-            stdin: Some(to_stdin),
-            stdout: rx,
+            pipes: Pipes {
+                stdin: Some(to_stdin),
+                stdout: rx,
+            },
             stderr: tail,
-            stdout_closed: false,
         })
     }
 
@@ -1014,22 +1036,8 @@ impl ChildWire {
 }
 
 impl Wire for ChildWire {
-    fn send(&mut self, line: Vec<u8>) {
-        if let Some(stdin) = &self.stdin {
-            let _ = stdin.send(line);
-        }
-    }
-
-    fn close(&mut self) {
-        self.stdin = None;
-    }
-
-    fn recv(&mut self, until: Instant) -> Recv {
-        let got = recv_from(&self.stdout, until);
-        if matches!(got, Recv::Closed) {
-            self.stdout_closed = true;
-        }
-        got
+    fn pipes(&mut self) -> &mut Pipes {
+        &mut self.pipes
     }
 
     fn virtual_pauses(&self) -> bool {
@@ -1037,7 +1045,7 @@ impl Wire for ChildWire {
     }
 
     fn finish(&mut self, kill: bool) -> (End, Vec<String>) {
-        self.stdin = None;
+        self.pipes.close();
         let mut end = None;
         if !kill {
             let until = Instant::now() + EXIT_GRACE;
@@ -1159,8 +1167,7 @@ impl Drop for EngineOutput {
 
 /// An engine in process, on a thread of its own.
 struct InProcess {
-    stdin: Option<mpsc::Sender<Vec<u8>>>,
-    stdout: mpsc::Receiver<Out>,
+    pipes: Pipes,
     result: mpsc::Receiver<String>,
     /// Joined once it has returned, so that no thread of a finished run
     /// outlives it (a leak checker sees its thread-locals otherwise).
@@ -1195,8 +1202,10 @@ impl InProcess {
             let _ = done.send(how);
         });
         InProcess {
-            stdin: Some(to_stdin),
-            stdout: rx,
+            pipes: Pipes {
+                stdin: Some(to_stdin),
+                stdout: rx,
+            },
             result,
             thread: Some(thread),
         }
@@ -1204,18 +1213,8 @@ impl InProcess {
 }
 
 impl Wire for InProcess {
-    fn send(&mut self, line: Vec<u8>) {
-        if let Some(stdin) = &self.stdin {
-            let _ = stdin.send(line);
-        }
-    }
-
-    fn close(&mut self) {
-        self.stdin = None;
-    }
-
-    fn recv(&mut self, until: Instant) -> Recv {
-        recv_from(&self.stdout, until)
+    fn pipes(&mut self) -> &mut Pipes {
+        &mut self.pipes
     }
 
     fn virtual_pauses(&self) -> bool {
@@ -1223,7 +1222,7 @@ impl Wire for InProcess {
     }
 
     fn finish(&mut self, kill: bool) -> (End, Vec<String>) {
-        self.stdin = None;
+        self.pipes.close();
         let wait = if kill { Duration::ZERO } else { EXIT_GRACE };
         let end = match self.result.recv_timeout(wait) {
             Ok(how) => {
