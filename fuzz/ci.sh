@@ -56,8 +56,14 @@ run_one() {
   # The later revision's targets get its words too; the event targets the
   # events' (src/event_v2.dict).
   case "$t" in *_v2) dict=src/command_v2.dict ;; shell) dict=fuzz/shell.dict ;; *_event) dict=src/event_v2.dict ;; esac
+  # engine_session runs engines on threads: a scoped thread is joined when
+  # its closure returns, while its OS thread may still be freeing its start
+  # box, which LeakSanitizer then reports now and again as a leak of the
+  # input. Leaks are not checked there; every other finding is.
+  local leaks=1
+  [ "$t" = engine_session ] && leaks=0
   "${fuzz[@]}" run "$t" "$work/$t" "fuzz/seeds/$t" -- \
-    -max_total_time="$secs" -dict="$dict" -print_final_stats=1 \
+    -max_total_time="$secs" -dict="$dict" -print_final_stats=1 -detect_leaks="$leaks" \
     >"$work/$t.log" 2>&1
 }
 # Two at a time (FUZZ_JOBS): each run is one process on one core, and the
