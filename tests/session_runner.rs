@@ -225,3 +225,27 @@ fn an_engine_that_never_exits_is_killed_with_its_group() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(gone, "{proc} still runs");
 }
+
+/// A reply that does not decode answers its request all the same, and the
+/// verdict says which command's answer is unreadable, and why; a line that
+/// names no event is stray output.
+#[cfg(unix)]
+#[test]
+fn an_unreadable_answer_is_named_with_the_command_it_answers() {
+    let verdict = runner()
+        .run(
+            &session("{\"send\":{\"command\":\"jobs_snapshot\",\"request_id\":\"r1\"}}\n"),
+            std::process::Command::new("sh").args([
+                "-c",
+                "read -r line; echo 'engine ready'; echo '{\"event\":\"jobs_snapshot\",\"request_id\":\"r1\"}'; cat >/dev/null",
+            ]),
+        )
+        .unwrap();
+    assert_eq!(
+        verdict.problems(),
+        [
+            "stdout line 1 is not an event: not JSON: expected a JSON value at byte 0",
+            "event 2 (jobs_snapshot) answers command 1 but does not decode: jobs_snapshot: missing \"jobs\"",
+        ]
+    );
+}

@@ -925,3 +925,71 @@ fn an_approval_for_no_open_question_is_kept_nowhere() {
         "{model:?}"
     );
 }
+
+/// A line that names an event but is not one is attributed by what can
+/// still be read of it: an unreadable reply still answers its request (so
+/// a controller's call fails with it rather than waiting on), an
+/// unreadable terminal event still ends its turn; one without the id that
+/// says what it answers fits no rule; a line that names no event is stray.
+#[test]
+fn an_unreadable_event_is_attributed_by_what_can_be_read_of_it() {
+    let mut conversation = Conversation::new();
+    conversation.command(br#"{"command":"prompt","content":"hi"}"#);
+    conversation.command(br#"{"command":"jobs_snapshot","request_id":"j1"}"#);
+    conversation.command(br#"{"command":"steer","content":"more","submission_id":"s1"}"#);
+    // (the line, its unreadable name, answers, turn, violation)
+    type Want = (
+        Option<&'static str>,
+        Option<u64>,
+        Option<u64>,
+        Option<&'static str>,
+    );
+    let table: &[(&str, Want)] = &[
+        (
+            r#"{"event":"agent_step","step":"one"}"#,
+            (Some("agent_step"), None, Some(1), None),
+        ),
+        (
+            r#"{"event":"jobs_snapshot","request_id":"j1"}"#,
+            (Some("jobs_snapshot"), Some(2), None, None),
+        ),
+        (
+            r#"{"event":"jobs_snapshot","jobs":[]}"#,
+            (
+                Some("jobs_snapshot"),
+                None,
+                None,
+                Some("jobs_snapshot without the id that says what it answers"),
+            ),
+        ),
+        (
+            r#"{"event":"steer_applied","content":7,"submission_id":"s1"}"#,
+            (Some("steer_applied"), Some(3), Some(1), None),
+        ),
+        (
+            r#"{"event":"agent_finished"}"#,
+            (Some("agent_finished"), None, Some(1), None),
+        ),
+        (
+            r#"{"event":"a_newer_event","x":1}"#,
+            (Some("a_newer_event"), None, None, None),
+        ),
+        (r#"{"x":1}"#, (None, None, None, None)),
+        ("[1]", (None, None, None, None)),
+        ("not json", (None, None, None, None)),
+    ];
+    for (n, (line, want)) in table.iter().enumerate() {
+        let got = conversation.event(line.as_bytes());
+        assert_eq!(got.n, n as u64 + 1, "{line}");
+        assert_eq!(got.event, None, "{line}");
+        let got = (
+            got.unreadable.as_deref(),
+            got.answers,
+            got.turn,
+            got.violation.as_deref(),
+        );
+        let want = (want.0, want.1, want.2, want.3);
+        assert_eq!(got, want, "{line}");
+    }
+    assert!(conversation.owed().is_empty(), "{:?}", conversation.owed());
+}

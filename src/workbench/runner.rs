@@ -178,6 +178,10 @@ pub struct SessionVerdict {
     /// Each event that fits no rule of the conversation: its number among
     /// the engine's lines, and why (the first 1,000).
     pub violations: Vec<(u64, String)>,
+    /// Each stdout line that is not an event, said as a broken promise:
+    /// what it would have answered, where it can be read, and why it does
+    /// not decode (the first 1,000).
+    pub not_events: Vec<String>,
     /// What the engine still owed at the end.
     pub owed: Owed,
     /// Points of the session the engine never reached, each with the
@@ -327,6 +331,7 @@ impl SessionVerdict {
                 format!("event {n} ({name}) fits no rule of the conversation: {why}")
             })
             .collect();
+        problems.extend(self.not_events.iter().cloned());
         let end = format!("by the end (the engine {})", self.end);
         let owed = &self.owed;
         if let Some(n) = owed.running {
@@ -495,6 +500,7 @@ struct Run {
     received: Vec<Received>,
     received_lines: u64,
     violations: Vec<(u64, String)>,
+    not_events: Vec<String>,
     /// The ids of the questions the engine asked, in order.
     asked: Vec<String>,
     /// Per prompt, the events of its turn so far and its `agent_step`s.
@@ -524,6 +530,7 @@ impl Run {
             received: Vec::new(),
             received_lines: 0,
             violations: Vec::new(),
+            not_events: Vec::new(),
             asked: Vec::new(),
             turns: HashMap::new(),
             answered: HashSet::new(),
@@ -777,6 +784,32 @@ impl Run {
                 self.asked.push(id);
             }
         }
+        if attribution.event.is_none() && self.not_events.len() < KEPT {
+            let why = if len > DEFAULT_MAX_LINE_LEN {
+                format!("{len} bytes, over the line limit")
+            } else {
+                match crate::v2::Event::from_slice(line) {
+                    Err(e) => e.to_string(),
+                    Ok(_) => "blank".to_owned(),
+                }
+            };
+            let n = attribution.n;
+            self.not_events.push(
+                match (
+                    &attribution.unreadable,
+                    attribution.answers,
+                    attribution.turn,
+                ) {
+                    (Some(name), Some(k), _) => {
+                        format!("event {n} ({name}) answers command {k} but does not decode: {why}")
+                    }
+                    (Some(name), None, Some(t)) => format!(
+                        "event {n} ({name}) of the turn of command {t} does not decode: {why}"
+                    ),
+                    _ => format!("stdout line {n} is not an event: {why}"),
+                },
+            );
+        }
         if let Some(why) = &attribution.violation {
             if self.violations.len() < KEPT {
                 self.violations.push((attribution.n, why.clone()));
@@ -803,6 +836,7 @@ impl Run {
             received: self.received,
             received_lines: self.received_lines,
             violations: self.violations,
+            not_events: self.not_events,
             owed,
             missed: self.missed,
             end,

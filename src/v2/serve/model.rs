@@ -107,6 +107,13 @@ pub struct Attribution {
     /// Why the event fits no rule, when it does not; it is then attributed
     /// to nothing.
     pub violation: Option<String>,
+    /// For a line that names an event but is not one (a field missing, a
+    /// value of the wrong type): the name it gives. `event` is then `None`,
+    /// and the line is attributed by what can still be read of it (the
+    /// name, its `request_id`, `submission_id` or approval `id`): an
+    /// unreadable `jobs_snapshot` still answers its request, an unreadable
+    /// `agent_finished` still ends its turn.
+    pub unreadable: Option<String>,
 }
 
 /// What the engine still owes the controller, each by the number of the
@@ -207,12 +214,18 @@ impl Work {
 enum Role<'a> {
     CommandError,
     Reply(Kind, &'a str),
-    Steer(Option<&'a AppliedSteerKind>, Option<&'a str>),
+    /// `steer_applied` (with the kind it names) or `steer_dropped`.
+    Steer {
+        applied: Option<&'a str>,
+        id: Option<&'a str>,
+    },
     Goal,
     Compaction(Phase),
     ApprovalRequested(&'a str),
     ApprovalResolved(&'a str),
-    Terminal { aborted: bool },
+    Terminal {
+        aborted: bool,
+    },
     InTurn,
     GoalContinue,
     Other,
@@ -304,7 +317,34 @@ impl Conversation {
     /// which turn it belongs to.
     pub fn event(&mut self, line: &[u8]) -> Attribution {
         let line = line.strip_suffix(b"\n").unwrap_or(line);
-        self.decoded(Event::from_slice(line).ok().as_ref())
+        match Event::from_slice(line) {
+            Ok(event) => self.decoded(Some(&event)),
+            Err(_) => self.unreadable(line),
+        }
+    }
+
+    /// The engine's next stdout line, which is not an event: counted, and
+    /// when it is a JSON object naming an event, attributed by what can
+    /// still be read of it ([`Attribution::unreadable`]); otherwise
+    /// attributed to nothing.
+    pub fn unreadable(&mut self, line: &[u8]) -> Attribution {
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        let mut attribution = self.decoded(None);
+        let Ok(serde_json::Value::Object(object)) = serde_json::from_slice(line) else {
+            return attribution;
+        };
+        let Some(seen) = Seen::of_json(&object) else {
+            return attribution;
+        };
+        attribution.unreadable = Some(seen.name.to_owned());
+        match self.attribute(attribution.n, &seen) {
+            Ok((answers, turn)) => {
+                attribution.answers = answers;
+                attribution.turn = turn;
+            }
+            Err(reason) => attribution.violation = Some(reason),
+        }
+        attribution
     }
 
     /// The engine's next stdout line, already decoded: `None` for a line
@@ -320,13 +360,14 @@ impl Conversation {
             answers: None,
             turn: None,
             violation: None,
+            unreadable: None,
         };
         // A line that is not an event is stray output: nothing to attribute.
         let Some(event) = event else {
             return attribution;
         };
         attribution.event = Some(event.name());
-        match self.attribute(n, event) {
+        match self.attribute(n, &Seen::of_event(event)) {
             Ok((answers, turn)) => {
                 attribution.answers = answers;
                 attribution.turn = turn;
@@ -356,9 +397,12 @@ impl Conversation {
     }
 
     /// Attributes one event, changing nothing when it fits no rule.
-    fn attribute(&mut self, n: u64, event: &Event) -> Verdict {
-        let name = event.name();
-        match role(event) {
+    fn attribute(&mut self, n: u64, seen: &Seen<'_>) -> Verdict {
+        let name = seen.name;
+        let Some(role) = seen.role() else {
+            return Err(format!("{name} without the id that says what it answers"));
+        };
+        match role {
             Role::CommandError => match self.refused.pop_front() {
                 Some(k) => Ok((Some(k), None)),
                 None => Err("a command_error with no refused line left to answer".to_owned()),
@@ -377,7 +421,7 @@ impl Conversation {
                     })?;
                 Ok((Some(self.requests.remove(i).n), None))
             }
-            Role::Steer(applied, id) => self.steer(name, applied, id),
+            Role::Steer { applied, id } => self.steer(name, applied, id),
             Role::Goal => match self.goals.pop_front() {
                 Some((k, auto)) => {
                     self.auto_goal = auto.then_some(k);
@@ -464,14 +508,10 @@ impl Conversation {
         self.cancels.retain(|&c| c > work.n());
     }
 
-    fn steer(
-        &mut self,
-        name: &str,
-        applied: Option<&AppliedSteerKind>,
-        id: Option<&str>,
-    ) -> Verdict {
+    fn steer(&mut self, name: &str, applied: Option<&str>, id: Option<&str>) -> Verdict {
         // A steer without a tag is answered without one; `kind` says which
         // steers can be (`steer_dropped`: prompt steers only).
+        let applied = applied.map(AppliedSteerKind::from);
         let kind = match applied {
             None | Some(AppliedSteerKind::Prompt) => Some(SteerKind::Prompt),
             Some(AppliedSteerKind::Command) => Some(SteerKind::Command),
@@ -527,52 +567,113 @@ impl Conversation {
     }
 }
 
-/// What `event` is, for attribution.
-fn role(event: &Event) -> Role<'_> {
-    match event {
-        Event::CommandError { .. } => Role::CommandError,
-        Event::JobsSnapshot { request_id, .. } => Role::Reply(Kind::JobsSnapshot, request_id),
-        Event::JobStopResult { request_id, .. } => Role::Reply(Kind::JobStop, request_id),
-        Event::PredictionResult { request_id, .. } => Role::Reply(Kind::Predict, request_id),
-        Event::SteerApplied {
-            kind,
-            submission_id,
-            ..
-        } => Role::Steer(Some(kind), submission_id.as_deref()),
-        Event::SteerDropped { submission_id, .. } => Role::Steer(None, submission_id.as_deref()),
-        Event::GoalUpdated { .. } => Role::Goal,
-        Event::CompactionStarted { .. } => Role::Compaction(Phase::Started),
-        Event::CompactionFinished { .. } => Role::Compaction(Phase::Finished),
-        Event::CompactionFailed { .. } => Role::Compaction(Phase::Failed),
-        Event::ApprovalRequested { id, .. } => Role::ApprovalRequested(id),
-        Event::ApprovalResolved { id, .. } => Role::ApprovalResolved(id),
-        Event::AgentFinished { .. } | Event::TurnFailed { .. } => Role::Terminal { aborted: false },
-        Event::AgentAborted { .. } => Role::Terminal { aborted: true },
-        Event::GoalContinue { .. } => Role::GoalContinue,
-        Event::AgentStep { .. }
-        | Event::StreamRetry { .. }
-        | Event::AssistantDelta { .. }
-        | Event::ReasoningDelta { .. }
-        | Event::AssistantMessage { .. }
-        | Event::ReasoningMessage { .. }
-        | Event::Usage { .. }
-        | Event::ToolResult { .. }
-        | Event::ToolCallDecodeError { .. }
-        | Event::MaxStepsExhausted
-        | Event::GoalBlocked { .. }
-        | Event::GoalUnblocked
-        | Event::GoalCheck { .. }
-        | Event::GoalReminder { .. }
-        | Event::PlanReminder { .. }
-        | Event::SubrunStarted { .. }
-        | Event::SubrunFinished { .. }
-        | Event::WorkflowStarted { .. }
-        | Event::WorkflowFinished { .. }
-        | Event::AutoCompactionStarted { .. }
-        | Event::AutoCompactionFinished { .. }
-        | Event::AutoCompactionFailed { .. }
-        | Event::ContextYield { .. } => Role::InTurn,
-        _ => Role::Other,
+/// What the model reads of an event line: its name and the ids that say
+/// what it answers. Read from a decoded [`Event`], or from what is left of
+/// a line that did not decode ([`Seen::of_json`]): one rule for both.
+#[derive(Default)]
+struct Seen<'a> {
+    name: &'a str,
+    request_id: Option<&'a str>,
+    submission_id: Option<&'a str>,
+    /// `steer_applied`'s `kind` (`prompt` when absent, as upstream's default).
+    kind: Option<&'a str>,
+    /// An approval's `id`.
+    id: Option<&'a str>,
+}
+
+impl<'a> Seen<'a> {
+    fn of_event(event: &'a Event) -> Seen<'a> {
+        let mut seen = Seen {
+            name: event.name(),
+            ..Seen::default()
+        };
+        match event {
+            Event::JobsSnapshot { request_id, .. }
+            | Event::JobStopResult { request_id, .. }
+            | Event::PredictionResult { request_id, .. } => seen.request_id = Some(request_id),
+            Event::SteerApplied {
+                kind,
+                submission_id,
+                ..
+            } => {
+                seen.kind = Some(kind.as_str());
+                seen.submission_id = submission_id.as_deref();
+            }
+            Event::SteerDropped { submission_id, .. } => {
+                seen.submission_id = submission_id.as_deref();
+            }
+            Event::ApprovalRequested { id, .. } | Event::ApprovalResolved { id, .. } => {
+                seen.id = Some(id);
+            }
+            _ => {}
+        }
+        seen
+    }
+
+    /// What can still be read of a line that is a JSON object naming an
+    /// event but is not one (a field missing, a value of the wrong type):
+    /// its name and those of its ids that are strings.
+    fn of_json(object: &'a serde_json::Map<String, serde_json::Value>) -> Option<Seen<'a>> {
+        let text = |key: &str| object.get(key).and_then(serde_json::Value::as_str);
+        Some(Seen {
+            name: text("event")?,
+            request_id: text("request_id"),
+            submission_id: text("submission_id"),
+            kind: text("kind").or(Some("prompt")),
+            id: text("id"),
+        })
+    }
+
+    /// What the event is, for attribution; `None` where an id the rule
+    /// needs is missing (only a line that did not decode lacks one).
+    fn role(&self) -> Option<Role<'a>> {
+        Some(match self.name {
+            "command_error" => Role::CommandError,
+            "jobs_snapshot" => Role::Reply(Kind::JobsSnapshot, self.request_id?),
+            "job_stop_result" => Role::Reply(Kind::JobStop, self.request_id?),
+            "prediction_result" => Role::Reply(Kind::Predict, self.request_id?),
+            "steer_applied" => Role::Steer {
+                applied: Some(self.kind.unwrap_or("prompt")),
+                id: self.submission_id,
+            },
+            "steer_dropped" => Role::Steer {
+                applied: None,
+                id: self.submission_id,
+            },
+            "goal_updated" => Role::Goal,
+            "compaction_started" => Role::Compaction(Phase::Started),
+            "compaction_finished" => Role::Compaction(Phase::Finished),
+            "compaction_failed" => Role::Compaction(Phase::Failed),
+            "approval_requested" => Role::ApprovalRequested(self.id?),
+            "approval_resolved" => Role::ApprovalResolved(self.id?),
+            "agent_finished" | "turn_failed" => Role::Terminal { aborted: false },
+            "agent_aborted" => Role::Terminal { aborted: true },
+            "goal_continue" => Role::GoalContinue,
+            "agent_step"
+            | "stream_retry"
+            | "assistant_delta"
+            | "reasoning_delta"
+            | "assistant_message"
+            | "reasoning_message"
+            | "usage"
+            | "tool_result"
+            | "tool_call_decode_error"
+            | "max_steps_exhausted"
+            | "goal_blocked"
+            | "goal_unblocked"
+            | "goal_check"
+            | "goal_reminder"
+            | "plan_reminder"
+            | "subrun_started"
+            | "subrun_finished"
+            | "workflow_started"
+            | "workflow_finished"
+            | "auto_compaction_started"
+            | "auto_compaction_finished"
+            | "auto_compaction_failed"
+            | "context_yield" => Role::InTurn,
+            _ => Role::Other,
+        })
     }
 }
 
