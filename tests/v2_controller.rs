@@ -141,6 +141,40 @@ fn an_engine_that_exits_without_answering_fails_the_call() {
     }
 }
 
+/// The engine answers with its own request id echoed, in a line that
+/// names `jobs_snapshot` but lacks its `jobs`, then reads on.
+const UNREADABLE_SNAPSHOT: &str = r#"read -r line; id=$(printf '%s' "$line" | sed 's/.*"request_id":"\([^"]*\)".*/\1/'); printf '{"event":"jobs_snapshot","request_id":"%s"}\n' "$id"; cat >/dev/null"#;
+
+/// A turn whose terminal event does not decode, the engine reading on.
+const UNREADABLE_END: &str = r#"read -r line; echo '{"event":"agent_step","step":1}'; echo '{"event":"agent_finished"}'; cat >/dev/null"#;
+
+/// An answer that does not decode fails its call at once, with the
+/// command line it answers, the event line, the event's name and why,
+/// the decode error as its source; the engine, still running, goes on.
+#[test]
+fn an_unreadable_answer_fails_its_call_at_once() {
+    let engine = sh(UNREADABLE_SNAPSHOT, &[]).with_timeout(Duration::from_secs(30));
+    match engine.jobs_snapshot() {
+        Err(e @ ControllerError::Unreadable(_)) => {
+            assert_eq!(
+                e.to_string(),
+                "the engine's answer to command line 1 is unreadable: its event line 1 (jobs_snapshot) does not decode: jobs_snapshot: missing \"jobs\""
+            );
+            let source = std::error::Error::source(&e).map(ToString::to_string);
+            assert_eq!(source.as_deref(), Some("jobs_snapshot: missing \"jobs\""));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(engine.owed().is_empty());
+
+    let engine = sh(UNREADABLE_END, &[]).with_timeout(Duration::from_secs(30));
+    assert_err(
+        engine.prompt("hi").unwrap().wait(),
+        "the engine's answer to command line 1 is unreadable: its event line 2 (agent_finished) does not decode: agent_finished: missing \"answer\"",
+    );
+    assert!(engine.owed().is_empty());
+}
+
 /// Two requests of one kind answered in the other order, from two
 /// threads: each call gets the reply with its own request id.
 #[test]
@@ -635,6 +669,26 @@ mod on_tokio {
 
     /// Calls are futures a task can hold: `Send`.
     fn is_send<T: Send>(_: &T) {}
+
+    /// As the blocking controller: an unreadable answer fails its call at
+    /// once.
+    #[test]
+    fn an_unreadable_answer_fails_its_call_at_once() {
+        run(async {
+            let engine = sh(super::UNREADABLE_SNAPSHOT, &[]);
+            let snapshot = tokio::time::timeout(Duration::from_secs(30), engine.jobs_snapshot());
+            assert_eq!(
+                snapshot.await.expect("no hang").map_err(err),
+                Err("the engine's answer to command line 1 is unreadable: its event line 1 (jobs_snapshot) does not decode: jobs_snapshot: missing \"jobs\"".into())
+            );
+            let engine = sh(super::UNREADABLE_END, &[]);
+            let turn = engine.prompt("hi").unwrap().wait();
+            assert_eq!(
+                tokio::time::timeout(Duration::from_secs(30), turn).await.expect("no hang").map_err(err).map(|_| ()),
+                Err("the engine's answer to command line 1 is unreadable: its event line 2 (agent_finished) does not decode: agent_finished: missing \"answer\"".into())
+            );
+        });
+    }
 
     #[test]
     fn an_engine_that_dies_mid_turn_fails_the_turn_with_its_status_and_stderr() {

@@ -601,6 +601,35 @@ impl crate::revision::Message for Event {
     }
 }
 
+/// An engine line as the controllers read it: the event, or why the line
+/// is not one together with its bytes, so that the model can still
+/// attribute what can be read of it (`Conversation::unreadable`). Read
+/// with the same framing, limit and line numbers as [`EventReader`].
+#[derive(Debug)]
+pub(crate) struct EventLine(pub(crate) Result<Event, (EventLineError, Vec<u8>)>);
+
+impl crate::revision::sealed::Sealed for EventLine {}
+
+impl crate::revision::Message for EventLine {
+    type ParseError = EventError;
+    type LineError = EventLineError;
+    type ReadError = EventReadError;
+
+    #[inline]
+    fn decode_line(line: &[u8]) -> Result<EventLine, EventLineError> {
+        Ok(EventLine(
+            Event::from_slice(line).map_err(|error| (error, line.to_vec())),
+        ))
+    }
+
+    fn encode_line<W: io::Write>(&self, mut out: W) -> io::Result<()> {
+        match &self.0 {
+            Ok(event) => event.write_line(out),
+            Err((_, line)) => out.write_all(line).and_then(|()| out.write_all(b"\n")),
+        }
+    }
+}
+
 /// Reads events from a [`BufRead`](io::BufRead), one per line, as a
 /// controller reads an engine's stdout: the framing, line limit and line
 /// numbers of `CommandReader`. Every line that is not an event (not JSON,

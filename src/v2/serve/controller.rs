@@ -9,9 +9,12 @@
 //! reader never waits on a writer whose pipe is full.
 
 use super::model::{Attribution, Conversation, Owed};
+use crate::revision::sealed::FromRead;
+use crate::v2::event::EventLine;
+use crate::v2::EventLineError;
 use crate::v2::{
-    Command, CommandErrorCause, CommandReader, Content, Event, EventReadError, EventReader,
-    JobRecord, JobStopOutcome, PredictionOutcome, Refusal, SteerKind, Usage, DEFAULT_MAX_LINE_LEN,
+    Command, CommandErrorCause, CommandReader, Content, Event, EventReadError, JobRecord,
+    JobStopOutcome, PredictionOutcome, Refusal, SteerKind, Usage, DEFAULT_MAX_LINE_LEN,
 };
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -107,6 +110,8 @@ pub(super) struct State<D> {
     /// A write to the engine's stdin failed (or the controller closed it).
     pub(super) write_failed: Option<Arc<io::Error>>,
     pub(super) stopped: Option<Arc<Stopped>>,
+    /// Calls whose answer came but did not decode: each fails with it.
+    pub(super) unreadable: HashMap<u64, Arc<Unreadable>>,
 }
 
 /// A command line written, and the channel of what answers it when a call
@@ -171,6 +176,38 @@ pub struct Stopped {
     pub owed: Owed,
 }
 
+/// An answer that came but does not decode: the line names an event and
+/// carries what says which command it answers (its `request_id`, its turn),
+/// but is not that event (a field missing, a value of the wrong type).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Unreadable {
+    /// The command line it answers (for a turn's event, the prompt's).
+    pub command: u64,
+    /// Its number among the engine's stdout lines, from 1.
+    pub line: u64,
+    /// The event it names.
+    pub event: String,
+    /// Why it is not that event.
+    pub error: EventLineError,
+}
+
+impl fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the engine's answer to command line {} is unreadable: its event line {} ({}) does not decode: {}",
+            self.command, self.line, self.event, self.error
+        )
+    }
+}
+
+impl std::error::Error for Unreadable {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
 /// Why a call failed.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -205,6 +242,9 @@ pub enum ControllerError {
     },
     /// The engine stopped before answering.
     Stopped(Arc<Stopped>),
+    /// The engine answered, but with a line that does not decode: the call
+    /// fails with it at once rather than wait for another answer.
+    Unreadable(Arc<Unreadable>),
     /// The engine wrote nothing for the call within the controller's
     /// timeout.
     Timeout {
@@ -246,6 +286,7 @@ impl fmt::Display for ControllerError {
                 write!(f, "the engine refused command line {command}: {cause}")
             }
             ControllerError::Stopped(stopped) => stopped.fmt(f),
+            ControllerError::Unreadable(unreadable) => unreadable.fmt(f),
             ControllerError::Timeout {
                 command: Some(n),
                 after,
@@ -270,7 +311,17 @@ impl fmt::Display for ControllerError {
     }
 }
 
-impl std::error::Error for ControllerError {}
+impl std::error::Error for ControllerError {
+    /// The underlying cause, where there is one: the failed write's
+    /// `io::Error`, or why an answer does not decode.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ControllerError::WriteFailed(e) => Some(e.as_ref()),
+            ControllerError::Unreadable(unreadable) => Some(&unreadable.error),
+            _ => None,
+        }
+    }
+}
 
 struct Secs(Duration);
 
@@ -509,7 +560,7 @@ pub(super) fn reply_of((event, attribution): Answer) -> Option<Reply> {
 
 /// How many blank lines a reader skipped before its item, from its line
 /// number before (`seen`) and after (`now`).
-pub(super) fn blanks(seen: u64, now: u64, item: Option<&Result<Event, EventReadError>>) -> u64 {
+pub(super) fn blanks<T>(seen: u64, now: u64, item: Option<&Result<T, EventReadError>>) -> u64 {
     let is_line = matches!(
         item,
         Some(
@@ -1085,16 +1136,21 @@ impl Inner {
                     command: Some(n),
                     after,
                 },
-                RecvTimeoutError::Disconnected => self.stopped_error(),
+                RecvTimeoutError::Disconnected => self.ended_error(n),
             }),
-            None => rx.recv().map_err(|_| self.stopped_error()),
+            None => rx.recv().map_err(|_| self.ended_error(n)),
         };
         refused(n, got?)
     }
 
-    /// A waiter's channel closes only when the engine stops.
-    fn stopped_error(&self) -> ControllerError {
-        stopped_error(&lock(&self.state))
+    /// Why the call waiting on command line `n` lost its channel: its
+    /// answer did not decode, or the engine stopped.
+    fn ended_error(&self, n: u64) -> ControllerError {
+        let state = lock(&self.state);
+        match state.unreadable.get(&n) {
+            Some(unreadable) => ControllerError::Unreadable(Arc::clone(unreadable)),
+            None => stopped_error(&state),
+        }
     }
 
     /// The engine stopped: every call still waiting fails with this.
@@ -1130,6 +1186,7 @@ impl<D: Deliver> State<D> {
             stopped_reading: None,
             write_failed: None,
             stopped: None,
+            unreadable: HashMap::new(),
         }
     }
 
@@ -1150,12 +1207,16 @@ impl<D: Deliver> State<D> {
     /// One item of the engine's stdout, after the `blanks` blank lines the
     /// reader skipped before it (the model counts them, as the tap numbers
     /// lines).
-    pub(super) fn line(&mut self, blanks: u64, item: Result<Event, EventReadError>) {
+    pub(super) fn line(&mut self, blanks: u64, item: Result<EventLine, EventReadError>, n: u64) {
         for _ in 0..blanks {
             self.conversation.decoded(None);
         }
         match item {
-            Ok(event) => self.route(event),
+            Ok(EventLine(Ok(event))) => self.route(event),
+            Ok(EventLine(Err((error, line)))) => {
+                let attribution = self.conversation.unreadable(&line);
+                self.unreadable_line(attribution, error, n);
+            }
             Err(error) => {
                 let attribution = self.conversation.decoded(None);
                 self.notice(Notice {
@@ -1165,6 +1226,33 @@ impl<D: Deliver> State<D> {
                 });
             }
         }
+    }
+
+    /// A line that names an event but is not one: the call waiting on
+    /// what the model says it answers (or on its turn) fails with it;
+    /// otherwise it is a notice.
+    fn unreadable_line(&mut self, attribution: Attribution, error: EventLineError, n: u64) {
+        let waiting = [attribution.answers, attribution.turn]
+            .into_iter()
+            .flatten()
+            .find(|k| self.waiters.contains_key(k));
+        let (Some(k), Some(name)) = (waiting, attribution.unreadable.clone()) else {
+            self.notice(Notice {
+                attribution,
+                event: None,
+                error: Some(<EventReadError as FromRead<EventLineError>>::line(n, error)),
+            });
+            return;
+        };
+        let unreadable = Unreadable {
+            command: k,
+            line: attribution.n,
+            event: name,
+            error,
+        };
+        self.unreadable.insert(k, Arc::new(unreadable));
+        // Dropping its sender wakes the call, which finds why here.
+        self.waiters.remove(&k);
     }
 
     /// The engine stopped: every call still waiting fails with this (its
@@ -1293,7 +1381,7 @@ fn keep_tail(mut stderr: impl Read, tail: &Mutex<Vec<u8>>, done: Sender<()>) {
 /// The reader thread: every line of the engine's stdout, in order, through
 /// the model to whoever waits; at its end, the engine stopped.
 fn read_events(inner: &Inner, stdout: impl Read, stderr: Option<StderrTail>) {
-    let mut reader = EventReader::new(BufReader::new(stdout));
+    let mut reader = crate::wire::read::CommandReader::<_, EventLine>::new(BufReader::new(stdout));
     let mut seen = 0u64;
     let read_error = loop {
         let item = reader.next();
@@ -1303,7 +1391,7 @@ fn read_events(inner: &Inner, stdout: impl Read, stderr: Option<StderrTail>) {
         match item {
             None => break None,
             Some(Err(EventReadError::Io(e))) => break Some(e.to_string()),
-            Some(item) => lock(&inner.state).line(skipped, item),
+            Some(item) => lock(&inner.state).line(skipped, item, now),
         }
         inner.changed.notify_all();
     };

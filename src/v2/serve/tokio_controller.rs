@@ -11,6 +11,7 @@ use super::controller::{
     Waiter, GRACE,
 };
 use super::model::Owed;
+use crate::v2::event::EventLine;
 use crate::v2::{
     Command, CommandErrorCause, Content, Event, EventReadError, JobRecord, JobStopOutcome,
     PredictionOutcome, SteerKind, DEFAULT_MAX_LINE_LEN,
@@ -469,9 +470,13 @@ impl Inner {
     ) -> Result<Answer, ControllerError> {
         match rx.recv().await {
             Some(answer) => refused(n, answer),
-            // The channel closes when the engine stops, or when a write
-            // failed: then the stop (with its status) is most likely near.
+            // The channel closes when the answer did not decode, when the
+            // engine stops, or when a write failed: then the stop (with
+            // its status) is most likely near.
             None => {
+                if let Some(unreadable) = lock(&self.state).unreadable.get(&n) {
+                    return Err(ControllerError::Unreadable(Arc::clone(unreadable)));
+                }
                 let stopped = tokio::time::timeout(GRACE, self.stopped()).await;
                 match stopped {
                     Ok(stopped) => Err(ControllerError::Stopped(stopped)),
@@ -561,15 +566,15 @@ async fn read_events(
     let mut seen = 0u64;
     let mut eof = false;
     let read_error = loop {
-        let item: Option<Result<Event, EventReadError>> = if start < filled {
-            let (used, item) = framer.feed::<Event>(&buf[start..filled]);
+        let item: Option<Result<EventLine, EventReadError>> = if start < filled {
+            let (used, item) = framer.feed::<EventLine>(&buf[start..filled]);
             start += used;
             match item {
                 Some(item) => Some(item),
                 None => continue,
             }
         } else if eof {
-            match framer.finish::<Event>() {
+            match framer.finish::<EventLine>() {
                 Some(item) => Some(item),
                 None => break None,
             }
@@ -591,7 +596,7 @@ async fn read_events(
         let skipped = blanks(seen, now, item.as_ref());
         seen = now.max(seen);
         if let Some(item) = item {
-            lock(&inner.state).line(skipped, item);
+            lock(&inner.state).line(skipped, item, now);
         }
         inner.changed.notify_waiters();
     };
