@@ -112,7 +112,7 @@ fn a_dropped_terminal_event_is_found_and_shrunk_to_one_prompt() {
         "{\"send\":{\"command\":\"prompt\",\"content\":\"Say hi\"}}\n"
     );
     assert!(stdout.contains(&format!(
-        "rerun it: serve-command check-engine --session {} -- sh -c '\"$1\" mock-engine | grep --line-buffered -v '\\''\"event\":\"agent_finished\"'\\''' sh {BIN}\n",
+        "rerun it: serve-command check-engine --turn-timeout 0.3 --timeout 30 --session {} -- sh -c '\"$1\" mock-engine | grep --line-buffered -v '\\''\"event\":\"agent_finished\"'\\''' sh {BIN}\n",
         path.display()
     )), "{stdout}");
     rerun_fails(&path, filter, "command 1 (prompt): its turn never ended: no agent_finished, turn_failed or agent_aborted by the end (the engine was silent for 0.3 s while it owed an answer; killed)");

@@ -155,7 +155,9 @@ pub fn run(args: FuzzEngine, revision: Revision) -> output::Result<ExitCode> {
             }
             out += &format!("its verdict:\n{}", indent(&finding.verdict.to_string()));
             out += &format!(
-                "rerun it: serve-command check-engine --session {name} -- {}\n",
+                "rerun it: serve-command check-engine --turn-timeout {} --timeout {} --session {name} -- {}\n",
+                args.turn_timeout.as_secs_f64(),
+                args.timeout.as_secs_f64(),
                 args.engine
                     .iter()
                     .map(|a| shell_word(&a.to_string_lossy()))

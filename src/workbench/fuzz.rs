@@ -203,8 +203,9 @@ impl Fuzzer {
             let Some(why) = verdict.problems().into_iter().next() else {
                 continue;
             };
+            // `elapsed` stays the sessions' time: shrinking is counted in
+            // runs, on the finding.
             let finding = self.shrink(&mut tree, session, verdict, why, &mut run)?;
-            done.elapsed = start.elapsed();
             return Ok(Campaign {
                 progress: done,
                 finding: Some(finding),

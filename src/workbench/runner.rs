@@ -740,19 +740,22 @@ impl Run {
             }
             Recv::Quiet => {
                 let now = Instant::now();
-                if now >= self.deadline {
-                    self.stop = Some(End::TimedOut(self.deadline - self.start));
-                } else if now >= silence {
+                // Silence first: when both bounds run out together, it is
+                // the more precise cause.
+                if now >= silence && (self.engine_owes() || self.closed) {
                     // Silence is a fault only while an answer is owed and
                     // no question waits on the controller; after stdin
                     // closed, an engine that owes nothing must exit.
-                    if self.engine_owes() {
-                        self.stop = Some(End::Silent(self.turn_timeout));
-                    } else if self.closed {
-                        self.stop = Some(End::NoExit(self.turn_timeout));
+                    self.stop = Some(if self.engine_owes() {
+                        End::Silent(self.turn_timeout)
                     } else {
-                        self.heard = now;
-                    }
+                        End::NoExit(self.turn_timeout)
+                    });
+                } else if now >= self.deadline {
+                    self.stop = Some(End::TimedOut(self.deadline - self.start));
+                } else if now >= silence {
+                    // Nothing owed, nothing asked: quiet is right.
+                    self.heard = now;
                 }
             }
             Recv::Closed => self.engine_closed = true,
