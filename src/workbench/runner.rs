@@ -25,6 +25,9 @@ const MAX_OUTPUT: u64 = 64 << 20;
 const STDERR_TAIL: usize = 20;
 /// How long an engine may take to exit once its stdout closed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// How long its stderr may stay open after it exited (a child of it
+/// holding it), before that child is killed with the group.
+const STDERR_GRACE: Duration = Duration::from_millis(200);
 
 /// Runs [`Session`]s against an engine: a program over its stdio
 /// ([`Runner::run`]) or an engine loop in process ([`Runner::run_with`]).
@@ -996,6 +999,8 @@ struct ChildWire {
     child: Child,
     pipes: Pipes,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Closes when the engine's stderr has been read to its end.
+    stderr_done: mpsc::Receiver<()>,
 }
 
 impl ChildWire {
@@ -1034,7 +1039,9 @@ impl ChildWire {
         });
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let kept = Arc::clone(&tail);
+        let (done, stderr_done) = mpsc::channel::<()>();
         std::thread::spawn(move || {
+            let _done = done;
             let src = io::BufReader::new(stderr);
             let (tx, rx) = mpsc::sync_channel(64);
             std::thread::spawn(move || read_lines(src, &tx, u64::MAX));
@@ -1054,6 +1061,7 @@ impl ChildWire {
                 stdout: rx,
             },
             stderr: tail,
+            stderr_done,
         })
     }
 
@@ -1085,24 +1093,36 @@ impl Wire for ChildWire {
         self.pipes.close();
         let mut end = None;
         if !kill {
+            // Its stdout closed: it is exiting. Polled from 0.1 ms up, so a
+            // quick exit costs a session no more than it takes.
             let until = Instant::now() + EXIT_GRACE;
+            let mut pause = Duration::from_micros(100);
             while end.is_none() && Instant::now() < until {
                 match self.child.try_wait() {
                     Ok(Some(status)) => end = Some(End::Exited(ended(status))),
-                    Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+                    Ok(None) => {
+                        std::thread::sleep(pause);
+                        pause = (pause * 2).min(Duration::from_millis(5));
+                    }
                     Err(e) => end = Some(End::Exited(format!("could not be waited for: {e}"))),
                 }
             }
         }
-        self.kill();
+        // An engine that did not exit by itself goes with its group.
+        if end.is_none() {
+            self.kill();
+        }
         let status: Option<ExitStatus> = self.child.wait().ok();
         let end = end.unwrap_or(if kill {
             End::Exited(status.map_or_else(|| "was killed".to_owned(), ended))
         } else {
             End::Lingered
         });
-        // The stderr reader ends with the group; what it kept so far.
-        std::thread::sleep(Duration::from_millis(20));
+        // Its stderr to the end: at once once it exited, unless something
+        // it started still holds stderr open; then that goes too.
+        if self.stderr_done.recv_timeout(STDERR_GRACE).is_err() {
+            self.kill();
+        }
         let tail = self
             .stderr
             .lock()
