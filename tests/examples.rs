@@ -357,3 +357,43 @@ exit: Some(0)
         )
     );
 }
+
+/// The engine around a model call applies a prompt steer sent while its
+/// turn streams: at the next step (`agent_step` 2, then `steer_applied`,
+/// then the steer's words), sent once the turn's first step is out, not
+/// after a fixed time.
+#[cfg(feature = "workbench")]
+#[test]
+fn the_engine_around_a_model_call_applies_a_steer_sent_mid_turn() {
+    use serve_command::workbench::{Runner, Session};
+    let session = Session::parse(concat!(
+        "{\"send\":{\"command\":\"prompt\",\"content\":\"Say hello to the team\"}}\n",
+        "{\"after\":{\"step\":1},\"send\":{\"command\":\"steer\",\"content\":\"in French\",\"submission_id\":\"s1\"}}\n",
+    ))
+    .unwrap();
+    let verdict = Runner::new()
+        .run(&session, &mut Command::new(example("engine")))
+        .unwrap();
+    assert!(verdict.holds(), "{verdict}");
+    assert_eq!(
+        verdict.turn_events(1),
+        [
+            "agent_step",
+            "assistant_delta",
+            "assistant_delta",
+            "assistant_delta",
+            "assistant_delta",
+            "assistant_delta",
+            "assistant_delta",
+            "agent_step",
+            "steer_applied",
+            "assistant_delta",
+            "assistant_delta",
+            "assistant_delta",
+            "assistant_message",
+            "agent_finished",
+        ],
+        "{verdict}"
+    );
+    assert_eq!(verdict.answers(2), ["steer_applied"]);
+}
