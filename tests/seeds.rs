@@ -816,6 +816,16 @@ fn expected() -> BTreeMap<&'static str, BTreeMap<String, Vec<u8>>> {
         ("codec", named(streams(&lines))),
         ("shell", named(shell_seeds())),
         ("decode_event", named(event_vector_lines())),
+        // Sessions as `Session::arbitrary` reads bytes: a few short ones;
+        // libFuzzer grows the corpus from them.
+        (
+            "engine_session",
+            named(vec![
+                vec![1, 0, 0, 0],
+                vec![3, 0, 0, 9, 1, 0, 5, 0, 9, 0],
+                vec![6, 2, 3, 0, 1, 1, 13, 0, 1, 1, 0, 0],
+            ]),
+        ),
         (
             "roundtrip_event",
             named(
