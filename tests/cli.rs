@@ -679,6 +679,7 @@ Commands:
   trace         Attribute every event of a log of the wire: the command it answers, the turn it belongs to
   mock-engine   A deterministic engine with no model, for controllers' tests
   check-engine  Check an engine over its real stdio: what every engine must do
+  fuzz-engine   Fuzz an engine: generated sessions, judged by the conversation's model
   help          Print this message or the help of the given subcommand(s)
 
 Options:
@@ -702,6 +703,7 @@ Examples:
   serve-command trace wire.jsonl
   serve-command mock-engine --script turns.jsonl < session.jsonl
   serve-command check-engine --report check.json -- ./my_engine
+  serve-command fuzz-engine --time 60 -- ./my_engine
   serve-command --revision v1 encode prompt \"fix it\"
 ";
 
