@@ -10,8 +10,9 @@
 
 use super::conversation_checks::{self, session_check};
 use super::run::{ended, lines, run_program, visible, Feed, Ran, MAX_OUTPUT};
-use super::runner::{Runner, SessionVerdict};
+use super::runner::Runner;
 use super::session::Session;
+use super::verdict::SessionVerdict;
 use crate::v2::{
     self, Command, CommandReader, Content, ContentPart, Event, EventReader, Image,
     DEFAULT_MAX_LINE_LEN,

@@ -3,8 +3,9 @@
 //! holds the engine to named in the protocol's words when it breaks.
 
 use super::check_engine::{Check, Failure, Level, Outcome};
-use super::runner::{Runner, SessionVerdict};
+use super::runner::Runner;
 use super::session::Session;
+use super::verdict::SessionVerdict;
 use std::io;
 use std::time::Duration;
 

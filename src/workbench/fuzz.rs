@@ -10,8 +10,8 @@
 //! [`Runner`]: super::Runner
 
 use super::generate::{to_session, Line, When, PROMPTS, REFUSED};
-use super::runner::SessionVerdict;
 use super::session::Session;
+use super::verdict::SessionVerdict;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};

@@ -27,14 +27,18 @@ mod fuzz;
 mod generate;
 mod mock_engine;
 mod monitor;
+mod pipes;
 mod run;
 mod runner;
 mod session;
+mod verdict;
 
 pub use check_engine::{Check, CheckEngine, Failure, Level, Report};
 #[cfg(feature = "proptest")]
 pub use fuzz::{failure_kind, sessions, Budget, Campaign, Finding, Fuzzer, Progress};
 pub use mock_engine::{MockEngine, ScriptError};
 pub use monitor::{Detail, Judged, Kind, Monitor, Verdict, Violation};
-pub use runner::{End, EngineInput, EngineOutput, Received, Runner, Sent, SessionVerdict};
+pub use pipes::{EngineInput, EngineOutput};
+pub use runner::Runner;
 pub use session::{Action, After, Session, SessionError, Step};
+pub use verdict::{End, Received, Sent, SessionVerdict};
