@@ -11,7 +11,19 @@
 //!   its reading).
 //! - [`CheckEngine`] is `serve-command check-engine`: runs an engine
 //!   binary, in any language, over its real stdio, and checks what every
-//!   engine owes whatever its model does.
+//!   engine owes whatever its model does: its lines, and the whole
+//!   conversation (each turn's end, cancel, steers, goals, compaction,
+//!   requests, approvals, the end of input).
+//! - [`Runner`] drives an engine with a [`Session`] (command lines, each
+//!   sent at a point of the conversation; a JSON Lines file a person or a
+//!   program writes), over a child's stdio or in process
+//!   ([`Runner::run_with`]), judging every event with the serve loop's
+//!   model; its [`SessionVerdict`] names every broken promise. The
+//!   conversation checks and `check-engine --session` run on it.
+//! - [`Fuzzer`] (with `proptest`) is `serve-command fuzz-engine`: generated
+//!   sessions ([`sessions`], a proptest `Strategy`) on the same runner,
+//!   the first broken promise shrunk to a minimal session. With
+//!   `arbitrary`, `Session` is `Arbitrary`, for a cargo-fuzz target.
 //!
 //! Like every other path, each reads and writes through the crate's one
 //! rule set ([`v2`]'s readers, serve policy and encoders): none writes a
