@@ -366,8 +366,10 @@ exit: Some(0)
 #[test]
 fn the_engine_around_a_model_call_applies_a_steer_sent_mid_turn() {
     use serve_command::workbench::{Runner, Session};
+    // Twenty words, 50 ms each: a second for the steer to land in, on a
+    // loaded machine too.
     let session = Session::parse(concat!(
-        "{\"send\":{\"command\":\"prompt\",\"content\":\"Say hello to the team\"}}\n",
+        "{\"send\":{\"command\":\"prompt\",\"content\":\"one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty\"}}\n",
         "{\"after\":{\"step\":1},\"send\":{\"command\":\"steer\",\"content\":\"in French\",\"submission_id\":\"s1\"}}\n",
     ))
     .unwrap();
@@ -375,25 +377,11 @@ fn the_engine_around_a_model_call_applies_a_steer_sent_mid_turn() {
         .run(&session, &mut Command::new(example("engine")))
         .unwrap();
     assert!(verdict.holds(), "{verdict}");
-    assert_eq!(
-        verdict.turn_events(1),
-        [
-            "agent_step",
-            "assistant_delta",
-            "assistant_delta",
-            "assistant_delta",
-            "assistant_delta",
-            "assistant_delta",
-            "assistant_delta",
-            "agent_step",
-            "steer_applied",
-            "assistant_delta",
-            "assistant_delta",
-            "assistant_delta",
-            "assistant_message",
-            "agent_finished",
-        ],
-        "{verdict}"
-    );
+    let mut want = vec!["agent_step"];
+    want.extend(["assistant_delta"; 21]);
+    want.extend(["agent_step", "steer_applied"]);
+    want.extend(["assistant_delta"; 3]);
+    want.extend(["assistant_message", "agent_finished"]);
+    assert_eq!(verdict.turn_events(1), want, "{verdict}");
     assert_eq!(verdict.answers(2), ["steer_applied"]);
 }

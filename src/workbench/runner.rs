@@ -283,19 +283,10 @@ impl Run {
                 (self.virtual_pauses || Instant::now() >= self.last_sent + d).then_some(Ok(()))
             }
             After::Started(n) => {
-                if self.turns.get(&n).is_some_and(|t| t.0 >= 1) {
-                    Some(Ok(()))
-                } else if !self.is_work(n) {
-                    Some(Err(format!(
-                        "command {n} is not a prompt the engine reads: it has no turn"
-                    )))
-                } else if self.work_done(n) {
-                    Some(Err(format!(
-                        "the turn of command {n} ended before it wrote an event"
-                    )))
-                } else {
-                    None
-                }
+                let started = self.turns.get(&n).is_some_and(|t| t.0 >= 1);
+                self.in_turn(n, started, || {
+                    format!("the turn of command {n} ended before it wrote an event")
+                })
             }
             After::Step { turn, step } => {
                 let Some(n) = turn.or(self.last_prompt) else {
@@ -304,20 +295,12 @@ impl Run {
                     ));
                 };
                 let steps = self.turns.get(&n).map_or(0, |t| t.1);
-                if steps >= step {
-                    Some(Ok(()))
-                } else if !self.is_work(n) {
-                    Some(Err(format!(
-                        "command {n} is not a prompt the engine reads: it has no turn"
-                    )))
-                } else if self.work_done(n) {
-                    Some(Err(format!(
+                self.in_turn(n, steps >= step, || {
+                    format!(
                         "the turn of command {n} ended after {steps} agent_step{}, before step {step}",
                         if steps == 1 { "" } else { "s" }
-                    )))
-                } else {
-                    None
-                }
+                    )
+                })
             }
             After::Answered(n) | After::Ended(n) => {
                 let work = self.is_work(n);
@@ -346,6 +329,27 @@ impl Run {
                     None
                 }
             }
+        }
+    }
+
+    /// A point in command `n`'s turn: `reached`, or never to be (no turn,
+    /// or it ended first, as `ended` says), or not yet.
+    fn in_turn(
+        &self,
+        n: u64,
+        reached: bool,
+        ended: impl FnOnce() -> String,
+    ) -> Option<Result<(), String>> {
+        if reached {
+            Some(Ok(()))
+        } else if !self.is_work(n) {
+            Some(Err(format!(
+                "command {n} is not a prompt the engine reads: it has no turn"
+            )))
+        } else if self.work_done(n) {
+            Some(Err(ended()))
+        } else {
+            None
         }
     }
 
