@@ -522,5 +522,8 @@ mod tests {
                 "{text}"
             );
         }
+        // The CLI says `FILE:LINE: why` from the two parts.
+        let error = Session::parse("# a comment\n\n{\"close\":false}").unwrap_err();
+        assert_eq!((error.line(), error.reason()), (3, "\"close\" is true"));
     }
 }
