@@ -11,7 +11,7 @@
 //! With no engine named it runs `serve-command mock-engine`, built beside
 //! it. A script whose second turn is `{"approval":{}}` makes that turn ask.
 
-use serve_command::v2::serve::Controller;
+use serve_command::v2::serve::{Controller, Decision};
 use serve_command::v2::{Command, ContentPart, Image, SteerKind};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -24,16 +24,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let png = Image::from_data_url("data:image/png;base64,iVBORw0KGgo=")?;
     let text = ContentPart::Text("What is it?".into());
     let turn = engine.prompt(vec![text, ContentPart::Image(png)])?.wait()?;
-    println!("turn {}: {:?}, {:?}", turn.command, turn.end, turn.usage);
+    println!(
+        "the turn of {}: {:?}, {:?}",
+        turn.command, turn.end, turn.usage
+    );
     let steer = Command::steer(SteerKind::Prompt, "Shorter, please.").tagged("s1");
     println!("steer: {:?}", engine.request(steer)?);
     println!("jobs: {:?}", engine.jobs_snapshot()?);
     println!("goal: {:?}", engine.goal(Command::goal_set("tests pass"))?);
     let turn = engine.prompt("Run the tests.")?.wait_with(|question| {
         println!("allowing {}: {}", question.tool_name, question.detail);
-        true
+        Decision::Allowed
     })?;
-    println!("turn {}: {:?}", turn.command, turn.end);
+    println!("the turn of {}: {:?}", turn.command, turn.end);
     println!("prediction: {:?}", engine.predict(1)?);
     println!("refused: {:?}", engine.send_line(b"{\"command\":\"nap\"}")?);
     println!("answering nothing: {:?}", engine.notices());

@@ -5,7 +5,7 @@
 //!     cargo build --features cli && cargo run --example tokio_conversation --features tokio
 //!     cargo run --example tokio_conversation --features tokio -- openseek serve
 
-use serve_command::v2::serve::TokioController;
+use serve_command::v2::serve::{Decision, TokioController};
 use serve_command::v2::{Command, ContentPart, Image, SteerKind};
 use std::time::Duration;
 
@@ -30,7 +30,10 @@ async fn session() -> Result<(), Box<dyn std::error::Error>> {
     let turn = engine.prompt(vec![text, ContentPart::Image(png)])?;
     println!("jobs: {:?}", engine.jobs_snapshot().await?);
     let turn = turn.wait().await?;
-    println!("turn {}: {:?}, {:?}", turn.command, turn.end, turn.usage);
+    println!(
+        "the turn of {}: {:?}, {:?}",
+        turn.command, turn.end, turn.usage
+    );
     let steer = Command::steer(SteerKind::Prompt, "Shorter, please.").tagged("s1");
     println!("steer: {:?}", engine.request(steer).await?);
     println!(
@@ -39,10 +42,10 @@ async fn session() -> Result<(), Box<dyn std::error::Error>> {
     );
     let turn = engine.prompt("Run the tests.")?.wait_with(|question| {
         println!("allowing {}: {}", question.tool_name, question.detail);
-        true
+        Decision::Allowed
     });
     let turn = tokio::time::timeout(Duration::from_secs(60), turn).await??;
-    println!("turn {}: {:?}", turn.command, turn.end);
+    println!("the turn of {}: {:?}", turn.command, turn.end);
     println!("prediction: {:?}", engine.predict(1).await?);
     let refused = engine.send_line(b"{\"command\":\"nap\"}").await?;
     println!("refused: {refused:?}");

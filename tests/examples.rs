@@ -305,11 +305,11 @@ fn the_conversation_controller_runs_against_the_mock_engine() {
         ),
         (
             "\
-turn 1: Finished(\"You asked: What is it?\"), Some(Usage { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5, prompt_cache_hit_tokens: 0, prompt_cache_miss_tokens: 3 })
+the turn of command line 1: Finished(\"You asked: What is it?\"), Some(Usage { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5, prompt_cache_hit_tokens: 0, prompt_cache_miss_tokens: 3 })
 steer: Steer(Dropped)
 jobs: []
 goal: Some(\"tests pass\")
-turn 5: Finished(\"You asked: Run the tests.\")
+the turn of command line 5: Finished(\"You asked: Run the tests.\")
 prediction: Skipped
 refused: Some(NotACommand(UnknownCommand(\"nap\")))
 answering nothing: []
@@ -342,10 +342,10 @@ fn the_tokio_conversation_controller_runs_against_the_mock_engine() {
         (
             "\
 jobs: []
-turn 1: Finished(\"You asked: What is it?\"), Some(Usage { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5, prompt_cache_hit_tokens: 0, prompt_cache_miss_tokens: 3 })
+the turn of command line 1: Finished(\"You asked: What is it?\"), Some(Usage { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5, prompt_cache_hit_tokens: 0, prompt_cache_miss_tokens: 3 })
 steer: Steer(Dropped)
 goal: Some(\"tests pass\")
-turn 5: Finished(\"You asked: Run the tests.\")
+the turn of command line 5: Finished(\"You asked: Run the tests.\")
 prediction: Skipped
 refused: Some(NotACommand(UnknownCommand(\"nap\")))
 answering nothing: []

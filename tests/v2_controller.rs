@@ -6,7 +6,7 @@
 // The misbehaving engines are `sh -c` scripts.
 #![cfg(unix)]
 
-use serve_command::v2::serve::{Controller, ControllerError, Owed, Reply, TurnEnd};
+use serve_command::v2::serve::{CommandLine, Controller, ControllerError, Owed, Reply, TurnEnd};
 use serve_command::v2::{Command, Event, JobRecord, JobState};
 use std::sync::Arc;
 use std::time::Duration;
@@ -102,11 +102,11 @@ fn an_engine_that_dies_mid_turn_fails_what_waits_with_its_status_and_stderr() {
     assert_eq!(stopped.owed.running, Some(1));
     assert_eq!(
         stopped.to_string(),
-        "the engine stopped (exit status: 3) before answering; stderr ends: panic: model crashed"
+        "the engine stopped (exit status: 3) before answering; it still owed the end of what command line 1 started; stderr ends: panic: model crashed"
     );
     assert_err(
         engine.jobs_snapshot(),
-        "the engine stopped (exit status: 3) before answering; stderr ends: panic: model crashed",
+        "the engine stopped (exit status: 3) before answering; it still owed the end of what command line 1 started; stderr ends: panic: model crashed",
     );
 }
 
@@ -117,7 +117,7 @@ fn an_engine_that_never_answers_times_out() {
     let engine = sh("while read line; do :; done", &[]).with_timeout(Duration::from_millis(300));
     assert_err(
         engine.jobs_snapshot(),
-        "no answer to command line 1 within 0.300s",
+        "command line 1: the engine was silent for 0.300s while the call waited for its answer",
     );
     assert_eq!(engine.owed().requests, [1]);
     let status = engine.close().unwrap().expect("an exit status");
@@ -226,7 +226,7 @@ fn an_auto_goals_turns_are_notices_of_its_goal_command() {
         let notice = engine
             .next_notice(Duration::from_secs(10))
             .expect("a notice");
-        let a = notice.attribution;
+        let a = notice.attribution().clone();
         notices.push((a.event, a.answers, a.turn));
     }
     assert_eq!(
@@ -263,7 +263,7 @@ fn a_cancelled_compaction_ends_the_compact_call() {
         );
         std::thread::sleep(Duration::from_millis(5));
     }
-    assert_eq!(engine.cancel().map_err(err), Ok(2));
+    assert_eq!(engine.cancel().map_err(err), Ok(CommandLine(2)));
     assert_eq!(
         call.join().unwrap(),
         Ok(serve_command::v2::serve::Compaction::Failed(
@@ -291,7 +291,7 @@ fn a_reply_in_the_middle_of_a_turn_answers_its_request() {
     assert_eq!(
         (turn.command, turn.events, turn.end),
         (
-            1,
+            CommandLine(1),
             vec![Event::agent_step(1), Event::agent_finished("done")],
             TurnEnd::Finished("done".into())
         )
@@ -311,11 +311,11 @@ fn events_that_answer_nothing_are_notices() {
     );
     let mut notices = Vec::new();
     while let Some(notice) = engine.next_notice(Duration::from_secs(10)) {
-        let a = notice.attribution;
+        let a = notice.attribution().clone();
         notices.push((
             a.n,
-            notice.event.map(|e| e.name()),
-            notice.error.map(|e| e.to_string()),
+            notice.event().map(|e| e.name()),
+            notice.error().map(|e| e.to_string()),
             a.violation,
         ));
     }
@@ -350,7 +350,8 @@ mod in_process {
     use super::pipe::pipe;
     use super::{answered, assert_err, err};
     use serve_command::v2::serve::{
-        Approval, Compaction, Controller, ControllerError, Owed, Reply, Steered, Turn, TurnEnd,
+        Approval, CommandLine, Compaction, Controller, ControllerError, Decision, Owed, Reply,
+        Steered, Turn, TurnEnd,
     };
     use serve_command::v2::{
         ApprovalOutcome, Command, CommandErrorCause, ContentPart, Event, Image, JobStopOutcome,
@@ -419,7 +420,7 @@ mod in_process {
             .unwrap()
             .wait_with(|question| {
                 asked.push(question.clone());
-                true
+                Decision::Allowed
             })
             .unwrap();
         let question = Approval::clone(&asked[0]);
@@ -473,7 +474,7 @@ mod in_process {
             Err(ControllerError::Refused { command, cause }) => assert_eq!(
                 (command, cause),
                 (
-                    10,
+                    CommandLine(10),
                     CommandErrorCause::NotACommand(ParseError::InvalidPredictionCommand)
                 )
             ),
@@ -493,7 +494,7 @@ mod in_process {
                 summary: "mock summary of 2 turns".into()
             })
         );
-        assert_eq!(engine.cancel().map_err(err), Ok(13));
+        assert_eq!(engine.cancel().map_err(err), Ok(CommandLine(13)));
         assert_eq!(
             engine.send_line(b"not json").map_err(err),
             Ok(Some(CommandErrorCause::StreamEnded(
@@ -514,7 +515,7 @@ mod in_process {
 
     fn fields(turn: &Turn) -> Fields {
         (
-            turn.command,
+            turn.command.get(),
             turn.events.clone(),
             turn.end.clone(),
             turn.usage,
@@ -555,16 +556,16 @@ mod in_process {
         }
         let owed = engine.owed();
         assert_eq!((owed.approvals, owed.running), (vec![2], Some(1)));
-        assert_eq!(engine.cancel().map_err(err), Ok(2));
+        assert_eq!(engine.cancel().map_err(err), Ok(CommandLine(2)));
         let mut notices = Vec::new();
         while notices.len() < 2 {
             let notice = engine
                 .next_notice(Duration::from_secs(10))
                 .expect("a notice");
             notices.push((
-                notice.event.unwrap(),
-                notice.attribution.answers,
-                notice.attribution.turn,
+                notice.event().cloned().unwrap(),
+                notice.attribution().answers,
+                notice.attribution().turn,
             ));
         }
         assert_eq!(
@@ -638,7 +639,7 @@ mod in_process {
         );
         assert_err(engine.send_line(b"a\nb"), "not sent: the line holds an LF");
         // Nothing was written: the first command is line 1.
-        assert_eq!(engine.cancel().map_err(err), Ok(1));
+        assert_eq!(engine.cancel().map_err(err), Ok(CommandLine(1)));
     }
 }
 
@@ -715,7 +716,7 @@ mod on_tokio {
             is_send(&snapshot);
             assert_eq!(
                 snapshot.await.map_err(err),
-                Err("the engine stopped (exit status: 3) before answering; stderr ends: panic: model crashed".into())
+                Err("the engine stopped (exit status: 3) before answering; it still owed the end of what command line 1 started; stderr ends: panic: model crashed".into())
             );
         });
     }
@@ -794,7 +795,10 @@ mod on_tokio {
             );
             let mut notices = Vec::new();
             while let Some(notice) = engine.next_notice().await {
-                notices.push((notice.attribution.n, notice.attribution.violation));
+                notices.push((
+                    notice.attribution().n,
+                    notice.attribution().violation.clone(),
+                ));
             }
             assert_eq!(
                 notices,
@@ -995,7 +999,7 @@ mod on_tokio_in_process {
                     .unwrap()
                     .wait_with(|q| {
                         asked.push(q.id.clone());
-                        false
+                        serve_command::v2::serve::Decision::Rejected
                     })
                     .await
                     .unwrap();

@@ -163,7 +163,7 @@ fn run(ops: &[Op]) -> (Vec<Said>, Vec<Attribution>, Traced) {
         said.push(match op {
             Op::Prompt(text) => {
                 let turn = controller.prompt(text.as_str()).unwrap().wait().unwrap();
-                Said::Turn(turn.command, turn.events)
+                Said::Turn(turn.command.get(), turn.events)
             }
             Op::Steer(kind, tagged) => {
                 let steer = Command::steer(*kind, "now");
@@ -189,7 +189,7 @@ fn run(ops: &[Op]) -> (Vec<Said>, Vec<Attribution>, Traced) {
     let notices = controller
         .notices()
         .into_iter()
-        .map(|notice| notice.attribution)
+        .map(|notice| notice.attribution().clone())
         .collect();
     controller.close().unwrap();
     let log = log.lock().unwrap().clone();

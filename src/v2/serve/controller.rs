@@ -1,43 +1,41 @@
-//! A blocking controller on the model: std threads and channels, no
-//! runtime.
+//! The blocking controller: std threads and channels, no runtime, over the
+//! state machine of `control.rs`.
 //!
-//! One thread reads the engine's stdout: it feeds each event to the
-//! [`Conversation`] and sends it to the call waiting on the command it
-//! answers or the turn it belongs to; what no call waits on goes to the
-//! notices. Callers write under one lock, so the model sees the commands in
-//! the order they cross; the state lock is never held across I/O, so the
-//! reader never waits on a writer whose pipe is full.
+//! One thread reads the engine's stdout and hands each line to the state
+//! machine, which sends it to the call waiting on what it answers or to
+//! the notices. Callers write under one lock, so the model sees the
+//! commands in the order they cross; the state lock is never held across a
+//! write to the engine, so the reader never waits on a writer whose pipe is
+//! full.
 
-use super::model::{Attribution, Conversation, Owed};
-use crate::revision::sealed::FromRead;
-use crate::v2::event::EventLine;
-use crate::v2::EventLineError;
-use crate::v2::{
-    Command, CommandErrorCause, CommandReader, Content, Event, EventReadError, JobRecord,
-    JobStopOutcome, PredictionOutcome, Refusal, SteerKind, Usage, DEFAULT_MAX_LINE_LEN,
+use super::control::{
+    blanks, closed, decided, is_goal, is_prompt, line_of, lock, raw_line, refusal_of, refused,
+    reply_of, unanswered_kind, Answer, Call, Clock, Deliver, End, LineTee, State, StderrTail,
+    TurnLog, GRACE,
 };
-use std::collections::{HashMap, VecDeque};
+use super::controller_error::{ControllerError, Stopped};
+use super::engine::Decision;
+use super::model::Owed;
+use super::reply::{
+    Approval, CommandLine, Compaction, Limits, Notice, Options, Reply, Steered, Turn, Waiting,
+};
+use crate::v2::event::EventLine as Item;
+use crate::v2::{
+    Command, CommandErrorCause, Content, Event, JobRecord, JobStopOutcome, PredictionOutcome,
+    SteerKind,
+};
 use std::fmt;
 use std::io::{self, BufReader, Read, Write};
 use std::process::{self, Child, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// How much of the end of an engine's stderr a [`Stopped`] keeps.
-pub const STDERR_TAIL: usize = 4096;
-
-/// How many notices wait to be read before the oldest is dropped.
-pub const MAX_NOTICES: usize = 4096;
-
-/// How long, once the engine's stdout has closed, the controller waits for
-/// its exit status and the rest of its stderr.
-pub(super) const GRACE: Duration = Duration::from_secs(2);
-
 /// An `openseek serve` engine driven over its stdin and stdout, with
-/// [`Conversation`]'s rules: every call returns what answers its command.
+/// [`Conversation`](super::Conversation)'s rules: every call returns what
+/// answers its command, by its deadline.
 ///
 /// - [`Controller::prompt`] returns a [`TurnHandle`]: the turn's typed
 ///   events in order, its `approval_requested` questions for the caller to
@@ -52,18 +50,23 @@ pub(super) const GRACE: Duration = Duration::from_secs(2);
 /// - A command `openseek serve` declines ([`Command::serve_refusal`]) is
 ///   refused before it is written ([`ControllerError::Declined`]); a
 ///   `command_error` that answers a command is that command's
-///   [`ControllerError::Refused`].
-/// - Events no call waits for (`session_started`, `job_changed`, an auto
-///   goal's turns, events that fit no rule, with the reason) are
-///   [notices](Controller::notices).
-/// - When the engine stops (its stdout closes, or reading it fails), every
-///   call still waiting fails with [`ControllerError::Stopped`]: the exit
-///   status, the end of its stderr, what was still owed.
+///   [`ControllerError::Refused`]; an answer that does not decode is its
+///   [`ControllerError::Unreadable`], at once.
+/// - No call waits on a silent engine past its [`Limits`]
+///   ([`ControllerError::Timeout`], with what it waited for); a turn that
+///   streams is never cut off.
+/// - Lines no call waits for are [notices](Controller::notices): events
+///   (`session_started`, `job_changed`, an auto goal's turns), events that
+///   fit no rule (a second reply to one request) with the model's reason,
+///   lines that are not events. At most [`MAX_NOTICES`](super::MAX_NOTICES)
+///   wait; older ones are dropped and counted.
+/// - When the engine stops (it exits, dies mid-line, closes its stdout),
+///   every call still waiting fails with [`ControllerError::Stopped`]: the
+///   exit status, its last line cut short, the end of its stderr, what was
+///   still owed.
 ///
 /// Calls take `&self`: share the controller between threads (in an `Arc`)
-/// to steer or cancel while another thread waits on a turn. Without a
-/// [timeout](Controller::with_timeout) a call waits as long as the engine
-/// runs; with one, no call waits longer than it for the engine's next line.
+/// to steer or cancel while another thread waits on a turn.
 ///
 /// ```no_run
 /// use serve_command::v2::serve::Controller;
@@ -79,7 +82,9 @@ pub(super) const GRACE: Duration = Duration::from_secs(2);
 /// ```
 pub struct Controller {
     inner: Arc<Inner>,
-    timeout: Option<Duration>,
+    limits: Limits,
+    /// `close` ran: dropping has nothing left to do.
+    closed: bool,
 }
 
 /// What the controller, its handles and its reader thread share.
@@ -95,570 +100,33 @@ struct Inner {
     minted: AtomicU64,
 }
 
-/// What the reader and the callers share: the model, the calls waiting,
-/// the notices, and how the engine stopped.
-pub(super) struct State<D> {
-    pub(super) conversation: Conversation,
-    /// The calls waiting, by the command line they wait on.
-    pub(super) waiters: HashMap<u64, Waiter<D>>,
-    /// The `compact` whose compaction runs, whatever answers its end.
-    compacting: Option<u64>,
-    pub(super) notices: VecDeque<Notice>,
-    pub(super) notices_dropped: u64,
-    /// The engine reads no more commands: after this command line.
-    pub(super) stopped_reading: Option<u64>,
-    /// A write to the engine's stdin failed (or the controller closed it).
-    pub(super) write_failed: Option<Arc<io::Error>>,
-    pub(super) stopped: Option<Arc<Stopped>>,
-    /// Calls whose answer came but did not decode: each fails with it.
-    pub(super) unreadable: HashMap<u64, Arc<Unreadable>>,
-}
-
-/// A command line written, and the channel of what answers it when a call
-/// waits on it.
-type Sent = (u64, Option<Receiver<Answer>>);
-
-/// An event for a waiting call, with what the model made of it.
-pub(super) type Answer = (Event, Attribution);
-
-/// The sending end of a waiting call's channel: std's for the blocking
-/// controller, tokio's for the async one.
-pub(super) trait Deliver {
-    /// Whether the call still waits (its receiver is alive).
-    fn deliver(&self, answer: Answer) -> bool;
-}
-
 impl Deliver for Sender<Answer> {
     fn deliver(&self, answer: Answer) -> bool {
         self.send(answer).is_ok()
     }
 }
 
-/// A call waiting: for the events answering its command, and for a prompt
-/// also its turn's events.
-pub(super) struct Waiter<D> {
-    pub(super) tx: D,
-    pub(super) turn: bool,
-}
-
-/// An engine line that no call waited for: an event that answers no
-/// command a call waits on and belongs to no turn one waits on (with its
-/// [`violation`](Attribution::violation) when it fits no rule), or a line
-/// that is not an event.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct Notice {
-    /// What the model made of the line.
-    pub attribution: Attribution,
-    /// The event; `None` for a line that is not one.
-    pub event: Option<Event>,
-    /// Why the line is not an event, when it is not.
-    pub error: Option<EventReadError>,
-}
-
-/// How the engine stopped, for every call still waiting then.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct Stopped {
-    /// Its exit status; `None` for an engine [attached](Controller::attach)
-    /// to, or one still running two seconds after its stdout closed.
-    pub status: Option<ExitStatus>,
-    /// The last [`STDERR_TAIL`] bytes of its stderr (lossy UTF-8); empty
-    /// for an attached engine.
-    pub stderr: String,
-    /// Why reading its stdout ended: `None` when it closed, the error when
-    /// a read failed.
-    pub read_error: Option<String>,
-    /// The command line after which the engine read no more commands, if it
-    /// said so (`command_error` `command stream: ...`).
-    pub stopped_reading: Option<u64>,
-    /// What the engine still owed when it stopped.
-    pub owed: Owed,
-}
-
-/// An answer that came but does not decode: the line names an event and
-/// carries what says which command it answers (its `request_id`, its turn),
-/// but is not that event (a field missing, a value of the wrong type).
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct Unreadable {
-    /// The command line it answers (for a turn's event, the prompt's).
-    pub command: u64,
-    /// Its number among the engine's stdout lines, from 1.
-    pub line: u64,
-    /// The event it names.
-    pub event: String,
-    /// Why it is not that event.
-    pub error: EventLineError,
-}
-
-impl fmt::Display for Unreadable {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "the engine's answer to command line {} is unreadable: its event line {} ({}) does not decode: {}",
-            self.command, self.line, self.event, self.error
-        )
-    }
-}
-
-impl std::error::Error for Unreadable {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.error)
-    }
-}
-
-/// Why a call failed.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub enum ControllerError {
-    /// Not written: `openseek serve` declines the command
-    /// ([`Command::serve_refusal`]).
-    Declined(Refusal),
-    /// Not written: the line is longer than the engine reads
-    /// ([`DEFAULT_MAX_LINE_LEN`]); the engine would stop reading at it.
-    TooLong {
-        /// The line's length, its LF excluded.
-        len: usize,
-    },
-    /// Not written: the line holds an LF before its end, so it is more
-    /// than one line ([`Controller::send_line`]).
-    NotOneLine,
-    /// Not written: the engine reads no more commands, after the command
-    /// line `after` (which was not JSON).
-    StoppedReading {
-        /// The last command line it read.
-        after: u64,
-    },
-    /// Writing to the engine's stdin failed (it closed it), or the
-    /// controller had closed it.
-    WriteFailed(Arc<io::Error>),
-    /// The engine answered the command line `command` with `command_error`.
-    Refused {
-        /// The command line refused.
-        command: u64,
-        /// Why, as the engine said it.
-        cause: CommandErrorCause,
-    },
-    /// The engine stopped before answering.
-    Stopped(Arc<Stopped>),
-    /// The engine answered, but with a line that does not decode: the call
-    /// fails with it at once rather than wait for another answer.
-    Unreadable(Arc<Unreadable>),
-    /// The engine wrote nothing for the call within the controller's
-    /// timeout.
-    Timeout {
-        /// The command line waited on; `None` for [`Controller::close`].
-        command: Option<u64>,
-        /// The timeout.
-        after: Duration,
-    },
-    /// A turn asked a question that [`TurnHandle::wait`] cannot answer:
-    /// answer it with [`TurnHandle::wait_with`] or the handle's
-    /// [`allow`](TurnHandle::allow) and [`reject`](TurnHandle::reject).
-    Unanswered(Approval),
-    /// The command is not of the kind the call sends.
-    WrongCommand {
-        /// What the call sends.
-        expected: &'static str,
-        /// The command's name.
-        got: &'static str,
-    },
-}
-
-impl fmt::Display for ControllerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ControllerError::Declined(refusal) => {
-                write!(f, "not sent: openseek serve declines it ({refusal})")
-            }
-            ControllerError::TooLong { len } => write!(
-                f,
-                "not sent: the line is {len} bytes, longer than the engine reads ({DEFAULT_MAX_LINE_LEN})"
-            ),
-            ControllerError::NotOneLine => f.write_str("not sent: the line holds an LF"),
-            ControllerError::StoppedReading { after } => write!(
-                f,
-                "not sent: the engine reads no more commands after command line {after}"
-            ),
-            ControllerError::WriteFailed(e) => write!(f, "writing to the engine failed: {e}"),
-            ControllerError::Refused { command, cause } => {
-                write!(f, "the engine refused command line {command}: {cause}")
-            }
-            ControllerError::Stopped(stopped) => stopped.fmt(f),
-            ControllerError::Unreadable(unreadable) => unreadable.fmt(f),
-            ControllerError::Timeout {
-                command: Some(n),
-                after,
-            } => write!(
-                f,
-                "no answer to command line {n} within {}",
-                Secs(*after)
-            ),
-            ControllerError::Timeout {
-                command: None,
-                after,
-            } => write!(f, "the engine did not stop within {}", Secs(*after)),
-            ControllerError::Unanswered(approval) => write!(
-                f,
-                "the turn asks approval {:?} ({}: {}), which nobody answers",
-                approval.id, approval.tool_name, approval.detail
-            ),
-            ControllerError::WrongCommand { expected, got } => {
-                write!(f, "expected a {expected} command, got {got}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for ControllerError {
-    /// The underlying cause, where there is one: the failed write's
-    /// `io::Error`, or why an answer does not decode.
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ControllerError::WriteFailed(e) => Some(e.as_ref()),
-            ControllerError::Unreadable(unreadable) => Some(&unreadable.error),
-            _ => None,
-        }
-    }
-}
-
-struct Secs(Duration);
-
-impl fmt::Display for Secs {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:.3}s", self.0.as_secs_f64())
-    }
-}
-
-impl fmt::Display for Stopped {
-    /// `the engine stopped (exit status: 3) before answering; stderr ends: ...`
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the engine stopped")?;
-        match (&self.status, &self.read_error) {
-            (Some(status), _) => write!(f, " ({status})")?,
-            (None, Some(error)) => write!(f, " (reading its stdout failed: {error})")?,
-            (None, None) => f.write_str(" (its stdout closed)")?,
-        }
-        f.write_str(" before answering")?;
-        let tail = self.stderr.trim_end();
-        if !tail.is_empty() {
-            write!(f, "; stderr ends: {tail}")?;
-        }
-        Ok(())
-    }
-}
-
-/// A question a turn asks (`approval_requested`): may the tool go ahead?
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Approval {
-    /// The id an `approval` command answers.
-    pub id: String,
-    /// The tool asking.
-    pub tool_name: String,
-    /// What would be granted.
-    pub detail: String,
-    /// What would run, verbatim, if the engine said.
-    pub body: Option<String>,
-}
-
-/// How a turn ended: its terminal event.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TurnEnd {
-    /// `agent_finished`, with the answer.
-    Finished(String),
-    /// `agent_aborted`, with the reason.
-    Aborted(String),
-    /// `turn_failed`, with the error.
-    Failed(String),
-}
-
-/// A turn that has ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Turn {
-    /// The command line that started it.
-    pub command: u64,
-    /// Its events in order, the terminal one last.
-    pub events: Vec<Event>,
-    /// How it ended.
-    pub end: TurnEnd,
-    /// Its last `usage`, if it wrote one.
-    pub usage: Option<Usage>,
-    /// The questions it asked that the controller never answered (the
-    /// engine settled them: a cancel, a shutdown).
-    pub unanswered: Vec<Approval>,
-}
-
-impl Turn {
-    /// The answer, for a turn that finished.
-    #[must_use]
-    pub fn answer(&self) -> Option<&str> {
-        match &self.end {
-            TurnEnd::Finished(answer) => Some(answer),
-            _ => None,
-        }
-    }
-}
-
-/// How a steer came out.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Steered {
-    /// `steer_applied`; `turn`: the command line of the turn a prompt
-    /// steer landed in.
-    Applied {
-        /// The turn it landed in.
-        turn: Option<u64>,
-    },
-    /// `steer_dropped`: no turn to land in.
-    Dropped,
-}
-
-/// How a `compact` came out.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Compaction {
-    /// `compaction_finished`.
-    Finished {
-        /// The first event compacted.
-        from_sequence: i32,
-        /// The last.
-        to_sequence: i32,
-        /// What replaces them.
-        summary: String,
-    },
-    /// `compaction_failed` (also a compaction a `cancel` stopped).
-    Failed(String),
-}
-
-/// What answers a command sent with [`Controller::request`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Reply {
-    /// `jobs_snapshot`'s records.
-    Jobs(Vec<JobRecord>),
-    /// `job_stop`'s outcome.
-    JobStop(JobStopOutcome),
-    /// `predict`'s outcome.
-    Prediction(PredictionOutcome),
-    /// A steer's.
-    Steer(Steered),
-    /// A `goal` command's: the goal the engine now holds (`None`: cleared).
-    Goal(Option<String>),
-    /// A `compact`'s.
-    Compaction(Compaction),
-    /// `cancel`, `approval` and `cancel_prediction` have no answer of their
-    /// own (what a cancel hits ends `agent_aborted` in its turn, an
-    /// approval settles in its turn, a cancelled prediction answers through
-    /// its `predict`): written, as command line `n`.
-    Written(u64),
-}
-
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The error of a write after the controller closed the engine's stdin.
-pub(super) fn closed() -> ControllerError {
-    ControllerError::WriteFailed(Arc::new(io::Error::new(
-        io::ErrorKind::BrokenPipe,
-        "the controller closed the engine's stdin",
-    )))
-}
-
-/// The error of a call whose channel closed: the engine stopped.
-pub(super) fn stopped_error<D: Deliver>(state: &State<D>) -> ControllerError {
-    match &state.stopped {
-        Some(stopped) => ControllerError::Stopped(Arc::clone(stopped)),
-        None => ControllerError::Stopped(Arc::new(state.stopped_now(None, String::new(), None))),
-    }
-}
-
-/// A `command_error` is the error of the call it answers.
-pub(super) fn refused(n: u64, answer: Answer) -> Result<Answer, ControllerError> {
-    match answer.0.command_error_cause() {
-        Some(cause) => Err(ControllerError::Refused { command: n, cause }),
-        None => Ok(answer),
-    }
-}
-
-/// `command`'s line, unless serve declines it or it is longer than the
-/// engine reads.
-pub(super) fn line_of(command: &Command) -> Result<String, ControllerError> {
-    if let Some(message) = command.serve_refusal() {
-        if let Some(refusal) = Refusal::of(message) {
-            return Err(ControllerError::Declined(refusal));
-        }
-    }
-    let line = command.to_line();
-    let len = line.len() - 1;
-    if len > DEFAULT_MAX_LINE_LEN {
-        return Err(ControllerError::TooLong { len });
-    }
-    Ok(line)
-}
-
-/// A raw line for [`Controller::send_line`], LF ended: whether the engine
-/// refuses it, and whether it reads no command after it.
-pub(super) fn raw_line(line: &[u8]) -> Result<(Vec<u8>, bool, bool), ControllerError> {
-    let body = line.strip_suffix(b"\n").unwrap_or(line);
-    if memchr::memchr(b'\n', body).is_some() {
-        return Err(ControllerError::NotOneLine);
-    }
-    let mut owned = body.to_vec();
-    owned.push(b'\n');
-    let (refused, ends_reading) = match CommandReader::new(&owned[..]).next() {
-        Some(Err(e)) => (true, e.is_stream_error()),
-        Some(Ok(command)) => (command.serve_refusal().is_some(), false),
-        None => (false, false),
-    };
-    Ok((owned, refused, ends_reading))
-}
-
-/// The commands [`Controller::request`] sends and waits on nothing for.
-pub(super) fn unanswered_kind(command: &Command) -> Result<bool, ControllerError> {
-    match command {
-        Command::Prompt { .. } => Err(ControllerError::WrongCommand {
-            expected: "non-prompt",
-            got: "prompt",
-        }),
-        Command::Cancel | Command::ApprovalDecision { .. } | Command::CancelPrediction { .. } => {
-            Ok(true)
-        }
-        _ => Ok(false),
-    }
-}
-
-/// The reply an event makes to a request; `None` for one that does not
-/// end it (`compaction_started`).
-pub(super) fn reply_of((event, attribution): Answer) -> Option<Reply> {
-    Some(match event {
-        Event::JobsSnapshot { jobs, .. } => Reply::Jobs(jobs),
-        Event::JobStopResult { outcome, .. } => Reply::JobStop(outcome),
-        Event::PredictionResult { outcome, .. } => Reply::Prediction(outcome),
-        Event::SteerApplied { .. } => Reply::Steer(Steered::Applied {
-            turn: attribution.turn,
-        }),
-        Event::SteerDropped { .. } => Reply::Steer(Steered::Dropped),
-        Event::GoalUpdated { goal } => Reply::Goal(goal),
-        Event::CompactionFinished {
-            from_sequence,
-            to_sequence,
-            summary,
-        } => Reply::Compaction(Compaction::Finished {
-            from_sequence,
-            to_sequence,
-            summary,
-        }),
-        Event::CompactionFailed { error } => Reply::Compaction(Compaction::Failed(error)),
-        _ => return None,
-    })
-}
-
-/// How many blank lines a reader skipped before its item, from its line
-/// number before (`seen`) and after (`now`).
-pub(super) fn blanks<T>(seen: u64, now: u64, item: Option<&Result<T, EventReadError>>) -> u64 {
-    let is_line = matches!(
-        item,
-        Some(
-            Ok(_)
-                | Err(EventReadError::NotJson { .. }
-                    | EventReadError::NotAnEvent { .. }
-                    | EventReadError::TooLong { .. })
-        )
-    );
-    now.saturating_sub(seen).saturating_sub(u64::from(is_line))
-}
-
-/// A turn's events as they come: what [`Turn`] is made of.
-#[derive(Debug)]
-pub(super) struct TurnLog {
-    pub(super) command: u64,
-    events: Vec<Event>,
-    usage: Option<Usage>,
-    /// Every question the turn asked.
-    pub(super) asked: Vec<Approval>,
-    /// The ids the controller answered.
-    pub(super) answered: Vec<String>,
-    pub(super) end: Option<TurnEnd>,
-}
-
-impl TurnLog {
-    pub(super) fn new(command: u64) -> TurnLog {
-        TurnLog {
-            command,
-            events: Vec::new(),
-            usage: None,
-            asked: Vec::new(),
-            answered: Vec::new(),
-            end: None,
-        }
-    }
-
-    /// Takes the turn's next event.
-    pub(super) fn take(&mut self, event: &Event) {
-        match event {
-            Event::ApprovalRequested {
-                id,
-                tool_name,
-                detail,
-                body,
-            } => self.asked.push(Approval {
-                id: id.clone(),
-                tool_name: tool_name.clone(),
-                detail: detail.clone(),
-                body: body.clone(),
-            }),
-            Event::Usage { usage } => self.usage = Some(*usage),
-            Event::AgentFinished { answer } => self.end = Some(TurnEnd::Finished(answer.clone())),
-            Event::AgentAborted { reason } => self.end = Some(TurnEnd::Aborted(reason.clone())),
-            Event::TurnFailed { error } => self.end = Some(TurnEnd::Failed(error.clone())),
-            _ => {}
-        }
-        self.events.push(event.clone());
-    }
-
-    /// The next question asked from `*i` on that the controller has not
-    /// answered.
-    pub(super) fn next_open(&self, i: &mut usize) -> Option<Approval> {
-        while let Some(approval) = self.asked.get(*i) {
-            *i += 1;
-            if !self.answered.contains(&approval.id) {
-                return Some(approval.clone());
-            }
-        }
-        None
-    }
-
-    /// The turn, once it has ended.
-    pub(super) fn into_turn(self) -> Turn {
-        let unanswered = self
-            .asked
-            .iter()
-            .filter(|a| !self.answered.contains(&a.id))
-            .cloned()
-            .collect();
-        Turn {
-            command: self.command,
-            events: self.events,
-            end: self.end.unwrap_or(TurnEnd::Failed(String::new())),
-            usage: self.usage,
-            unanswered,
-        }
-    }
-}
+/// A call's channel, on std.
+type StdCall = Call<Receiver<Answer>>;
 
 impl Controller {
     /// Spawns `command` as the engine, its stdin, stdout and stderr piped
-    /// to the controller (the end of its stderr goes into [`Stopped`]).
+    /// to the controller (the end of its stderr goes into [`Stopped`]),
+    /// with the default [`Limits`].
     ///
     /// # Errors
     ///
     /// The spawn's.
     pub fn spawn(command: &mut process::Command) -> io::Result<Controller> {
+        Controller::spawn_with(command, Options::default())
+    }
+
+    /// [`Controller::spawn`] with `options`: its limits, a recording.
+    ///
+    /// # Errors
+    ///
+    /// The spawn's.
+    pub fn spawn_with(command: &mut process::Command, options: Options) -> io::Result<Controller> {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -671,68 +139,101 @@ impl Controller {
             let _ = child.wait();
             return Err(io::Error::other("the engine's pipes were not set up"));
         };
-        let tail = Arc::new(Mutex::new(Vec::new()));
-        let (done, stderr_done) = mpsc::channel::<()>();
-        let kept = Arc::clone(&tail);
-        thread::Builder::new()
-            .name("serve-command stderr".into())
-            .spawn(move || keep_tail(stderr, &kept, done))?;
         Ok(Controller::start(
             Box::new(stdin),
             stdout,
-            Some(child),
-            Some((tail, stderr_done)),
+            Some((child, Box::new(stderr))),
+            options,
         ))
     }
 
     /// Drives an engine over any reader of its stdout and writer of its
-    /// stdin: a socket, pipes, or the workbench's `MockEngine` (feature
-    /// `workbench`) in a thread. No exit status or stderr: [`Stopped`] has
+    /// stdin: a socket, or an engine in the same process over
+    /// [`pipe`](super::pipe)s. No exit status or stderr: [`Stopped`] has
     /// none.
     pub fn attach(
         reader: impl Read + Send + 'static,
         writer: impl Write + Send + 'static,
     ) -> Controller {
-        Controller::start(Box::new(writer), reader, None, None)
+        Controller::attach_with(reader, writer, Options::default())
+    }
+
+    /// [`Controller::attach`] with `options`.
+    pub fn attach_with(
+        reader: impl Read + Send + 'static,
+        writer: impl Write + Send + 'static,
+        options: Options,
+    ) -> Controller {
+        Controller::start(Box::new(writer), reader, None, options)
     }
 
     fn start(
         writer: Box<dyn Write + Send>,
         reader: impl Read + Send + 'static,
-        child: Option<Child>,
-        stderr: Option<StderrTail>,
+        child: Option<(Child, Box<dyn Read + Send>)>,
+        options: Options,
     ) -> Controller {
+        let keep = options.recording.is_some();
+        let (child, stderr) = match child {
+            Some((child, stderr)) => (Some(child), Some(stderr)),
+            None => (None, None),
+        };
         let inner = Arc::new(Inner {
             writer: Mutex::new(Some(writer)),
-            state: Mutex::new(State::new()),
+            state: Mutex::new(State::new(options.limits.unread, options.recording)),
             changed: Condvar::new(),
             child: Mutex::new(child),
             minted: AtomicU64::new(0),
+        });
+        let tail = stderr.map(|stderr| {
+            let (done, stderr_done) = mpsc::channel::<String>();
+            let shared = Arc::clone(&inner);
+            let spawned = thread::Builder::new()
+                .name("serve-command stderr".into())
+                .spawn(move || {
+                    let _ = done.send(keep_tail(stderr, &shared));
+                });
+            (spawned.is_ok(), stderr_done)
         });
         let shared = Arc::clone(&inner);
         // Without the thread nothing is read, so every call would wait for
         // nothing: let the engine be stopped at once instead.
         if let Err(e) = thread::Builder::new()
             .name("serve-command events".into())
-            .spawn(move || read_events(&shared, reader, stderr))
+            .spawn(move || read_events(&shared, reader, keep, tail.map(|(_, rx)| rx)))
         {
-            inner.stop(None, String::new(), Some(e.to_string()));
+            inner.stop(End {
+                read_error: Some(e.to_string()),
+                ..End::default()
+            });
         }
         Controller {
             inner,
-            timeout: None,
+            limits: options.limits,
+            closed: false,
         }
     }
 
-    /// The controller with every call bounded: none waits longer than
-    /// `timeout` for the engine's next line it needs
-    /// ([`ControllerError::Timeout`]). Writing is not bounded: an engine
-    /// that stops reading its stdin without exiting holds a call writing
-    /// more than its pipe buffers (64 KiB on Linux) until it exits.
+    /// The controller with `limits` for every call from now on.
     #[must_use]
-    pub fn with_timeout(mut self, timeout: Duration) -> Controller {
-        self.timeout = Some(timeout);
+    pub fn with_limits(mut self, limits: Limits) -> Controller {
+        self.limits = limits;
         self
+    }
+
+    /// The controller with every wait on a silent engine (an answer, a
+    /// turn's next event, closing) bounded by `timeout`: [`Limits`] with
+    /// `answer`, `stall` and `close` all `timeout`.
+    #[must_use]
+    pub fn with_timeout(self, timeout: Duration) -> Controller {
+        let limits = self.limits.answer(timeout).stall(timeout).close(timeout);
+        self.with_limits(limits)
+    }
+
+    /// The limits of its calls.
+    #[must_use]
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// Sends a `prompt` of `content` (text, an image, parts); its turn is on
@@ -753,39 +254,59 @@ impl Controller {
     /// As [`Controller::prompt`]; [`ControllerError::WrongCommand`] for
     /// another command.
     pub fn submit(&self, prompt: Command) -> Result<TurnHandle, ControllerError> {
-        if !matches!(prompt, Command::Prompt { .. }) {
-            return Err(ControllerError::WrongCommand {
-                expected: "prompt",
-                got: prompt.name(),
-            });
-        }
-        let (command, rx) = self.inner.send(&prompt, Some(true))?;
+        is_prompt(&prompt)?;
+        let (command, call) = self.inner.send(&prompt, Some((true, Clock::Work)))?;
         Ok(TurnHandle {
             inner: Arc::clone(&self.inner),
-            rx: rx.unwrap_or_else(|| mpsc::channel().1),
-            timeout: self.timeout,
+            call,
+            stall: self.limits.stall,
             log: TurnLog::new(command),
         })
     }
 
     /// Sends any command but a prompt, as built, and waits for what answers
-    /// it (at once for a command with no answer of its own: [`Reply::Written`]).
+    /// it (at once for a command with no answer of its own:
+    /// [`Reply::Written`]), within the controller's [`Limits`].
     ///
     /// # Errors
     ///
     /// Not written, [`Refused`](ControllerError::Refused) by the engine,
-    /// [`Stopped`](ControllerError::Stopped) or
-    /// [`Timeout`](ControllerError::Timeout) before the answer;
+    /// its answer [`Unreadable`](ControllerError::Unreadable), the engine
+    /// [`Stopped`](ControllerError::Stopped) or silent past the limit
+    /// ([`Timeout`](ControllerError::Timeout));
     /// [`WrongCommand`](ControllerError::WrongCommand) for a prompt.
     pub fn request(&self, command: Command) -> Result<Reply, ControllerError> {
+        let limit = match Clock::of(&command) {
+            Clock::Answer => self.limits.answer,
+            Clock::Work => self.limits.stall,
+        };
+        self.request_within(command, limit)
+    }
+
+    /// [`Controller::request`], waiting at most `limit` on a silent engine
+    /// (for work: on the engine's silence about all work).
+    ///
+    /// # Errors
+    ///
+    /// As [`Controller::request`].
+    pub fn request_within(
+        &self,
+        command: Command,
+        limit: Duration,
+    ) -> Result<Reply, ControllerError> {
         if unanswered_kind(&command)? {
             return Ok(Reply::Written(self.inner.send(&command, None)?.0));
         }
-        let (n, rx) = self.inner.send(&command, Some(false))?;
-        let rx = rx.unwrap_or_else(|| mpsc::channel().1);
+        let (_, call) = self
+            .inner
+            .send(&command, Some((false, Clock::of(&command))))?;
+        // A waiter asked for is always given.
+        let Some(call) = call else {
+            return Err(closed());
+        };
         loop {
             // `compaction_started` is no reply: the end follows.
-            if let Some(reply) = reply_of(self.inner.recv(&rx, n, self.timeout)?) {
+            if let Some(reply) = reply_of(self.inner.recv(&call, limit)?) {
                 return Ok(reply);
             }
         }
@@ -804,7 +325,7 @@ impl Controller {
     ) -> Result<Steered, ControllerError> {
         match self.request(Command::steer(kind, content))? {
             Reply::Steer(steered) => Ok(steered),
-            other => Err(mismatch("steer", &other)),
+            other => Err(super::control::mismatch("steer", &other)),
         }
     }
 
@@ -816,7 +337,7 @@ impl Controller {
     pub fn jobs_snapshot(&self) -> Result<Vec<JobRecord>, ControllerError> {
         match self.request(Command::jobs_snapshot(self.mint()))? {
             Reply::Jobs(jobs) => Ok(jobs),
-            other => Err(mismatch("jobs_snapshot", &other)),
+            other => Err(super::control::mismatch("jobs_snapshot", &other)),
         }
     }
 
@@ -833,7 +354,7 @@ impl Controller {
     ) -> Result<JobStopOutcome, ControllerError> {
         match self.request(Command::job_stop(self.mint(), generation, job_id))? {
             Reply::JobStop(outcome) => Ok(outcome),
-            other => Err(mismatch("job_stop", &other)),
+            other => Err(super::control::mismatch("job_stop", &other)),
         }
     }
 
@@ -845,7 +366,7 @@ impl Controller {
     pub fn predict(&self, source_sequence: i32) -> Result<PredictionOutcome, ControllerError> {
         match self.request(Command::predict(self.mint(), source_sequence))? {
             Reply::Prediction(outcome) => Ok(outcome),
-            other => Err(mismatch("predict", &other)),
+            other => Err(super::control::mismatch("predict", &other)),
         }
     }
 
@@ -859,15 +380,10 @@ impl Controller {
     /// As [`Controller::request`]; [`ControllerError::WrongCommand`] for
     /// another command.
     pub fn goal(&self, goal: Command) -> Result<Option<String>, ControllerError> {
-        if !matches!(goal, Command::GoalSet { .. } | Command::GoalClear) {
-            return Err(ControllerError::WrongCommand {
-                expected: "goal",
-                got: goal.name(),
-            });
-        }
+        is_goal(&goal)?;
         match self.request(goal)? {
             Reply::Goal(goal) => Ok(goal),
-            other => Err(mismatch("goal", &other)),
+            other => Err(super::control::mismatch("goal", &other)),
         }
     }
 
@@ -879,7 +395,7 @@ impl Controller {
     pub fn compact(&self) -> Result<Compaction, ControllerError> {
         match self.request(Command::Compact)? {
             Reply::Compaction(compaction) => Ok(compaction),
-            other => Err(mismatch("compact", &other)),
+            other => Err(super::control::mismatch("compact", &other)),
         }
     }
 
@@ -889,7 +405,7 @@ impl Controller {
     /// # Errors
     ///
     /// Not written.
-    pub fn cancel(&self) -> Result<u64, ControllerError> {
+    pub fn cancel(&self) -> Result<CommandLine, ControllerError> {
         Ok(self.inner.send(&Command::Cancel, None)?.0)
     }
 
@@ -905,20 +421,16 @@ impl Controller {
     /// As [`Controller::request`], and [`NotOneLine`](ControllerError::NotOneLine).
     pub fn send_line(&self, line: &[u8]) -> Result<Option<CommandErrorCause>, ControllerError> {
         let (owned, refused, ends_reading) = raw_line(line)?;
-        let (n, rx) = self
-            .inner
-            .write(&owned, refused.then_some(false), ends_reading)?;
-        let Some(rx) = rx else { return Ok(None) };
-        match self.inner.recv(&rx, n, self.timeout) {
-            Err(ControllerError::Refused { cause, .. }) => Ok(Some(cause)),
-            Err(other) => Err(other),
-            // Only a `command_error` answers a refused line.
-            Ok(_) => Ok(None),
+        let waiter = refused.then_some((false, Clock::Answer));
+        let (_, call) = self.inner.write(&owned, waiter, ends_reading)?;
+        match call {
+            None => Ok(None),
+            Some(call) => refusal_of(self.inner.recv(&call, self.limits.answer)),
         }
     }
 
-    /// Takes the notices that arrived: events no call waited for, lines
-    /// that are not events.
+    /// Takes the notices that arrived: events no call waited for, events
+    /// that fit no rule, lines that are not events.
     #[must_use]
     pub fn notices(&self) -> Vec<Notice> {
         lock(&self.inner.state).notices.drain(..).collect()
@@ -948,7 +460,7 @@ impl Controller {
     }
 
     /// How many notices were dropped, oldest first, because
-    /// [`MAX_NOTICES`] waited unread.
+    /// [`MAX_NOTICES`](super::MAX_NOTICES) waited unread.
     #[must_use]
     pub fn notices_dropped(&self) -> u64 {
         lock(&self.inner.state).notices_dropped
@@ -967,42 +479,27 @@ impl Controller {
     }
 
     /// Closes the engine's stdin (it finishes its work and exits, as
-    /// `openseek serve` does) and waits until its stdout closes; returns
-    /// its exit status (`None` for an attached engine).
+    /// `openseek serve` does) and waits until its stdout closes, at most
+    /// [`Limits::close`]; returns its exit status (`None` for an attached
+    /// engine).
     ///
     /// # Errors
     ///
-    /// [`ControllerError::Timeout`] when it did not stop within the
-    /// timeout; the engine is then killed.
-    pub fn close(self) -> Result<Option<ExitStatus>, ControllerError> {
+    /// [`ControllerError::Timeout`] when it did not stop in time: a spawned
+    /// engine is then killed.
+    pub fn close(mut self) -> Result<Option<ExitStatus>, ControllerError> {
+        self.closed = true;
         *lock(&self.inner.writer) = None;
-        let deadline = self.timeout.map(|t| Instant::now() + t);
-        let mut state = lock(&self.inner.state);
-        loop {
-            if let Some(stopped) = &state.stopped {
-                return Ok(stopped.status);
-            }
-            state = match deadline {
-                None => self
-                    .inner
-                    .changed
-                    .wait(state)
-                    .unwrap_or_else(PoisonError::into_inner),
-                Some(deadline) => {
-                    let Some(left) = deadline.checked_duration_since(Instant::now()) else {
-                        return Err(ControllerError::Timeout {
-                            command: None,
-                            after: self.timeout.unwrap_or_default(),
-                        });
-                    };
-                    self.inner
-                        .changed
-                        .wait_timeout(state, left)
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .0
-                }
-            };
+        let limit = self.limits.close;
+        if let Some(stopped) = self.inner.wait_stopped(Instant::now() + limit) {
+            return Ok(stopped.status);
         }
+        self.inner.kill();
+        Err(ControllerError::Timeout {
+            command: None,
+            waiting: Waiting::Exit,
+            after: limit,
+        })
     }
 
     /// A request id no other call of this controller uses.
@@ -1015,15 +512,27 @@ impl Controller {
 }
 
 impl Drop for Controller {
-    /// Closes the engine's stdin and kills an engine the controller spawned
-    /// that still runs: [`Controller::close`] lets it finish.
+    /// Closes the engine's stdin; a spawned engine that has not stopped
+    /// within [`Limits::close`] is then killed, by a thread of its own, so
+    /// dropping never blocks. [`Controller::close`] waits for it instead.
     fn drop(&mut self) {
         *lock(&self.inner.writer) = None;
-        if let Some(child) = lock(&self.inner.child).as_mut() {
-            if let Ok(None) = child.try_wait() {
-                let _ = child.kill();
-                let _ = child.wait();
+        if self.closed || lock(&self.inner.child).is_none() {
+            return;
+        }
+        let inner = Arc::clone(&self.inner);
+        let limit = self.limits.close;
+        let reaper = move || {
+            if inner.wait_stopped(Instant::now() + limit).is_none() {
+                inner.kill();
             }
+        };
+        if thread::Builder::new()
+            .name("serve-command reaper".into())
+            .spawn(reaper)
+            .is_err()
+        {
+            self.inner.kill();
         }
     }
 }
@@ -1031,89 +540,124 @@ impl Drop for Controller {
 impl fmt::Debug for Controller {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Controller")
-            .field("timeout", &self.timeout)
+            .field("limits", &self.limits)
             .field("owed", &self.owed())
             .finish_non_exhaustive()
     }
 }
 
-/// An answer that does not fit the call: the model attributes only events
-/// of the command's kind to it, so this is a bug, reported rather than a
-/// panic.
-pub(super) fn mismatch(call: &'static str, reply: &Reply) -> ControllerError {
-    ControllerError::WrongCommand {
-        expected: call,
-        got: match reply {
-            Reply::Jobs(_) => "jobs_snapshot",
-            Reply::JobStop(_) => "job_stop",
-            Reply::Prediction(_) => "predict",
-            Reply::Steer(_) => "steer",
-            Reply::Goal(_) => "goal",
-            Reply::Compaction(_) => "compact",
-            Reply::Written(_) => "cancel",
-        },
+impl fmt::Debug for Inner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Inner").finish_non_exhaustive()
     }
 }
+
+/// A command line written, and the call waiting on it, if one does.
+type Sent = (CommandLine, Option<StdCall>);
 
 impl Inner {
     /// Encodes and writes `command`, refusing first what serve declines or
     /// cannot read.
-    fn send(&self, command: &Command, waiter: Option<bool>) -> Result<Sent, ControllerError> {
+    fn send(
+        &self,
+        command: &Command,
+        waiter: Option<(bool, Clock)>,
+    ) -> Result<Sent, ControllerError> {
         self.write(line_of(command)?.as_bytes(), waiter, false)
     }
 
-    /// Writes one line, LF included: fed to the model and its waiter
-    /// registered (`Some(turn)`) before it is written, under the writer's
-    /// lock, so the model sees the lines in wire order and an answer never
-    /// arrives before its command. `ends_reading`: the engine reads no
-    /// command after it.
+    /// Writes one line, LF included, taken by the state machine under the
+    /// writer's lock before it is written.
     fn write(
         &self,
         line: &[u8],
-        waiter: Option<bool>,
+        waiter: Option<(bool, Clock)>,
         ends_reading: bool,
     ) -> Result<Sent, ControllerError> {
         let mut writer = lock(&self.writer);
-        let (n, rx) = {
-            let mut state = lock(&self.state);
-            state.writable()?;
-            if writer.is_none() {
-                return Err(closed());
-            }
-            let n = state.conversation.command(line);
-            let rx = waiter.map(|turn| {
-                let (tx, rx) = mpsc::channel();
-                state.waiters.insert(n, Waiter { tx, turn });
-                rx
-            });
-            if ends_reading {
-                state.stopped_reading = Some(n);
-            }
-            (n, rx)
-        };
+        if writer.is_none() {
+            return Err(closed());
+        }
+        let waiter = waiter.map(|(turn, clock)| {
+            let (tx, rx) = mpsc::channel();
+            (tx, rx, turn, clock)
+        });
+        let (n, call) = lock(&self.state).begin(line, waiter, ends_reading)?;
         let result = match writer.as_mut() {
             Some(w) => w.write_all(line).and_then(|()| w.flush()),
             None => Ok(()),
         };
         let Err(error) = result else {
-            return Ok((n, rx));
+            return Ok((n, call));
         };
         *writer = None;
         drop(writer);
         let error = Arc::new(error);
-        let mut state = lock(&self.state);
-        state.waiters.remove(&n);
-        state.write_failed = Some(Arc::clone(&error));
+        {
+            let mut state = lock(&self.state);
+            state.unwritten(n);
+            state.write_failed = Some(Arc::clone(&error));
+        }
         // The engine has most likely exited: its status says more than the
         // broken pipe, if the reader sees it stop soon.
-        let deadline = Instant::now() + GRACE;
+        match self.wait_stopped(Instant::now() + GRACE) {
+            Some(stopped) => Err(ControllerError::Stopped(stopped)),
+            None => Err(ControllerError::WriteFailed(error)),
+        }
+    }
+
+    /// The next event for `call`, the engine silent on it at most `limit`;
+    /// a `command_error` is the call's error.
+    fn recv(&self, call: &StdCall, limit: Duration) -> Result<Answer, ControllerError> {
+        loop {
+            let left = {
+                // Events are given under this lock: what the channel holds
+                // now is all there is until it is let go.
+                let mut state = lock(&self.state);
+                match call.rx.try_recv() {
+                    Ok(answer) => {
+                        drop(state);
+                        call.took();
+                        return refused(call.command, answer);
+                    }
+                    Err(TryRecvError::Disconnected) => return Err(state.ended_error(call.command)),
+                    Err(TryRecvError::Empty) => {}
+                }
+                let Some(deadline) = state.deadline(call.command, limit) else {
+                    return Err(state.ended_error(call.command));
+                };
+                match deadline.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => left,
+                    _ => return Err(state.give_up(call.command, limit)),
+                }
+            };
+            match call.rx.recv_timeout(left) {
+                Ok(answer) => {
+                    call.took();
+                    return refused(call.command, answer);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(lock(&self.state).ended_error(call.command))
+                }
+            }
+        }
+    }
+
+    /// The engine stopped: every call still waiting fails with this.
+    fn stop(&self, end: End) {
+        lock(&self.state).stop(end);
+        self.changed.notify_all();
+    }
+
+    /// How the engine stopped, once it has, if before `deadline`.
+    fn wait_stopped(&self, deadline: Instant) -> Option<Arc<Stopped>> {
+        let mut state = lock(&self.state);
         loop {
             if let Some(stopped) = &state.stopped {
-                return Err(ControllerError::Stopped(Arc::clone(stopped)));
+                return Some(Arc::clone(stopped));
             }
-            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
-                return Err(ControllerError::WriteFailed(error));
-            };
+            let left = deadline.checked_duration_since(Instant::now())?;
             state = self
                 .changed
                 .wait_timeout(state, left)
@@ -1122,41 +666,14 @@ impl Inner {
         }
     }
 
-    /// The next event for the call waiting on command line `n`; a
-    /// `command_error` is the call's error.
-    fn recv(
-        &self,
-        rx: &Receiver<(Event, Attribution)>,
-        n: u64,
-        timeout: Option<Duration>,
-    ) -> Result<(Event, Attribution), ControllerError> {
-        let got = match timeout {
-            Some(after) => rx.recv_timeout(after).map_err(|e| match e {
-                RecvTimeoutError::Timeout => ControllerError::Timeout {
-                    command: Some(n),
-                    after,
-                },
-                RecvTimeoutError::Disconnected => self.ended_error(n),
-            }),
-            None => rx.recv().map_err(|_| self.ended_error(n)),
-        };
-        refused(n, got?)
-    }
-
-    /// Why the call waiting on command line `n` lost its channel: its
-    /// answer did not decode, or the engine stopped.
-    fn ended_error(&self, n: u64) -> ControllerError {
-        let state = lock(&self.state);
-        match state.unreadable.get(&n) {
-            Some(unreadable) => ControllerError::Unreadable(Arc::clone(unreadable)),
-            None => stopped_error(&state),
+    /// Kills a spawned engine that still runs.
+    fn kill(&self) {
+        if let Some(child) = lock(&self.child).as_mut() {
+            if let Ok(None) = child.try_wait() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
         }
-    }
-
-    /// The engine stopped: every call still waiting fails with this.
-    fn stop(&self, status: Option<ExitStatus>, stderr: String, read_error: Option<String>) {
-        lock(&self.state).stop(status, stderr, read_error);
-        self.changed.notify_all();
     }
 
     /// The exit status of a spawned engine, if it exits before `deadline`.
@@ -1175,213 +692,48 @@ impl Inner {
     }
 }
 
-impl<D: Deliver> State<D> {
-    pub(super) fn new() -> State<D> {
-        State {
-            conversation: Conversation::new(),
-            waiters: HashMap::new(),
-            compacting: None,
-            notices: VecDeque::new(),
-            notices_dropped: 0,
-            stopped_reading: None,
-            write_failed: None,
-            stopped: None,
-            unreadable: HashMap::new(),
-        }
-    }
-
-    /// Whether a line may be written now.
-    pub(super) fn writable(&self) -> Result<(), ControllerError> {
-        if let Some(after) = self.stopped_reading {
-            return Err(ControllerError::StoppedReading { after });
-        }
-        if let Some(stopped) = &self.stopped {
-            return Err(ControllerError::Stopped(Arc::clone(stopped)));
-        }
-        if let Some(e) = &self.write_failed {
-            return Err(ControllerError::WriteFailed(Arc::clone(e)));
-        }
-        Ok(())
-    }
-
-    /// One item of the engine's stdout, after the `blanks` blank lines the
-    /// reader skipped before it (the model counts them, as the tap numbers
-    /// lines).
-    pub(super) fn line(&mut self, blanks: u64, item: Result<EventLine, EventReadError>, n: u64) {
-        for _ in 0..blanks {
-            self.conversation.decoded(None);
-        }
-        match item {
-            Ok(EventLine(Ok(event))) => self.route(event),
-            Ok(EventLine(Err((error, line)))) => {
-                let attribution = self.conversation.unreadable(&line);
-                self.unreadable_line(attribution, error, n);
-            }
-            Err(error) => {
-                let attribution = self.conversation.decoded(None);
-                self.notice(Notice {
-                    attribution,
-                    event: None,
-                    error: Some(error),
-                });
-            }
-        }
-    }
-
-    /// A line that names an event but is not one: the call waiting on
-    /// what the model says it answers (or on its turn) fails with it;
-    /// otherwise it is a notice.
-    fn unreadable_line(&mut self, attribution: Attribution, error: EventLineError, n: u64) {
-        let waiting = [attribution.answers, attribution.turn]
-            .into_iter()
-            .flatten()
-            .find(|k| self.waiters.contains_key(k));
-        let (Some(k), Some(name)) = (waiting, attribution.unreadable.clone()) else {
-            self.notice(Notice {
-                attribution,
-                event: None,
-                error: Some(<EventReadError as FromRead<EventLineError>>::line(n, error)),
-            });
-            return;
-        };
-        let unreadable = Unreadable {
-            command: k,
-            line: attribution.n,
-            event: name,
-            error,
-        };
-        self.unreadable.insert(k, Arc::new(unreadable));
-        // Dropping its sender wakes the call, which finds why here.
-        self.waiters.remove(&k);
-    }
-
-    /// The engine stopped: every call still waiting fails with this (its
-    /// receiver sees the channel close, and reads `stopped`).
-    pub(super) fn stop(
-        &mut self,
-        status: Option<ExitStatus>,
-        stderr: String,
-        read_error: Option<String>,
-    ) {
-        let stopped = self.stopped_now(status, stderr, read_error);
-        self.stopped = Some(Arc::new(stopped));
-        self.waiters.clear();
-    }
-
-    /// How the engine stands now, as a stop.
-    pub(super) fn stopped_now(
-        &self,
-        status: Option<ExitStatus>,
-        stderr: String,
-        read_error: Option<String>,
-    ) -> Stopped {
-        Stopped {
-            status,
-            stderr,
-            read_error,
-            stopped_reading: self.stopped_reading,
-            owed: self.conversation.owed(),
-        }
-    }
-
-    /// Attributes `event` and hands it to the calls waiting on what it
-    /// answers and the turn it belongs to, or to the notices.
-    fn route(&mut self, event: Event) {
-        let attribution = self.conversation.decoded(Some(&event));
-        if let Some(cause) = event.command_error_cause() {
-            if cause.engine_stopped() {
-                self.stopped_reading = self.stopped_reading.or(attribution.answers);
-            }
-        }
-        let mut targets: [Option<(u64, bool, bool)>; 3] = [None; 3];
-        // (command line, the call's last event, deliver to a turn only)
-        if let Some(k) = attribution.answers {
-            let started = matches!(event, Event::CompactionStarted { .. });
-            if started {
-                self.compacting = Some(k);
-            }
-            targets[0] = Some((k, !started, false));
-        }
-        if matches!(
-            event,
-            Event::CompactionFinished { .. } | Event::CompactionFailed { .. }
-        ) {
-            // A compaction a cancel stopped answers the cancel; its
-            // `compact` call waits for its end all the same.
-            targets[1] = self.compacting.take().map(|k| (k, true, false));
-        }
-        if let Some(t) = attribution.turn {
-            let ends = matches!(
-                event,
-                Event::AgentFinished { .. } | Event::AgentAborted { .. } | Event::TurnFailed { .. }
-            );
-            targets[2] = Some((t, ends, true));
-        }
-        let mut delivered = false;
-        for (i, target) in targets.iter().enumerate() {
-            let Some((k, last, turn_only)) = *target else {
-                continue;
-            };
-            if targets[..i].iter().flatten().any(|&(j, ..)| j == k) {
-                continue;
-            }
-            let Some(waiter) = self.waiters.get(&k) else {
-                continue;
-            };
-            if turn_only && !waiter.turn {
-                continue;
-            }
-            let sent = waiter.tx.deliver((event.clone(), attribution.clone()));
-            delivered |= sent;
-            if last || !sent {
-                self.waiters.remove(&k);
-            }
-        }
-        if !delivered {
-            self.notice(Notice {
-                attribution,
-                event: Some(event),
-                error: None,
-            });
-        }
-    }
-
-    fn notice(&mut self, notice: Notice) {
-        if self.notices.len() == MAX_NOTICES {
-            self.notices.pop_front();
-            self.notices_dropped += 1;
-        }
-        self.notices.push_back(notice);
-    }
-}
-
-/// The end of a spawned engine's stderr, and the channel that closes when
-/// it has been read to its end.
-type StderrTail = (Arc<Mutex<Vec<u8>>>, Receiver<()>);
-
-/// Reads `stderr` to its end, keeping its last [`STDERR_TAIL`] bytes.
-fn keep_tail(mut stderr: impl Read, tail: &Mutex<Vec<u8>>, done: Sender<()>) {
+/// Reads `stderr` to its end through `tail`; returns the tail.
+fn keep_tail(mut stderr: impl Read, inner: &Inner) -> String {
+    let mut tail = StderrTail::default();
     let mut buf = [0u8; 8192];
     loop {
         match stderr.read(&mut buf) {
             Ok(0) => break,
             Ok(k) => {
-                let mut tail = lock(tail);
-                tail.extend_from_slice(&buf[..k]);
-                let excess = tail.len().saturating_sub(STDERR_TAIL);
-                tail.drain(..excess);
+                let state = lock(&inner.state);
+                tail.saw(&buf[..k], state.recorder());
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(_) => break,
         }
     }
-    drop(done);
+    let state = lock(&inner.state);
+    tail.finish(state.recorder())
+}
+
+/// Wraps the engine's stdout to show each chunk read to a [`LineTee`].
+struct Teed<R> {
+    inner: R,
+    tee: std::rc::Rc<std::cell::RefCell<LineTee>>,
+}
+
+impl<R: Read> Read for Teed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.tee.borrow_mut().saw(&buf[..k]);
+        Ok(k)
+    }
 }
 
 /// The reader thread: every line of the engine's stdout, in order, through
-/// the model to whoever waits; at its end, the engine stopped.
-fn read_events(inner: &Inner, stdout: impl Read, stderr: Option<StderrTail>) {
-    let mut reader = crate::wire::read::CommandReader::<_, EventLine>::new(BufReader::new(stdout));
+/// the state machine to whoever waits; at its end, the engine stopped.
+fn read_events(inner: &Inner, stdout: impl Read, keep: bool, stderr: Option<Receiver<String>>) {
+    let tee = std::rc::Rc::new(std::cell::RefCell::new(LineTee::new(keep)));
+    let teed = Teed {
+        inner: stdout,
+        tee: std::rc::Rc::clone(&tee),
+    };
+    let mut reader = crate::wire::read::CommandReader::<_, Item>::new(BufReader::new(teed));
     let mut seen = 0u64;
     let read_error = loop {
         let item = reader.next();
@@ -1390,23 +742,29 @@ fn read_events(inner: &Inner, stdout: impl Read, stderr: Option<StderrTail>) {
         seen = now.max(seen);
         match item {
             None => break None,
-            Some(Err(EventReadError::Io(e))) => break Some(e.to_string()),
-            Some(item) => lock(&inner.state).line(skipped, item, now),
+            Some(Err(crate::v2::EventReadError::Io(e))) => break Some(e.to_string()),
+            Some(item) => lock(&inner.state).line(skipped, item, now, &mut tee.borrow_mut()),
         }
         inner.changed.notify_all();
     };
     let deadline = Instant::now() + GRACE;
     let status = inner.exit_status(deadline);
+    let spawned = lock(&inner.child).is_some();
     let stderr = match stderr {
         None => String::new(),
-        Some((tail, done)) => {
+        Some(done) => {
             let left = deadline.saturating_duration_since(Instant::now());
-            let _ = done.recv_timeout(left);
-            let tail = lock(&tail);
-            String::from_utf8_lossy(&tail).into_owned()
+            done.recv_timeout(left).unwrap_or_default()
         }
     };
-    inner.stop(status, stderr, read_error);
+    let partial_line = tee.borrow().partial();
+    inner.stop(End {
+        status,
+        still_running: spawned && status.is_none() && read_error.is_none(),
+        stderr,
+        read_error,
+        partial_line,
+    });
 }
 
 /// A prompt's turn as it runs: its events in order
@@ -1414,25 +772,30 @@ fn read_events(inner: &Inner, stdout: impl Read, stderr: Option<StderrTail>) {
 /// ([`allow`](TurnHandle::allow), [`reject`](TurnHandle::reject)), and at
 /// its end the [`Turn`] ([`wait`](TurnHandle::wait),
 /// [`wait_with`](TurnHandle::wait_with)).
+///
+/// Dropping it gives the turn up: its later events are notices.
 #[derive(Debug)]
 pub struct TurnHandle {
     inner: Arc<Inner>,
-    rx: Receiver<Answer>,
-    timeout: Option<Duration>,
+    call: Option<StdCall>,
+    stall: Duration,
     log: TurnLog,
-}
-
-impl fmt::Debug for Inner {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Inner").finish_non_exhaustive()
-    }
 }
 
 impl TurnHandle {
     /// The prompt's command line.
     #[must_use]
-    pub fn command(&self) -> u64 {
+    pub fn command(&self) -> CommandLine {
         self.log.command
+    }
+
+    /// The turn with `stall` as its [`Limits::stall`]: the longest the
+    /// engine may be silent on it (while it runs, or while it waits behind
+    /// other work) before a call on it fails.
+    #[must_use]
+    pub fn stall(mut self, stall: Duration) -> TurnHandle {
+        self.stall = stall;
+        self
     }
 
     /// The turn's next event, waiting for it; `None` once the turn has
@@ -1441,14 +804,18 @@ impl TurnHandle {
     ///
     /// # Errors
     ///
-    /// The prompt [`Refused`](ControllerError::Refused), the engine
-    /// [`Stopped`](ControllerError::Stopped), or a
-    /// [`Timeout`](ControllerError::Timeout).
+    /// The prompt [`Refused`](ControllerError::Refused), an event of it
+    /// [`Unreadable`](ControllerError::Unreadable), the engine
+    /// [`Stopped`](ControllerError::Stopped), or silent on it past its
+    /// stall limit ([`Timeout`](ControllerError::Timeout)).
     pub fn next_event(&mut self) -> Result<Option<Event>, ControllerError> {
         if self.log.end.is_some() {
             return Ok(None);
         }
-        let (event, _) = self.inner.recv(&self.rx, self.log.command, self.timeout)?;
+        let Some(call) = &self.call else {
+            return Ok(None);
+        };
+        let (event, _) = self.inner.recv(call, self.stall)?;
         self.log.take(&event);
         Ok(Some(event))
     }
@@ -1459,7 +826,7 @@ impl TurnHandle {
     ///
     /// Not written.
     pub fn allow(&mut self, id: &str) -> Result<(), ControllerError> {
-        self.answer(Command::allow(id), id)
+        self.decide(id, Decision::Allowed)
     }
 
     /// Rejects the tool call the question `id` asked about.
@@ -1468,12 +835,25 @@ impl TurnHandle {
     ///
     /// Not written.
     pub fn reject(&mut self, id: &str) -> Result<(), ControllerError> {
-        self.answer(Command::reject(id), id)
+        self.decide(id, Decision::Rejected)
     }
 
-    fn answer(&mut self, command: Command, id: &str) -> Result<(), ControllerError> {
+    /// Answers the question `id` as `decision` says:
+    /// [`Allowed`](Decision::Allowed) and [`Rejected`](Decision::Rejected)
+    /// answer it, [`Cancelled`](Decision::Cancelled) cancels the turn,
+    /// [`Withdrawn`](Decision::Withdrawn) leaves it open.
+    ///
+    /// # Errors
+    ///
+    /// Not written.
+    pub fn decide(&mut self, id: &str, decision: Decision) -> Result<(), ControllerError> {
+        let Some(command) = decided(decision, id) else {
+            return Ok(());
+        };
         self.inner.send(&command, None)?;
-        self.log.answered.push(id.to_owned());
+        if !matches!(decision, Decision::Cancelled) {
+            self.log.answered.push(id.to_owned());
+        }
         Ok(())
     }
 
@@ -1488,37 +868,36 @@ impl TurnHandle {
     /// question (the engine waits for its answer: answer it with
     /// [`wait_with`](TurnHandle::wait_with), or cancel the turn).
     pub fn wait(self) -> Result<Turn, ControllerError> {
-        self.run(None::<fn(&Approval) -> bool>)
+        self.run(None::<fn(&Approval) -> Decision>)
     }
 
     /// Waits for the turn's end, answering each question it asks with
-    /// `decide` (`true`: allow).
+    /// `decide`'s [`Decision`] (a question left open,
+    /// [`Withdrawn`](Decision::Withdrawn), fails the wait
+    /// [`Unanswered`](ControllerError::Unanswered)).
     ///
     /// # Errors
     ///
     /// As [`TurnHandle::next_event`].
-    pub fn wait_with(self, decide: impl FnMut(&Approval) -> bool) -> Result<Turn, ControllerError> {
+    pub fn wait_with(
+        self,
+        decide: impl FnMut(&Approval) -> Decision,
+    ) -> Result<Turn, ControllerError> {
         self.run(Some(decide))
     }
 
     fn run(
         mut self,
-        mut decide: Option<impl FnMut(&Approval) -> bool>,
+        mut decide: Option<impl FnMut(&Approval) -> Decision>,
     ) -> Result<Turn, ControllerError> {
-        // `wait_with` answers the questions asked before it (through
-        // `next_event`) and left open; `wait` leaves them to the caller,
-        // who saw them.
-        let mut i = if decide.is_some() {
-            0
-        } else {
-            self.log.asked.len()
-        };
+        self.log.start_wait(decide.is_some());
         loop {
-            while let Some(approval) = self.log.next_open(&mut i) {
+            while let Some(approval) = self.log.next_open() {
                 match decide.as_mut().map(|decide| decide(&approval)) {
-                    Some(true) => self.allow(&approval.id)?,
-                    Some(false) => self.reject(&approval.id)?,
-                    None => return Err(ControllerError::Unanswered(approval)),
+                    None | Some(Decision::Withdrawn) => {
+                        return Err(ControllerError::Unanswered(approval))
+                    }
+                    Some(decision) => self.decide(&approval.id, decision)?,
                 }
             }
             if self.next_event()?.is_none() {

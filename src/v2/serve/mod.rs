@@ -26,25 +26,33 @@
 //! event either loop writes is attributed by [`Conversation`] as the
 //! controller's table says (tests/v2_engine_loop.rs holds them together).
 
+mod control;
 mod controller;
+mod controller_error;
 mod engine;
 mod engine_loop;
 mod model;
+mod record;
+mod reply;
 #[cfg(feature = "tokio")]
 mod tokio_controller;
 #[cfg(feature = "tokio")]
 mod tokio_engine_loop;
 
-pub use self::controller::{
-    Approval, Compaction, Controller, ControllerError, Notice, Reply, Steered, Stopped, Turn,
-    TurnEnd, TurnHandle, MAX_NOTICES, STDERR_TAIL,
-};
+pub use self::control::{MAX_NOTICES, STDERR_TAIL};
+pub use self::controller::{Controller, TurnHandle};
+pub use self::controller_error::{ControllerError, Stopped, Unreadable};
 pub use self::engine::{
     Compacted, Decision, Engine, EventWriter, Prediction, Question, RunningCompaction, RunningTurn,
     StepInput, WorkError,
 };
 pub use self::engine_loop::{EngineLoop, GOAL_AUTO_CONTINUE_MAX_TURNS};
 pub use self::model::{Attribution, Conversation, Owed};
+pub use self::record::Recorder;
+pub use self::reply::{
+    Approval, CommandLine, Compaction, EventLine, Limits, Notice, Options, Reply, Steered, Turn,
+    TurnEnd, Waiting,
+};
 #[cfg(feature = "tokio")]
 pub use self::tokio_controller::{TokioController, TokioTurn};
 #[cfg(feature = "tokio")]

@@ -5,12 +5,17 @@
 //! model, so the model sees them in wire order and a call dropped halfway
 //! (by `tokio::time::timeout`, say) never leaves half a line on the wire.
 
-use super::controller::{
-    blanks, closed, line_of, lock, raw_line, refused, reply_of, unanswered_kind, Answer, Approval,
-    Compaction, ControllerError, Deliver, Notice, Reply, State, Steered, Stopped, Turn, TurnLog,
-    Waiter, GRACE,
+use super::control::{
+    blanks, closed, decided, is_goal, is_prompt, line_of, lock, mismatch, raw_line, refusal_of,
+    refused, reply_of, unanswered_kind, Answer, Call, Clock, Deliver, End, LineTee, State,
+    StderrTail, TurnLog, GRACE,
 };
+use super::controller_error::{ControllerError, Stopped};
+use super::engine::Decision;
 use super::model::Owed;
+use super::reply::{
+    Approval, CommandLine, Compaction, Limits, Notice, Options, Reply, Steered, Turn, Waiting,
+};
 use crate::v2::event::EventLine;
 use crate::v2::{
     Command, CommandErrorCause, Content, Event, EventReadError, JobRecord, JobStopOutcome,
@@ -24,7 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::{self, error::TryRecvError, UnboundedReceiver, UnboundedSender};
 use tokio::sync::Notify;
 
 impl Deliver for UnboundedSender<Answer> {
@@ -34,13 +39,15 @@ impl Deliver for UnboundedSender<Answer> {
 }
 
 /// [`Controller`](super::Controller) on tokio: the same calls, awaited,
-/// the same [`Turn`], [`Reply`], notices and [`ControllerError`]s.
+/// the same [`Limits`], [`Turn`], [`Reply`], notices and
+/// [`ControllerError`]s, from the same state machine.
 ///
 /// Built inside a tokio runtime (its reader and writer are tasks; a
 /// spawned engine needs the runtime's I/O and time drivers,
-/// `enable_all`). It has no timeout of its own: wrap a call in
-/// `tokio::time::timeout`; a call dropped before its answer leaves the
-/// answer to the notices, and its line is written whole or not at all.
+/// `enable_all`). A call's future dropped before its answer (by
+/// `tokio::time::timeout`, a `select!`) leaves the controller as it was:
+/// its line is written whole or not at all, and its answer, when it comes,
+/// is a notice.
 ///
 /// ```no_run
 /// use serve_command::v2::serve::TokioController;
@@ -56,10 +63,12 @@ impl Deliver for UnboundedSender<Answer> {
 /// ```
 pub struct TokioController {
     inner: Arc<Inner>,
+    limits: Limits,
+    closed: bool,
 }
 
 /// A line for the writer task, by its command line number.
-type Queued = (u64, Vec<u8>);
+type Queued = (CommandLine, Vec<u8>);
 
 struct Inner {
     /// The writer task's queue; `None` once the controller closed stdin.
@@ -68,6 +77,8 @@ struct Inner {
     /// Woken when a notice arrives or the engine stops.
     changed: Notify,
     child: Mutex<Option<tokio::process::Child>>,
+    /// The task keeping the end of a spawned engine's stderr.
+    stderr: Mutex<Option<tokio::task::JoinHandle<String>>>,
     minted: AtomicU64,
 }
 
@@ -76,6 +87,9 @@ impl fmt::Debug for Inner {
         f.debug_struct("Inner").finish_non_exhaustive()
     }
 }
+
+/// A call's channel, on tokio.
+type TokioCall = Call<UnboundedReceiver<Answer>>;
 
 /// No runtime to run the controller's tasks on.
 fn no_runtime() -> io::Error {
@@ -90,6 +104,18 @@ impl TokioController {
     ///
     /// The spawn's, or no tokio runtime.
     pub fn spawn(command: &mut tokio::process::Command) -> io::Result<TokioController> {
+        TokioController::spawn_with(command, Options::default())
+    }
+
+    /// [`TokioController::spawn`] with `options`: its limits, a recording.
+    ///
+    /// # Errors
+    ///
+    /// The spawn's, or no tokio runtime.
+    pub fn spawn_with(
+        command: &mut tokio::process::Command,
+        options: Options,
+    ) -> io::Result<TokioController> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| no_runtime())?;
         let mut child = command
             .stdin(Stdio::piped())
@@ -102,23 +128,19 @@ impl TokioController {
             let _ = child.start_kill();
             return Err(io::Error::other("the engine's pipes were not set up"));
         };
+        let controller = TokioController::start(&runtime, stdin, stdout, Some(child), options);
+        let inner = Arc::clone(&controller.inner);
         let tail = runtime.spawn(async move {
-            let mut tail = Vec::new();
+            let mut tail = StderrTail::default();
             let mut buf = [0u8; 8192];
             while let Ok(k @ 1..) = stderr.read(&mut buf).await {
-                tail.extend_from_slice(&buf[..k]);
-                let excess = tail.len().saturating_sub(super::STDERR_TAIL);
-                tail.drain(..excess);
+                tail.saw(&buf[..k], lock(&inner.state).recorder());
             }
-            tail
+            let state = lock(&inner.state);
+            tail.finish(state.recorder())
         });
-        Ok(TokioController::start(
-            &runtime,
-            stdin,
-            stdout,
-            Some(child),
-            Some(tail),
-        ))
+        *lock(&controller.inner.stderr) = Some(tail);
+        Ok(controller)
     }
 
     /// Drives an engine over any reader of its stdout and writer of its
@@ -132,8 +154,23 @@ impl TokioController {
         reader: impl AsyncRead + Send + Unpin + 'static,
         writer: impl AsyncWrite + Send + Unpin + 'static,
     ) -> io::Result<TokioController> {
+        TokioController::attach_with(reader, writer, Options::default())
+    }
+
+    /// [`TokioController::attach`] with `options`.
+    ///
+    /// # Errors
+    ///
+    /// No tokio runtime.
+    pub fn attach_with(
+        reader: impl AsyncRead + Send + Unpin + 'static,
+        writer: impl AsyncWrite + Send + Unpin + 'static,
+        options: Options,
+    ) -> io::Result<TokioController> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| no_runtime())?;
-        Ok(TokioController::start(&runtime, writer, reader, None, None))
+        Ok(TokioController::start(
+            &runtime, writer, reader, None, options,
+        ))
     }
 
     fn start(
@@ -141,19 +178,38 @@ impl TokioController {
         writer: impl AsyncWrite + Send + Unpin + 'static,
         reader: impl AsyncRead + Send + Unpin + 'static,
         child: Option<tokio::process::Child>,
-        stderr: Option<tokio::task::JoinHandle<Vec<u8>>>,
+        options: Options,
     ) -> TokioController {
+        let keep = options.recording.is_some();
         let (lines, queue) = mpsc::unbounded_channel();
         let inner = Arc::new(Inner {
             lines: Mutex::new(Some(lines)),
-            state: Mutex::new(State::new()),
+            state: Mutex::new(State::new(options.limits.unread, options.recording)),
             changed: Notify::new(),
             child: Mutex::new(child),
+            stderr: Mutex::new(None),
             minted: AtomicU64::new(0),
         });
         runtime.spawn(write_lines(Arc::clone(&inner), writer, queue));
-        runtime.spawn(read_events(Arc::clone(&inner), reader, stderr));
-        TokioController { inner }
+        runtime.spawn(read_events(Arc::clone(&inner), reader, keep));
+        TokioController {
+            inner,
+            limits: options.limits,
+            closed: false,
+        }
+    }
+
+    /// The controller with `limits` for every call from now on.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> TokioController {
+        self.limits = limits;
+        self
+    }
+
+    /// The limits of its calls.
+    #[must_use]
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// Sends a `prompt` of `content`; its turn is on the handle.
@@ -172,36 +228,54 @@ impl TokioController {
     /// As [`TokioController::prompt`];
     /// [`ControllerError::WrongCommand`] for another command.
     pub fn submit(&self, prompt: Command) -> Result<TokioTurn, ControllerError> {
-        if !matches!(prompt, Command::Prompt { .. }) {
-            return Err(ControllerError::WrongCommand {
-                expected: "prompt",
-                got: prompt.name(),
-            });
-        }
-        let (command, rx) = self.inner.send(&prompt, Some(true))?;
+        is_prompt(&prompt)?;
+        let (command, call) = self.inner.send(&prompt, Some((true, Clock::Work)))?;
         Ok(TokioTurn {
             inner: Arc::clone(&self.inner),
-            rx,
+            call,
+            stall: self.limits.stall,
             log: TurnLog::new(command),
         })
     }
 
     /// Sends any command but a prompt, as built, and awaits what answers
     /// it (at once for a command with no answer of its own:
-    /// [`Reply::Written`]).
+    /// [`Reply::Written`]), within the controller's [`Limits`].
     ///
     /// # Errors
     ///
-    /// As [`Controller::request`](super::Controller::request), but no
-    /// timeout.
+    /// As [`Controller::request`](super::Controller::request).
     pub async fn request(&self, command: Command) -> Result<Reply, ControllerError> {
+        let limit = match Clock::of(&command) {
+            Clock::Answer => self.limits.answer,
+            Clock::Work => self.limits.stall,
+        };
+        self.request_within(command, limit).await
+    }
+
+    /// [`TokioController::request`], waiting at most `limit` on a silent
+    /// engine.
+    ///
+    /// # Errors
+    ///
+    /// As [`Controller::request`](super::Controller::request).
+    pub async fn request_within(
+        &self,
+        command: Command,
+        limit: Duration,
+    ) -> Result<Reply, ControllerError> {
         if unanswered_kind(&command)? {
             return Ok(Reply::Written(self.inner.send(&command, None)?.0));
         }
-        let (n, rx) = self.inner.send(&command, Some(false))?;
-        let mut rx = rx.unwrap_or_else(|| mpsc::unbounded_channel().1);
+        let (_, call) = self
+            .inner
+            .send(&command, Some((false, Clock::of(&command))))?;
+        // A waiter asked for is always given.
+        let Some(mut call) = call else {
+            return Err(closed());
+        };
         loop {
-            if let Some(reply) = reply_of(self.inner.recv(&mut rx, n).await?) {
+            if let Some(reply) = reply_of(self.inner.recv(&mut call, limit).await?) {
                 return Ok(reply);
             }
         }
@@ -278,12 +352,7 @@ impl TokioController {
     /// As [`TokioController::request`]; [`ControllerError::WrongCommand`]
     /// for another command.
     pub async fn goal(&self, goal: Command) -> Result<Option<String>, ControllerError> {
-        if !matches!(goal, Command::GoalSet { .. } | Command::GoalClear) {
-            return Err(ControllerError::WrongCommand {
-                expected: "goal",
-                got: goal.name(),
-            });
-        }
+        is_goal(&goal)?;
         match self.request(goal).await? {
             Reply::Goal(goal) => Ok(goal),
             other => Err(mismatch("goal", &other)),
@@ -307,7 +376,7 @@ impl TokioController {
     /// # Errors
     ///
     /// Not written.
-    pub fn cancel(&self) -> Result<u64, ControllerError> {
+    pub fn cancel(&self) -> Result<CommandLine, ControllerError> {
         Ok(self.inner.send(&Command::Cancel, None)?.0)
     }
 
@@ -323,14 +392,11 @@ impl TokioController {
         line: &[u8],
     ) -> Result<Option<CommandErrorCause>, ControllerError> {
         let (owned, refused, ends_reading) = raw_line(line)?;
-        let (n, rx) = self
-            .inner
-            .write(owned, refused.then_some(false), ends_reading)?;
-        let Some(mut rx) = rx else { return Ok(None) };
-        match self.inner.recv(&mut rx, n).await {
-            Err(ControllerError::Refused { cause, .. }) => Ok(Some(cause)),
-            Err(other) => Err(other),
-            Ok(_) => Ok(None),
+        let waiter = refused.then_some((false, Clock::Answer));
+        let (_, call) = self.inner.write(owned, waiter, ends_reading)?;
+        match call {
+            None => Ok(None),
+            Some(mut call) => refusal_of(self.inner.recv(&mut call, self.limits.answer).await),
         }
     }
 
@@ -379,15 +445,28 @@ impl TokioController {
     }
 
     /// Closes the engine's stdin once the lines queued are written, and
-    /// awaits the end of its stdout; returns its exit status (`None` for an
-    /// attached engine).
+    /// awaits the end of its stdout, at most [`Limits::close`]; returns its
+    /// exit status (`None` for an attached engine).
     ///
     /// # Errors
     ///
-    /// None today; a `Result` as the blocking controller's `close`.
-    pub async fn close(self) -> Result<Option<ExitStatus>, ControllerError> {
+    /// [`ControllerError::Timeout`] when it did not stop in time: a spawned
+    /// engine is then killed.
+    pub async fn close(mut self) -> Result<Option<ExitStatus>, ControllerError> {
+        self.closed = true;
         *lock(&self.inner.lines) = None;
-        Ok(self.inner.stopped().await.status)
+        let limit = self.limits.close;
+        match tokio::time::timeout(limit, self.inner.stopped()).await {
+            Ok(stopped) => Ok(stopped.status),
+            Err(_) => {
+                self.inner.kill();
+                Err(ControllerError::Timeout {
+                    command: None,
+                    waiting: Waiting::Exit,
+                    after: limit,
+                })
+            }
+        }
     }
 
     fn mint(&self) -> String {
@@ -399,14 +478,26 @@ impl TokioController {
 }
 
 impl Drop for TokioController {
-    /// Closes the engine's stdin and kills an engine the controller
-    /// spawned that still runs: [`TokioController::close`] lets it finish.
+    /// Closes the engine's stdin; a spawned engine that has not stopped
+    /// within [`Limits::close`] is then killed, by a task of its own (at
+    /// once when the runtime is gone). [`TokioController::close`] awaits it
+    /// instead.
     fn drop(&mut self) {
         *lock(&self.inner.lines) = None;
-        if let Some(child) = lock(&self.inner.child).as_mut() {
-            if let Ok(None) = child.try_wait() {
-                let _ = child.start_kill();
+        if self.closed || lock(&self.inner.child).is_none() {
+            return;
+        }
+        let inner = Arc::clone(&self.inner);
+        let limit = self.limits.close;
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if tokio::time::timeout(limit, inner.stopped()).await.is_err() {
+                        inner.kill();
+                    }
+                });
             }
+            Err(_) => self.inner.kill(),
         }
     }
 }
@@ -414,81 +505,98 @@ impl Drop for TokioController {
 impl fmt::Debug for TokioController {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TokioController")
+            .field("limits", &self.limits)
             .field("owed", &self.owed())
             .finish_non_exhaustive()
     }
 }
 
-fn mismatch(call: &'static str, reply: &Reply) -> ControllerError {
-    super::controller::mismatch(call, reply)
-}
-
-type Sent = (u64, Option<UnboundedReceiver<Answer>>);
+type Sent = (CommandLine, Option<TokioCall>);
 
 impl Inner {
-    fn send(&self, command: &Command, waiter: Option<bool>) -> Result<Sent, ControllerError> {
+    fn send(
+        &self,
+        command: &Command,
+        waiter: Option<(bool, Clock)>,
+    ) -> Result<Sent, ControllerError> {
         self.write(line_of(command)?.into_bytes(), waiter, false)
     }
 
-    /// Queues one line, LF included, fed to the model and its waiter
-    /// registered under the queue's lock: the model sees the lines in the
-    /// order the writer task writes them.
+    /// Queues one line, LF included, taken by the state machine under the
+    /// queue's lock: the model sees the lines in the order the writer task
+    /// writes them.
     fn write(
         &self,
         line: Vec<u8>,
-        waiter: Option<bool>,
+        waiter: Option<(bool, Clock)>,
         ends_reading: bool,
     ) -> Result<Sent, ControllerError> {
         let lines = lock(&self.lines);
         let Some(queue) = lines.as_ref() else {
             return Err(closed());
         };
-        let mut state = lock(&self.state);
-        state.writable()?;
-        let n = state.conversation.command(&line);
-        let rx = waiter.map(|turn| {
+        let waiter = waiter.map(|(turn, clock)| {
             let (tx, rx) = mpsc::unbounded_channel();
-            state.waiters.insert(n, Waiter { tx, turn });
-            rx
+            (tx, rx, turn, clock)
         });
-        if ends_reading {
-            state.stopped_reading = Some(n);
-        }
+        let mut state = lock(&self.state);
+        let (n, call) = state.begin(&line, waiter, ends_reading)?;
         if queue.send((n, line)).is_err() {
             // The writer task has ended: a write failed.
-            state.waiters.remove(&n);
+            state.unwritten(n);
             return Err(state.writable().err().unwrap_or_else(closed));
         }
-        Ok((n, rx))
+        Ok((n, call))
     }
 
-    /// The next event for the call waiting on command line `n`.
-    async fn recv(
-        &self,
-        rx: &mut UnboundedReceiver<Answer>,
-        n: u64,
-    ) -> Result<Answer, ControllerError> {
-        match rx.recv().await {
-            Some(answer) => refused(n, answer),
-            // The channel closes when the answer did not decode, when the
-            // engine stops, or when a write failed: then the stop (with
-            // its status) is most likely near.
-            None => {
-                if let Some(unreadable) = lock(&self.state).unreadable.get(&n) {
-                    return Err(ControllerError::Unreadable(Arc::clone(unreadable)));
-                }
-                let stopped = tokio::time::timeout(GRACE, self.stopped()).await;
-                match stopped {
-                    Ok(stopped) => Err(ControllerError::Stopped(stopped)),
-                    Err(_) => {
-                        let state = lock(&self.state);
-                        Err(state
-                            .writable()
-                            .err()
-                            .unwrap_or_else(|| super::controller::stopped_error(&state)))
+    /// The next event for `call`, the engine silent on it at most `limit`.
+    async fn recv(&self, call: &mut TokioCall, limit: Duration) -> Result<Answer, ControllerError> {
+        loop {
+            let left = {
+                // Events are given under this lock: what the channel holds
+                // now is all there is until it is let go.
+                let mut state = lock(&self.state);
+                match call.rx.try_recv() {
+                    Ok(answer) => {
+                        drop(state);
+                        call.took();
+                        return refused(call.command, answer);
                     }
+                    Err(TryRecvError::Disconnected) => {
+                        drop(state);
+                        return Err(self.ended_error(call.command).await);
+                    }
+                    Err(TryRecvError::Empty) => {}
                 }
+                let Some(deadline) = state.deadline(call.command, limit) else {
+                    return Err(state.ended_error(call.command));
+                };
+                match deadline.checked_duration_since(std::time::Instant::now()) {
+                    Some(left) if !left.is_zero() => left,
+                    _ => return Err(state.give_up(call.command, limit)),
+                }
+            };
+            if let Ok(got) = tokio::time::timeout(left, call.rx.recv()).await {
+                let Some(answer) = got else {
+                    return Err(self.ended_error(call.command).await);
+                };
+                call.took();
+                return refused(call.command, answer);
             }
+        }
+    }
+
+    /// Why a call's channel closed: its answer did not decode, its events
+    /// went unread, a write failed (the stop, with its status, is then most
+    /// likely near), or the engine stopped.
+    async fn ended_error(&self, n: CommandLine) -> ControllerError {
+        let error = lock(&self.state).ended_error(n);
+        if !matches!(error, ControllerError::WriteFailed(_)) {
+            return error;
+        }
+        match tokio::time::timeout(GRACE, self.stopped()).await {
+            Ok(stopped) => ControllerError::Stopped(stopped),
+            Err(_) => error,
         }
     }
 
@@ -502,6 +610,15 @@ impl Inner {
                 return Arc::clone(stopped);
             }
             notified.await;
+        }
+    }
+
+    /// Kills a spawned engine that still runs.
+    fn kill(&self) {
+        if let Some(child) = lock(&self.child).as_mut() {
+            if let Ok(None) = child.try_wait() {
+                let _ = child.start_kill();
+            }
         }
     }
 
@@ -540,9 +657,9 @@ async fn write_lines(
             state.write_failed = Some(Arc::new(error));
             // The line that failed and those queued behind it never reach
             // the engine: nothing answers them.
-            state.waiters.remove(&n);
+            state.unwritten(n);
             while let Ok((n, _)) = queue.try_recv() {
-                state.waiters.remove(&n);
+                state.unwritten(n);
             }
             drop(state);
             inner.changed.notify_waiters();
@@ -554,13 +671,10 @@ async fn write_lines(
 }
 
 /// The reader task: every line of the engine's stdout, in order, through
-/// the model to whoever waits; at its end, the engine stopped.
-async fn read_events(
-    inner: Arc<Inner>,
-    mut stdout: impl AsyncRead + Unpin,
-    stderr: Option<tokio::task::JoinHandle<Vec<u8>>>,
-) {
+/// the state machine to whoever waits; at its end, the engine stopped.
+async fn read_events(inner: Arc<Inner>, mut stdout: impl AsyncRead + Unpin, keep: bool) {
     let mut framer = Framer::new(DEFAULT_MAX_LINE_LEN);
+    let mut tee = LineTee::new(keep);
     let mut buf = vec![0u8; 64 * 1024];
     let (mut filled, mut start) = (0, 0);
     let mut seen = 0u64;
@@ -585,6 +699,7 @@ async fn read_events(
                     continue;
                 }
                 Ok(k) => {
+                    tee.saw(&buf[..k]);
                     (filled, start) = (k, 0);
                     continue;
                 }
@@ -596,51 +711,69 @@ async fn read_events(
         let skipped = blanks(seen, now, item.as_ref());
         seen = now.max(seen);
         if let Some(item) = item {
-            lock(&inner.state).line(skipped, item, now);
+            lock(&inner.state).line(skipped, item, now, &mut tee);
         }
         inner.changed.notify_waiters();
     };
     let status = inner.exit_status().await;
-    let stderr = match stderr {
+    let spawned = lock(&inner.child).is_some();
+    let stderr_task = lock(&inner.stderr).take();
+    let stderr = match stderr_task {
         None => String::new(),
         Some(tail) => match tokio::time::timeout(GRACE, tail).await {
-            Ok(Ok(tail)) => String::from_utf8_lossy(&tail).into_owned(),
+            Ok(Ok(tail)) => tail,
             _ => String::new(),
         },
     };
-    lock(&inner.state).stop(status, stderr, read_error);
+    lock(&inner.state).stop(End {
+        status,
+        still_running: spawned && status.is_none() && read_error.is_none(),
+        stderr,
+        read_error,
+        partial_line: tee.partial(),
+    });
     inner.changed.notify_waiters();
 }
 
 /// A prompt's turn as it runs, on tokio: as
-/// [`TurnHandle`](super::TurnHandle), awaited.
+/// [`TurnHandle`](super::TurnHandle), awaited. Dropping it gives the turn
+/// up: its later events are notices.
 #[derive(Debug)]
 pub struct TokioTurn {
     inner: Arc<Inner>,
-    rx: Option<UnboundedReceiver<Answer>>,
+    call: Option<TokioCall>,
+    stall: Duration,
     log: TurnLog,
 }
 
 impl TokioTurn {
     /// The prompt's command line.
     #[must_use]
-    pub fn command(&self) -> u64 {
+    pub fn command(&self) -> CommandLine {
         self.log.command
+    }
+
+    /// The turn with `stall` as its stall limit, as
+    /// [`TurnHandle::stall`](super::TurnHandle::stall).
+    #[must_use]
+    pub fn stall(mut self, stall: Duration) -> TokioTurn {
+        self.stall = stall;
+        self
     }
 
     /// The turn's next event; `None` once it has ended.
     ///
     /// # Errors
     ///
-    /// The prompt refused, or the engine stopped.
+    /// As [`TurnHandle::next_event`](super::TurnHandle::next_event).
     pub async fn next_event(&mut self) -> Result<Option<Event>, ControllerError> {
         if self.log.end.is_some() {
             return Ok(None);
         }
-        let Some(rx) = self.rx.as_mut() else {
+        let Some(call) = self.call.as_mut() else {
             return Ok(None);
         };
-        let (event, _) = self.inner.recv(rx, self.log.command).await?;
+        let (event, _) = self.inner.recv(call, self.stall).await?;
         self.log.take(&event);
         Ok(Some(event))
     }
@@ -651,7 +784,7 @@ impl TokioTurn {
     ///
     /// Not written.
     pub fn allow(&mut self, id: &str) -> Result<(), ControllerError> {
-        self.answer(Command::allow(id), id)
+        self.decide(id, Decision::Allowed)
     }
 
     /// Rejects the tool call the question `id` asked about.
@@ -660,12 +793,23 @@ impl TokioTurn {
     ///
     /// Not written.
     pub fn reject(&mut self, id: &str) -> Result<(), ControllerError> {
-        self.answer(Command::reject(id), id)
+        self.decide(id, Decision::Rejected)
     }
 
-    fn answer(&mut self, command: Command, id: &str) -> Result<(), ControllerError> {
+    /// Answers the question `id` as `decision` says, as
+    /// [`TurnHandle::decide`](super::TurnHandle::decide).
+    ///
+    /// # Errors
+    ///
+    /// Not written.
+    pub fn decide(&mut self, id: &str, decision: Decision) -> Result<(), ControllerError> {
+        let Some(command) = decided(decision, id) else {
+            return Ok(());
+        };
         self.inner.send(&command, None)?;
-        self.log.answered.push(id.to_owned());
+        if !matches!(decision, Decision::Cancelled) {
+            self.log.answered.push(id.to_owned());
+        }
         Ok(())
     }
 
@@ -675,37 +819,34 @@ impl TokioTurn {
     ///
     /// As [`TurnHandle::wait`](super::TurnHandle::wait).
     pub async fn wait(self) -> Result<Turn, ControllerError> {
-        self.run(None::<fn(&Approval) -> bool>).await
+        self.run(None::<fn(&Approval) -> Decision>).await
     }
 
-    /// Awaits the turn's end, answering each question with `decide`
-    /// (`true`: allow).
+    /// Awaits the turn's end, answering each question with `decide`'s
+    /// [`Decision`], as [`TurnHandle::wait_with`](super::TurnHandle::wait_with).
     ///
     /// # Errors
     ///
     /// As [`TokioTurn::next_event`].
     pub async fn wait_with(
         self,
-        decide: impl FnMut(&Approval) -> bool,
+        decide: impl FnMut(&Approval) -> Decision,
     ) -> Result<Turn, ControllerError> {
         self.run(Some(decide)).await
     }
 
     async fn run(
         mut self,
-        mut decide: Option<impl FnMut(&Approval) -> bool>,
+        mut decide: Option<impl FnMut(&Approval) -> Decision>,
     ) -> Result<Turn, ControllerError> {
-        let mut i = if decide.is_some() {
-            0
-        } else {
-            self.log.asked.len()
-        };
+        self.log.start_wait(decide.is_some());
         loop {
-            while let Some(approval) = self.log.next_open(&mut i) {
+            while let Some(approval) = self.log.next_open() {
                 match decide.as_mut().map(|decide| decide(&approval)) {
-                    Some(true) => self.allow(&approval.id)?,
-                    Some(false) => self.reject(&approval.id)?,
-                    None => return Err(ControllerError::Unanswered(approval)),
+                    None | Some(Decision::Withdrawn) => {
+                        return Err(ControllerError::Unanswered(approval))
+                    }
+                    Some(decision) => self.decide(&approval.id, decision)?,
                 }
             }
             if self.next_event().await?.is_none() {

@@ -1,0 +1,832 @@
+//! The controller's state machine, with no I/O and no runtime: what each
+//! line of the engine does to the calls waiting, when a call has waited
+//! long enough, and how the engine stopped. The blocking controller
+//! (`controller.rs`) and the tokio one (`tokio_controller.rs`) drive it and
+//! differ only in how they wait.
+
+use super::controller_error::{ControllerError, Stopped, Unreadable};
+use super::engine::Decision;
+use super::model::{Attribution, Conversation};
+use super::record::Recorder;
+use super::reply::{
+    Approval, CommandLine, Compaction, EventLine, Notice, Reply, Steered, Turn, TurnEnd, Waiting,
+};
+use crate::revision::sealed::FromRead;
+use crate::v2::event::EventLine as Item;
+use crate::v2::{
+    Command, CommandErrorCause, CommandReader, Event, EventReadError, Refusal, Usage,
+    DEFAULT_MAX_LINE_LEN,
+};
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+/// How much of the end of an engine's stderr a [`Stopped`] keeps.
+pub const STDERR_TAIL: usize = 4096;
+
+/// How many notices wait to be read before the oldest is dropped.
+pub const MAX_NOTICES: usize = 4096;
+
+/// How long, once the engine's stdout has closed, the controller waits for
+/// its exit status and the rest of its stderr.
+pub(super) const GRACE: Duration = Duration::from_secs(2);
+
+/// How much of a last line cut short a [`Stopped`] keeps.
+const PARTIAL_KEEP: usize = 1024;
+
+/// An event for a waiting call, with what the model made of it.
+pub(super) type Answer = (Event, Attribution);
+
+/// The sending end of a waiting call's channel: std's for the blocking
+/// controller, tokio's for the async one.
+pub(super) trait Deliver {
+    /// Whether the call still waits (its receiver is alive).
+    fn deliver(&self, answer: Answer) -> bool;
+}
+
+/// What starts a call's wait anew.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Clock {
+    /// Only its own answer: the engine answers it at once.
+    Answer,
+    /// Also any event of a turn or a compaction: it waits on work, or
+    /// behind work.
+    Work,
+}
+
+impl Clock {
+    /// The clock of a call waiting on `command`.
+    pub(super) fn of(command: &Command) -> Clock {
+        match command {
+            Command::JobsSnapshot { .. }
+            | Command::JobStop { .. }
+            | Command::GoalSet { .. }
+            | Command::GoalClear => Clock::Answer,
+            _ => Clock::Work,
+        }
+    }
+}
+
+/// A call waiting: for the events answering its command, and for a prompt
+/// also its turn's events.
+pub(super) struct Waiter<D> {
+    tx: D,
+    turn: bool,
+    clock: Clock,
+    /// When it was sent, or last given an event.
+    touched: Instant,
+    /// Events given and not yet taken by the caller.
+    unread: Arc<AtomicUsize>,
+}
+
+/// The caller's side of a waiting call.
+#[derive(Debug)]
+pub(super) struct Call<R> {
+    pub(super) command: CommandLine,
+    pub(super) rx: R,
+    unread: Arc<AtomicUsize>,
+}
+
+impl<R> Call<R> {
+    /// The caller took one event.
+    pub(super) fn took(&self) {
+        self.unread.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// What the reader and the callers share: the model, the calls waiting,
+/// the notices, and how the engine stopped.
+pub(super) struct State<D> {
+    pub(super) conversation: Conversation,
+    waiters: HashMap<u64, Waiter<D>>,
+    /// The `compact` whose compaction runs, whatever answers its end.
+    compacting: Option<u64>,
+    pub(super) notices: VecDeque<Notice>,
+    pub(super) notices_dropped: u64,
+    /// The engine reads no more commands: after this command line.
+    stopped_reading: Option<u64>,
+    /// A write to the engine's stdin failed (or the controller closed it).
+    pub(super) write_failed: Option<Arc<io::Error>>,
+    pub(super) stopped: Option<Arc<Stopped>>,
+    /// Calls given up while their caller was away (an answer that does not
+    /// decode, events left unread): each fails with this when it looks.
+    failed: HashMap<u64, ControllerError>,
+    /// The last event of a turn or a compaction.
+    work_seen: Instant,
+    unread_bound: usize,
+    recorder: Option<Recorder>,
+}
+
+impl<D: Deliver> State<D> {
+    pub(super) fn new(unread_bound: usize, recorder: Option<Recorder>) -> State<D> {
+        State {
+            conversation: Conversation::new(),
+            waiters: HashMap::new(),
+            compacting: None,
+            notices: VecDeque::new(),
+            notices_dropped: 0,
+            stopped_reading: None,
+            write_failed: None,
+            stopped: None,
+            failed: HashMap::new(),
+            work_seen: Instant::now(),
+            unread_bound,
+            recorder,
+        }
+    }
+
+    /// Takes `line` (LF ended) as written next: refused if no line may be
+    /// written now, else fed to the model and the recording, with a call
+    /// waiting on it when `waiter` says so (`tx`, a turn or not, its
+    /// clock). Done under the lock that orders the writes, so the model
+    /// sees the lines in wire order and an answer never comes before its
+    /// command. `ends_reading`: the engine reads no command after it.
+    pub(super) fn begin<R>(
+        &mut self,
+        line: &[u8],
+        waiter: Option<(D, R, bool, Clock)>,
+        ends_reading: bool,
+    ) -> Result<(CommandLine, Option<Call<R>>), ControllerError> {
+        self.writable()?;
+        let n = self.conversation.command(line);
+        if let Some(recorder) = &self.recorder {
+            recorder.command(line);
+        }
+        if ends_reading {
+            self.stopped_reading = Some(n);
+        }
+        let call = waiter.map(|(tx, rx, turn, clock)| {
+            let unread = Arc::new(AtomicUsize::new(0));
+            self.waiters.insert(
+                n,
+                Waiter {
+                    tx,
+                    turn,
+                    clock,
+                    touched: Instant::now(),
+                    unread: Arc::clone(&unread),
+                },
+            );
+            Call {
+                command: CommandLine(n),
+                rx,
+                unread,
+            }
+        });
+        Ok((CommandLine(n), call))
+    }
+
+    /// Where the session is recorded, if it is.
+    pub(super) fn recorder(&self) -> Option<&Recorder> {
+        self.recorder.as_ref()
+    }
+
+    /// A line that was not written: nothing answers it.
+    pub(super) fn unwritten(&mut self, n: CommandLine) {
+        self.waiters.remove(&n.0);
+    }
+
+    /// Whether a line may be written now.
+    pub(super) fn writable(&self) -> Result<(), ControllerError> {
+        if let Some(after) = self.stopped_reading {
+            return Err(ControllerError::StoppedReading {
+                after: CommandLine(after),
+            });
+        }
+        if let Some(stopped) = &self.stopped {
+            return Err(ControllerError::Stopped(Arc::clone(stopped)));
+        }
+        if let Some(e) = &self.write_failed {
+            return Err(ControllerError::WriteFailed(Arc::clone(e)));
+        }
+        Ok(())
+    }
+
+    /// When the call on `n` has waited long enough with `limit`: its last
+    /// event (or its sending), or for work the last event of any work, plus
+    /// `limit`. `None` once nothing is left to wait for (its channel holds
+    /// the rest).
+    pub(super) fn deadline(&self, n: CommandLine, limit: Duration) -> Option<Instant> {
+        let waiter = self.waiters.get(&n.0)?;
+        let since = match waiter.clock {
+            Clock::Answer => waiter.touched,
+            Clock::Work => waiter.touched.max(self.work_seen),
+        };
+        Some(since + limit)
+    }
+
+    /// The call on `n` waited `limit` in silence: it is given up (what
+    /// answers it later is a notice), and fails with what it waited for.
+    pub(super) fn give_up(&mut self, n: CommandLine, limit: Duration) -> ControllerError {
+        self.waiters.remove(&n.0);
+        let owed = self.conversation.owed();
+        let waiting = if owed.running == Some(n.0) {
+            Waiting::Event
+        } else if owed.queued.contains(&n.0) {
+            Waiting::Start
+        } else {
+            Waiting::Answer
+        };
+        ControllerError::Timeout {
+            command: Some(n),
+            waiting,
+            after: limit,
+        }
+    }
+
+    /// Why the call on `n` lost its channel: it was given up (its answer
+    /// did not decode, its events went unread), a write failed, or the
+    /// engine stopped.
+    pub(super) fn ended_error(&self, n: CommandLine) -> ControllerError {
+        if let Some(error) = self.failed.get(&n.0) {
+            return error.clone();
+        }
+        if let Some(stopped) = &self.stopped {
+            return ControllerError::Stopped(Arc::clone(stopped));
+        }
+        match &self.write_failed {
+            Some(e) => ControllerError::WriteFailed(Arc::clone(e)),
+            None => ControllerError::Stopped(Arc::new(self.stopped_now(End::default()))),
+        }
+    }
+
+    /// One item of the engine's stdout, after the `blanks` blank lines the
+    /// reader skipped before it (the model counts them, as the tap numbers
+    /// lines); `raw`: the lines as read, for the recording.
+    pub(super) fn line(
+        &mut self,
+        blanks: u64,
+        item: Result<Item, EventReadError>,
+        n: u64,
+        raw: &mut LineTee,
+    ) {
+        if let Some(recorder) = &self.recorder {
+            for line in raw.take_through(n) {
+                recorder.event(&line);
+            }
+        }
+        for _ in 0..blanks {
+            self.conversation.decoded(None);
+        }
+        match item {
+            Ok(Item(Ok(event))) => self.route(event),
+            Ok(Item(Err((error, line)))) => {
+                let attribution = self.conversation.unreadable(&line);
+                let waiting = [attribution.answers, attribution.turn]
+                    .into_iter()
+                    .flatten()
+                    .find(|k| self.waiters.contains_key(k));
+                match (waiting, attribution.unreadable.clone()) {
+                    (Some(k), Some(event)) => {
+                        let unreadable = Unreadable {
+                            command: CommandLine(k),
+                            line: EventLine(attribution.n),
+                            event,
+                            error,
+                        };
+                        self.fail(k, ControllerError::Unreadable(Arc::new(unreadable)));
+                    }
+                    _ => self.notice(Notice::NotAnEvent {
+                        line: EventLine(attribution.n),
+                        error: <EventReadError as FromRead<_>>::line(n, error),
+                        attribution,
+                    }),
+                }
+            }
+            Err(error) => {
+                let attribution = self.conversation.decoded(None);
+                self.notice(Notice::NotAnEvent {
+                    line: EventLine(attribution.n),
+                    error,
+                    attribution,
+                });
+            }
+        }
+    }
+
+    /// Gives up the call on `k` with `error`: dropping its sender wakes it,
+    /// and it finds why here.
+    fn fail(&mut self, k: u64, error: ControllerError) {
+        self.failed.insert(k, error);
+        self.waiters.remove(&k);
+    }
+
+    /// The engine stopped: every call still waiting fails with this (its
+    /// receiver sees the channel close, and reads `stopped`).
+    pub(super) fn stop(&mut self, end: End) {
+        let stopped = self.stopped_now(end);
+        self.stopped = Some(Arc::new(stopped));
+        self.waiters.clear();
+    }
+
+    fn stopped_now(&self, end: End) -> Stopped {
+        Stopped {
+            status: end.status,
+            still_running: end.still_running,
+            stderr: end.stderr,
+            read_error: end.read_error,
+            partial_line: end.partial_line,
+            stopped_reading: self.stopped_reading.map(CommandLine),
+            owed: self.conversation.owed(),
+        }
+    }
+
+    /// Attributes `event` and hands it to the calls waiting on what it
+    /// answers and the turn it belongs to, or to the notices.
+    fn route(&mut self, event: Event) {
+        let attribution = self.conversation.decoded(Some(&event));
+        if let Some(cause) = event.command_error_cause() {
+            if cause.engine_stopped() {
+                self.stopped_reading = self.stopped_reading.or(attribution.answers);
+            }
+        }
+        if let Some(reason) = attribution.violation.clone() {
+            self.notice(Notice::Violation {
+                event,
+                reason,
+                attribution,
+            });
+            return;
+        }
+        let compaction_end = matches!(
+            event,
+            Event::CompactionFinished { .. } | Event::CompactionFailed { .. }
+        );
+        if attribution.turn.is_some()
+            || compaction_end
+            || matches!(event, Event::CompactionStarted { .. })
+        {
+            self.work_seen = Instant::now();
+        }
+        // (command line, the call's last event, deliver to a turn only)
+        let mut targets: [Option<(u64, bool, bool)>; 3] = [None; 3];
+        if let Some(k) = attribution.answers {
+            let started = matches!(event, Event::CompactionStarted { .. });
+            if started {
+                self.compacting = Some(k);
+            }
+            targets[0] = Some((k, !started, false));
+        }
+        if compaction_end {
+            // A compaction a cancel stopped answers the cancel; its
+            // `compact` call waits for its end all the same.
+            targets[1] = self.compacting.take().map(|k| (k, true, false));
+        }
+        if let Some(t) = attribution.turn {
+            let ends = matches!(
+                event,
+                Event::AgentFinished { .. } | Event::AgentAborted { .. } | Event::TurnFailed { .. }
+            );
+            targets[2] = Some((t, ends, true));
+        }
+        let mut delivered = false;
+        for (i, target) in targets.iter().enumerate() {
+            let Some((k, last, turn_only)) = *target else {
+                continue;
+            };
+            if targets[..i].iter().flatten().any(|&(j, ..)| j == k) {
+                continue;
+            }
+            delivered |= self.deliver(k, last, turn_only, &event, &attribution);
+        }
+        if !delivered {
+            self.notice(Notice::Event { event, attribution });
+        }
+    }
+
+    /// Gives `event` to the call on `k`, if one waits for it; whether it
+    /// took it.
+    fn deliver(
+        &mut self,
+        k: u64,
+        last: bool,
+        turn_only: bool,
+        event: &Event,
+        attribution: &Attribution,
+    ) -> bool {
+        let Some(waiter) = self.waiters.get_mut(&k) else {
+            return false;
+        };
+        if turn_only && !waiter.turn {
+            return false;
+        }
+        if waiter.unread.load(Ordering::Relaxed) >= self.unread_bound {
+            let bound = self.unread_bound;
+            self.fail(
+                k,
+                ControllerError::Unread {
+                    command: CommandLine(k),
+                    bound,
+                },
+            );
+            return false;
+        }
+        waiter.unread.fetch_add(1, Ordering::Relaxed);
+        let sent = waiter.tx.deliver((event.clone(), attribution.clone()));
+        waiter.touched = Instant::now();
+        if last || !sent {
+            self.waiters.remove(&k);
+        }
+        sent
+    }
+
+    fn notice(&mut self, notice: Notice) {
+        if self.notices.len() == MAX_NOTICES {
+            self.notices.pop_front();
+            self.notices_dropped += 1;
+        }
+        self.notices.push_back(notice);
+    }
+}
+
+/// How the engine's stdout ended, as its reader saw it.
+#[derive(Debug, Default)]
+pub(super) struct End {
+    pub(super) status: Option<ExitStatus>,
+    pub(super) still_running: bool,
+    pub(super) stderr: String,
+    pub(super) read_error: Option<String>,
+    pub(super) partial_line: Option<String>,
+}
+
+/// The engine's stdout as bytes, beside the reader that decodes it: the
+/// lines whole for a recording (when there is one), and the start of a last
+/// line cut short.
+#[derive(Debug, Default)]
+pub(super) struct LineTee {
+    /// Keep whole lines (a recording needs them).
+    keep: bool,
+    /// The bytes since the last LF (at most [`PARTIAL_KEEP`] of them when
+    /// not keeping; at most the line limit and one when keeping).
+    current: Vec<u8>,
+    /// Whether the current line has any byte.
+    open: bool,
+    /// Lines ended, not yet taken, with their number.
+    lines: VecDeque<(u64, Vec<u8>)>,
+    ended: u64,
+    /// A last line cut short, once taken for the recording.
+    cut: Option<Vec<u8>>,
+}
+
+impl LineTee {
+    pub(super) fn new(keep: bool) -> LineTee {
+        LineTee {
+            keep,
+            ..LineTee::default()
+        }
+    }
+
+    /// Bytes read from the engine's stdout, in order.
+    pub(super) fn saw(&mut self, mut chunk: &[u8]) {
+        let cap = if self.keep {
+            DEFAULT_MAX_LINE_LEN + 1
+        } else {
+            PARTIAL_KEEP
+        };
+        while !chunk.is_empty() {
+            let (body, lf) = match memchr::memchr(b'\n', chunk) {
+                Some(i) => (&chunk[..i], true),
+                None => (chunk, false),
+            };
+            let room = cap.saturating_sub(self.current.len());
+            self.current
+                .extend_from_slice(&body[..body.len().min(room)]);
+            self.open |= !body.is_empty();
+            if lf {
+                self.ended += 1;
+                let line = std::mem::take(&mut self.current);
+                if self.keep {
+                    self.lines.push_back((self.ended, line));
+                }
+                self.open = false;
+                chunk = &chunk[body.len() + 1..];
+            } else {
+                chunk = &[];
+            }
+        }
+    }
+
+    /// The lines up to line `n` (a last line cut short included, once the
+    /// reader has ended it).
+    fn take_through(&mut self, n: u64) -> Vec<Vec<u8>> {
+        if self.keep && self.open && self.ended < n {
+            self.ended += 1;
+            self.open = false;
+            let line = std::mem::take(&mut self.current);
+            self.cut = Some(line[..line.len().min(PARTIAL_KEEP)].to_vec());
+            self.lines.push_back((self.ended, line));
+        }
+        let mut taken = Vec::new();
+        while self.lines.front().is_some_and(|(k, _)| *k <= n) {
+            taken.extend(self.lines.pop_front().map(|(_, line)| line));
+        }
+        taken
+    }
+
+    /// At the end of input: the last line, when it had no LF.
+    pub(super) fn partial(&self) -> Option<String> {
+        let shown = match (&self.cut, self.open) {
+            (Some(cut), _) => cut.as_slice(),
+            (None, true) => &self.current[..self.current.len().min(PARTIAL_KEEP)],
+            (None, false) => return None,
+        };
+        Some(String::from_utf8_lossy(shown).into_owned())
+    }
+}
+
+/// Keeps the last [`STDERR_TAIL`] bytes of an engine's stderr, and passes
+/// its lines to the recording.
+#[derive(Debug, Default)]
+pub(super) struct StderrTail {
+    tail: Vec<u8>,
+    line: Vec<u8>,
+}
+
+impl StderrTail {
+    /// Bytes read from the engine's stderr.
+    pub(super) fn saw(&mut self, bytes: &[u8], recorder: Option<&Recorder>) {
+        self.tail.extend_from_slice(bytes);
+        let excess = self.tail.len().saturating_sub(STDERR_TAIL);
+        self.tail.drain(..excess);
+        let Some(recorder) = recorder else { return };
+        let mut rest = bytes;
+        while let Some(i) = memchr::memchr(b'\n', rest) {
+            self.line.extend_from_slice(&rest[..i]);
+            recorder.stderr(&self.line);
+            self.line.clear();
+            rest = &rest[i + 1..];
+        }
+        let room = DEFAULT_MAX_LINE_LEN.saturating_sub(self.line.len());
+        self.line.extend_from_slice(&rest[..rest.len().min(room)]);
+    }
+
+    /// At its end: the tail, lossy UTF-8 (a last line with no LF recorded).
+    pub(super) fn finish(&mut self, recorder: Option<&Recorder>) -> String {
+        if let (Some(recorder), false) = (recorder, self.line.is_empty()) {
+            recorder.stderr(&self.line);
+            self.line.clear();
+        }
+        String::from_utf8_lossy(&self.tail).into_owned()
+    }
+}
+
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The error of a write after the controller closed the engine's stdin.
+pub(super) fn closed() -> ControllerError {
+    ControllerError::WriteFailed(Arc::new(io::Error::new(
+        io::ErrorKind::BrokenPipe,
+        "the controller closed the engine's stdin",
+    )))
+}
+
+/// A `command_error` is the error of the call it answers.
+pub(super) fn refused(n: CommandLine, answer: Answer) -> Result<Answer, ControllerError> {
+    match answer.0.command_error_cause() {
+        Some(cause) => Err(ControllerError::Refused { command: n, cause }),
+        None => Ok(answer),
+    }
+}
+
+/// `command`'s line, unless serve declines it or it is longer than the
+/// engine reads.
+pub(super) fn line_of(command: &Command) -> Result<String, ControllerError> {
+    if let Some(message) = command.serve_refusal() {
+        if let Some(refusal) = Refusal::of(message) {
+            return Err(ControllerError::Declined(refusal));
+        }
+    }
+    let line = command.to_line();
+    let len = line.len() - 1;
+    if len > DEFAULT_MAX_LINE_LEN {
+        return Err(ControllerError::TooLong { len });
+    }
+    Ok(line)
+}
+
+/// A raw line for `send_line`, LF ended: whether the engine refuses it,
+/// and whether it reads no command after it.
+pub(super) fn raw_line(line: &[u8]) -> Result<(Vec<u8>, bool, bool), ControllerError> {
+    let body = line.strip_suffix(b"\n").unwrap_or(line);
+    if memchr::memchr(b'\n', body).is_some() {
+        return Err(ControllerError::NotOneLine);
+    }
+    let mut owned = body.to_vec();
+    owned.push(b'\n');
+    let (refused, ends_reading) = match CommandReader::new(&owned[..]).next() {
+        Some(Err(e)) => (true, e.is_stream_error()),
+        Some(Ok(command)) => (command.serve_refusal().is_some(), false),
+        None => (false, false),
+    };
+    Ok((owned, refused, ends_reading))
+}
+
+/// What `send_line` makes of the first answer to a refused line.
+pub(super) fn refusal_of(
+    answer: Result<Answer, ControllerError>,
+) -> Result<Option<CommandErrorCause>, ControllerError> {
+    match answer {
+        Err(ControllerError::Refused { cause, .. }) => Ok(Some(cause)),
+        Err(other) => Err(other),
+        // Only a `command_error` answers a refused line.
+        Ok(_) => Ok(None),
+    }
+}
+
+/// The commands `request` sends and waits on nothing for.
+pub(super) fn unanswered_kind(command: &Command) -> Result<bool, ControllerError> {
+    match command {
+        Command::Prompt { .. } => Err(ControllerError::WrongCommand {
+            expected: "non-prompt",
+            got: "prompt",
+        }),
+        Command::Cancel | Command::ApprovalDecision { .. } | Command::CancelPrediction { .. } => {
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// A prompt, or the error of a call that sends one.
+pub(super) fn is_prompt(command: &Command) -> Result<(), ControllerError> {
+    match command {
+        Command::Prompt { .. } => Ok(()),
+        other => Err(ControllerError::WrongCommand {
+            expected: "prompt",
+            got: other.name(),
+        }),
+    }
+}
+
+/// A goal command, or the error of a call that sends one.
+pub(super) fn is_goal(command: &Command) -> Result<(), ControllerError> {
+    match command {
+        Command::GoalSet { .. } | Command::GoalClear => Ok(()),
+        other => Err(ControllerError::WrongCommand {
+            expected: "goal",
+            got: other.name(),
+        }),
+    }
+}
+
+/// The command that answers a turn's question as `decision` says; `None`
+/// for [`Decision::Withdrawn`]: nobody answers it.
+pub(super) fn decided(decision: Decision, id: &str) -> Option<Command> {
+    match decision {
+        Decision::Allowed => Some(Command::allow(id)),
+        Decision::Rejected => Some(Command::reject(id)),
+        Decision::Cancelled => Some(Command::Cancel),
+        Decision::Withdrawn => None,
+    }
+}
+
+/// The reply an event makes to a request; `None` for one that does not
+/// end it (`compaction_started`).
+pub(super) fn reply_of((event, attribution): Answer) -> Option<Reply> {
+    Some(match event {
+        Event::JobsSnapshot { jobs, .. } => Reply::Jobs(jobs),
+        Event::JobStopResult { outcome, .. } => Reply::JobStop(outcome),
+        Event::PredictionResult { outcome, .. } => Reply::Prediction(outcome),
+        Event::SteerApplied { .. } => Reply::Steer(Steered::Applied {
+            turn: attribution.turn.map(CommandLine),
+        }),
+        Event::SteerDropped { .. } => Reply::Steer(Steered::Dropped),
+        Event::GoalUpdated { goal } => Reply::Goal(goal),
+        Event::CompactionFinished {
+            from_sequence,
+            to_sequence,
+            summary,
+        } => Reply::Compaction(Compaction::Finished {
+            from_sequence,
+            to_sequence,
+            summary,
+        }),
+        Event::CompactionFailed { error } => Reply::Compaction(Compaction::Failed(error)),
+        _ => return None,
+    })
+}
+
+/// An answer that does not fit the call: the model attributes only events
+/// of the command's kind to it, so this is a bug, reported rather than a
+/// panic.
+pub(super) fn mismatch(call: &'static str, reply: &Reply) -> ControllerError {
+    ControllerError::WrongCommand {
+        expected: call,
+        got: match reply {
+            Reply::Jobs(_) => "jobs_snapshot",
+            Reply::JobStop(_) => "job_stop",
+            Reply::Prediction(_) => "predict",
+            Reply::Steer(_) => "steer",
+            Reply::Goal(_) => "goal",
+            Reply::Compaction(_) => "compact",
+            Reply::Written(_) => "cancel",
+        },
+    }
+}
+
+/// How many blank lines a reader skipped before its item, from its line
+/// number before (`seen`) and after (`now`).
+pub(super) fn blanks<T>(seen: u64, now: u64, item: Option<&Result<T, EventReadError>>) -> u64 {
+    let is_line = matches!(
+        item,
+        Some(
+            Ok(_)
+                | Err(EventReadError::NotJson { .. }
+                    | EventReadError::NotAnEvent { .. }
+                    | EventReadError::TooLong { .. })
+        )
+    );
+    now.saturating_sub(seen).saturating_sub(u64::from(is_line))
+}
+
+/// A turn's events as they come: what [`Turn`] is made of.
+#[derive(Debug)]
+pub(super) struct TurnLog {
+    pub(super) command: CommandLine,
+    events: Vec<Event>,
+    usage: Option<Usage>,
+    /// Every question the turn asked.
+    asked: Vec<Approval>,
+    /// The ids the controller answered.
+    pub(super) answered: Vec<String>,
+    pub(super) end: Option<TurnEnd>,
+    /// The next question [`TurnLog::next_open`] looks at.
+    next: usize,
+}
+
+impl TurnLog {
+    pub(super) fn new(command: CommandLine) -> TurnLog {
+        TurnLog {
+            command,
+            events: Vec::new(),
+            usage: None,
+            asked: Vec::new(),
+            answered: Vec::new(),
+            end: None,
+            next: 0,
+        }
+    }
+
+    /// Takes the turn's next event.
+    pub(super) fn take(&mut self, event: &Event) {
+        match event {
+            Event::ApprovalRequested {
+                id,
+                tool_name,
+                detail,
+                body,
+            } => self.asked.push(Approval {
+                id: id.clone(),
+                tool_name: tool_name.clone(),
+                detail: detail.clone(),
+                body: body.clone(),
+            }),
+            Event::Usage { usage } => self.usage = Some(*usage),
+            Event::AgentFinished { answer } => self.end = Some(TurnEnd::Finished(answer.clone())),
+            Event::AgentAborted { reason } => self.end = Some(TurnEnd::Aborted(reason.clone())),
+            Event::TurnFailed { error } => self.end = Some(TurnEnd::Failed(error.clone())),
+            _ => {}
+        }
+        self.events.push(event.clone());
+    }
+
+    /// Where a wait starts looking for open questions: `wait_with` answers
+    /// those asked before it (seen through `next_event`) and left open;
+    /// `wait` leaves them to the caller, who saw them.
+    pub(super) fn start_wait(&mut self, answering: bool) {
+        self.next = if answering { 0 } else { self.asked.len() };
+    }
+
+    /// The next question asked that the controller has not answered.
+    pub(super) fn next_open(&mut self) -> Option<Approval> {
+        while let Some(approval) = self.asked.get(self.next) {
+            self.next += 1;
+            if !self.answered.contains(&approval.id) {
+                return Some(approval.clone());
+            }
+        }
+        None
+    }
+
+    /// The turn, once it has ended.
+    pub(super) fn into_turn(self) -> Turn {
+        let unanswered = self
+            .asked
+            .iter()
+            .filter(|a| !self.answered.contains(&a.id))
+            .cloned()
+            .collect();
+        Turn {
+            command: self.command,
+            events: self.events,
+            end: self.end.unwrap_or(TurnEnd::Failed(String::new())),
+            usage: self.usage,
+            unanswered,
+        }
+    }
+}

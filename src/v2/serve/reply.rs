@@ -1,0 +1,404 @@
+//! What a controller's calls give back: line numbers, turns, replies,
+//! notices, and the limits that bound every wait. Shared by the blocking
+//! and the tokio controller.
+
+use super::model::Attribution;
+use super::record::Recorder;
+use crate::v2::{Event, EventReadError, JobRecord, JobStopOutcome, PredictionOutcome, Usage};
+use std::fmt;
+use std::time::Duration;
+
+/// The number of a line the controller wrote to the engine's stdin, from 1,
+/// as the tap's log and [`Conversation`](super::Conversation) number them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CommandLine(pub u64);
+
+/// The number of a line the engine wrote on its stdout, from 1, blank
+/// lines and lines that are not events counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EventLine(pub u64);
+
+impl CommandLine {
+    /// The number.
+    #[must_use]
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl EventLine {
+    /// The number.
+    #[must_use]
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for CommandLine {
+    /// `command line 3`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "command line {}", self.0)
+    }
+}
+
+impl fmt::Display for EventLine {
+    /// `event line 7`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "event line {}", self.0)
+    }
+}
+
+/// How long a call waits on a silent engine, and how long closing waits for
+/// it to finish. The defaults suit a real model: a request the engine
+/// answers at once gets 30 s; a turn, a compaction, a prediction or a steer
+/// (answered at the running turn's next step) gets 10 minutes of silence,
+/// since a tool can run that long without an event; a turn still streaming
+/// is never cut off.
+///
+/// ```
+/// use serve_command::v2::serve::Limits;
+/// use std::time::Duration;
+///
+/// let limits = Limits::default().stall(Duration::from_secs(60));
+/// assert_eq!(limits.answer, Duration::from_secs(30));
+/// assert_eq!(limits.stall, Duration::from_secs(60));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// The longest a call waits for an answer the engine gives at once
+    /// (`jobs_snapshot`, `job_stop`, `goal`, a refused line's
+    /// `command_error`) with nothing of it arriving.
+    pub answer: Duration,
+    /// The longest a call on work waits with the engine silent on it: a
+    /// turn (its next event, or while queued, an event of the work ahead of
+    /// it), a `compact`, a `predict`, a steer. Each event of the work
+    /// starts the wait anew.
+    pub stall: Duration,
+    /// How long [`close`](super::Controller::close) (and dropping a
+    /// controller) leaves the engine to finish its work once its stdin is
+    /// closed, before a spawned engine is killed.
+    pub close: Duration,
+    /// How many events a call holds that its caller has not read (a turn
+    /// handle nobody reads); past it the call fails with
+    /// [`ControllerError::Unread`](super::ControllerError::Unread) and its
+    /// later events are notices. No real turn comes near the default,
+    /// 1,048,576.
+    pub unread: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            answer: Duration::from_secs(30),
+            stall: Duration::from_secs(600),
+            close: Duration::from_secs(60),
+            unread: 1 << 20,
+        }
+    }
+}
+
+impl Limits {
+    /// These limits with `answer` for answers given at once.
+    #[must_use]
+    pub fn answer(mut self, answer: Duration) -> Limits {
+        self.answer = answer;
+        self
+    }
+
+    /// These limits with `stall` for silence on work.
+    #[must_use]
+    pub fn stall(mut self, stall: Duration) -> Limits {
+        self.stall = stall;
+        self
+    }
+
+    /// These limits with `close` for the engine to finish once closed.
+    #[must_use]
+    pub fn close(mut self, close: Duration) -> Limits {
+        self.close = close;
+        self
+    }
+
+    /// These limits with `unread` events held per call.
+    #[must_use]
+    pub fn unread(mut self, unread: usize) -> Limits {
+        self.unread = unread;
+        self
+    }
+}
+
+/// How a controller is set up: its [`Limits`] and where it records its
+/// session.
+///
+/// ```no_run
+/// use serve_command::v2::serve::{Controller, Limits, Options, Recorder};
+/// use std::time::Duration;
+///
+/// # fn main() -> std::io::Result<()> {
+/// let options = Options::default()
+///     .limits(Limits::default().answer(Duration::from_secs(5)))
+///     .record(Recorder::new(std::fs::File::create("session.log")?));
+/// let engine = Controller::spawn_with(&mut std::process::Command::new("my-engine"), options)?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct Options {
+    /// The limits of every call.
+    pub limits: Limits,
+    /// Where both directions are recorded, in the tap's log format.
+    pub recording: Option<Recorder>,
+}
+
+impl Options {
+    /// These options with `limits`.
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Options {
+        self.limits = limits;
+        self
+    }
+
+    /// These options recording the session to `recorder`.
+    #[must_use]
+    pub fn record(mut self, recorder: Recorder) -> Options {
+        self.recording = Some(recorder);
+        self
+    }
+}
+
+/// What a call waited for when its limit ran out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Waiting {
+    /// The answer to a request.
+    Answer,
+    /// A queued prompt's turn to start, or a queued `compact`'s
+    /// compaction.
+    Start,
+    /// The running turn's next event (or a compaction's end).
+    Event,
+    /// The engine to exit, its stdin closed.
+    Exit,
+}
+
+impl fmt::Display for Waiting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Waiting::Answer => "its answer",
+            Waiting::Start => "its work to start",
+            Waiting::Event => "the next event of its work",
+            Waiting::Exit => "the engine to exit",
+        })
+    }
+}
+
+/// A question a turn asks (`approval_requested`): may the tool go ahead?
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Approval {
+    /// The id an `approval` command answers.
+    pub id: String,
+    /// The tool asking.
+    pub tool_name: String,
+    /// What would be granted.
+    pub detail: String,
+    /// What would run, verbatim, if the engine said.
+    pub body: Option<String>,
+}
+
+/// How a turn ended: its terminal event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TurnEnd {
+    /// `agent_finished`, with the answer.
+    Finished(String),
+    /// `agent_aborted`, with the reason.
+    Aborted(String),
+    /// `turn_failed`, with the error.
+    Failed(String),
+}
+
+/// A turn that has ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Turn {
+    /// The prompt that started it.
+    pub command: CommandLine,
+    /// Its events in order, the terminal one last.
+    pub events: Vec<Event>,
+    /// How it ended.
+    pub end: TurnEnd,
+    /// Its last `usage`, if it wrote one.
+    pub usage: Option<Usage>,
+    /// The questions it asked that the controller never answered (the
+    /// engine settled them: a cancel, a shutdown).
+    pub unanswered: Vec<Approval>,
+}
+
+impl Turn {
+    /// The answer, for a turn that finished.
+    #[must_use]
+    pub fn answer(&self) -> Option<&str> {
+        match &self.end {
+            TurnEnd::Finished(answer) => Some(answer),
+            _ => None,
+        }
+    }
+}
+
+/// How a steer came out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Steered {
+    /// `steer_applied`; `turn`: the prompt of the turn it landed in.
+    Applied {
+        /// The turn it landed in.
+        turn: Option<CommandLine>,
+    },
+    /// `steer_dropped`: no turn to land in.
+    Dropped,
+}
+
+/// How a `compact` came out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Compaction {
+    /// `compaction_finished`.
+    Finished {
+        /// The first event compacted.
+        from_sequence: i32,
+        /// The last.
+        to_sequence: i32,
+        /// What replaces them.
+        summary: String,
+    },
+    /// `compaction_failed` (also a compaction a `cancel` stopped).
+    Failed(String),
+}
+
+/// What answers a command sent with [`Controller::request`](super::Controller::request).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reply {
+    /// `jobs_snapshot`'s records.
+    Jobs(Vec<JobRecord>),
+    /// `job_stop`'s outcome.
+    JobStop(JobStopOutcome),
+    /// `predict`'s outcome.
+    Prediction(PredictionOutcome),
+    /// A steer's.
+    Steer(Steered),
+    /// A `goal` command's: the goal the engine now holds (`None`: cleared).
+    Goal(Option<String>),
+    /// A `compact`'s.
+    Compaction(Compaction),
+    /// `cancel`, `approval` and `cancel_prediction` have no answer of their
+    /// own (what a cancel hits ends `agent_aborted` in its turn, an
+    /// approval settles in its turn, a cancelled prediction answers through
+    /// its `predict`): written, as this command line.
+    Written(CommandLine),
+}
+
+/// An engine line that no call waited for.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Notice {
+    /// An event that answers no command a call waits on and belongs to no
+    /// turn one waits on: `session_started`, `job_changed`, an auto goal's
+    /// turns, an answer whose call was dropped.
+    Event {
+        /// The event.
+        event: Event,
+        /// What the model made of it.
+        attribution: Attribution,
+    },
+    /// An event that fits no rule of the conversation (a second reply to
+    /// one request, a turn event with no turn running): the model's reason.
+    /// Nothing stops for it.
+    Violation {
+        /// The event.
+        event: Event,
+        /// Why it fits no rule.
+        reason: String,
+        /// What the model made of it.
+        attribution: Attribution,
+    },
+    /// A line that is not an event (not JSON, no event of today's
+    /// revision, or one that does not decode and answers no call waiting).
+    NotAnEvent {
+        /// Its number among the engine's lines.
+        line: EventLine,
+        /// Why it is not an event.
+        error: EventReadError,
+        /// What the model made of it.
+        attribution: Attribution,
+    },
+}
+
+impl Notice {
+    /// What the model made of the line.
+    #[must_use]
+    pub fn attribution(&self) -> &Attribution {
+        match self {
+            Notice::Event { attribution, .. }
+            | Notice::Violation { attribution, .. }
+            | Notice::NotAnEvent { attribution, .. } => attribution,
+        }
+    }
+
+    /// The event, for a line that is one.
+    #[must_use]
+    pub fn event(&self) -> Option<&Event> {
+        match self {
+            Notice::Event { event, .. } | Notice::Violation { event, .. } => Some(event),
+            Notice::NotAnEvent { .. } => None,
+        }
+    }
+}
+
+impl Notice {
+    /// Why the line is not an event, for one that is not.
+    #[must_use]
+    pub fn error(&self) -> Option<&EventReadError> {
+        match self {
+            Notice::NotAnEvent { error, .. } => Some(error),
+            Notice::Event { .. } | Notice::Violation { .. } => None,
+        }
+    }
+
+    /// The event, for a line that is one.
+    #[must_use]
+    pub fn into_event(self) -> Option<Event> {
+        match self {
+            Notice::Event { event, .. } | Notice::Violation { event, .. } => Some(event),
+            Notice::NotAnEvent { .. } => None,
+        }
+    }
+}
+
+impl fmt::Display for Notice {
+    /// `event line 4 (job_changed)`, `event line 9 (jobs_snapshot) fits no
+    /// rule: ...`, `event line 2 is not an event: ...`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Notice::Event { event, attribution } => {
+                write!(f, "{} ({})", EventLine(attribution.n), event.name())
+            }
+            Notice::Violation {
+                event,
+                reason,
+                attribution,
+            } => write!(
+                f,
+                "{} ({}) fits no rule: {reason}",
+                EventLine(attribution.n),
+                event.name()
+            ),
+            Notice::NotAnEvent { line, error, .. } => {
+                write!(f, "{line} is not an event: {error}")
+            }
+        }
+    }
+}
