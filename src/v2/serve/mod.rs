@@ -25,11 +25,16 @@
 //! state machine on tokio, for a `TokioEngine` whose turn is async. Every
 //! event either loop writes is attributed by [`Conversation`] as the
 //! controller's table says (tests/v2_engine_loop.rs holds them together).
+//!
+//! [`pipe`] attaches an engine in process: an in-memory one-way pipe whose
+//! end closes when it is dropped, so [`Controller::close`] ends the
+//! engine's input and the engine's return ends the controller's.
 
 mod controller;
 mod engine;
 mod engine_loop;
 mod model;
+mod pipe;
 #[cfg(feature = "tokio")]
 mod tokio_controller;
 #[cfg(feature = "tokio")]
@@ -45,6 +50,7 @@ pub use self::engine::{
 };
 pub use self::engine_loop::{EngineLoop, GOAL_AUTO_CONTINUE_MAX_TURNS};
 pub use self::model::{Attribution, Conversation, Owed};
+pub use self::pipe::{pipe, PipeReader, PipeWriter};
 #[cfg(feature = "tokio")]
 pub use self::tokio_controller::{TokioController, TokioTurn};
 #[cfg(feature = "tokio")]
