@@ -7,13 +7,14 @@ use crate::output::{self, describe, io_error};
 use crate::revision::Revision;
 use crate::size::{self, Size};
 use clap::Args;
-use judge::{Dir, Judge, Piece};
+use judge::Judge;
+use serve_command::v2::serve::record::{exit_words, Direction as Dir, Piece};
 use serve_command::v2::DEFAULT_MAX_LINE_LEN;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
-use std::process::{Command, ExitCode, ExitStatus, Stdio};
+use std::process::{Command, ExitCode, Stdio};
 use std::sync::mpsc::{self, SyncSender};
 use std::time::Duration;
 
@@ -89,7 +90,7 @@ const GRACE: Duration = Duration::from_millis(250);
 /// --log FILE writes JSON Lines, one record per line crossing the tap, in
 /// the order seen:
 ///
-///   {"t_ms":MS,"dir":"command"|"event"|"stderr","n":N,"line":TEXT,
+///   {"t_ms":MS,"t_us":US,"dir":"command"|"event"|"stderr","n":N,"line":TEXT,
 ///    "verdict":V,"violations":[{"kind":K,"level":"error"|"note","message":M,...}]}
 ///
 /// and an event record, after "verdict", "answers":A,"turn":T: the `n` of
@@ -97,7 +98,9 @@ const GRACE: Duration = Duration::from_millis(250);
 /// turn, each `null` when there is none (and both for a line that is not
 /// an event, or one that fits no rule).
 ///
-/// N counts the lines of its direction from 1, blank lines included. TEXT
+/// MS and US are the time since the tap started, in whole milliseconds
+/// and microseconds (`t_us` is new: older logs have `t_ms` only). N
+/// counts the lines of its direction from 1, blank lines included. TEXT
 /// is the line without its LF (`"line_base64"` instead when it is not
 /// UTF-8; `"lf":false` after it when the stream ended without one; `null`
 /// for a line over the limit). V is, for a command line, `command`,
@@ -108,12 +111,17 @@ const GRACE: Duration = Duration::from_millis(250);
 /// `command_n`, `owed`, `got`, `stopped_at`. After the engine's exit, a record with the lines left
 /// unanswered:
 ///
-///   {"t_ms":MS,"dir":"exit","status":"exit N"|"signal N","code":C,"violations":[...]}
+///   {"t_ms":MS,"t_us":US,"dir":"exit","status":"exit N"|"signal N","code":C,"violations":[...]}
 ///
 /// and the summary:
 ///
-///   {"t_ms":MS,"dir":"summary","lines":{"command":A,"event":B,"stderr":C},
+///   {"t_ms":MS,"t_us":US,"dir":"summary","lines":{"command":A,"event":B,"stderr":C},
 ///    "violations":{KIND:COUNT,...},"status":"exit N"|"signal N","code":C}
+///
+/// A controller records its session in the same format, byte for byte but
+/// the times (`serve_command::v2::serve::Recorder`; its exit and summary
+/// say `"status":null,"code":null` when it does not know the engine's
+/// exit status).
 ///
 /// Exit status: the engine's (see above); 2 on a usage error or a log file
 /// that cannot be created, before the engine is started.
@@ -237,7 +245,7 @@ pub fn run(args: Tap, revision: Revision) -> output::Result<ExitCode> {
         .wait()
         .map_err(|e| io_error("waiting for the engine", &e))?;
     let _ = commands_done.recv_timeout(GRACE);
-    let (said, code) = exit_of(status);
+    let (said, code) = exit_words(status);
     let _ = to_judge.send(Batch::Finish { said, code });
     let _ = judge.join();
     Ok(ExitCode::from(code))
@@ -294,25 +302,6 @@ impl Gathered {
             parts: std::mem::take(&mut self.parts),
         });
     }
-}
-
-/// `exit N` or `signal N`, and the exit code that passes it on.
-fn exit_of(status: ExitStatus) -> (String, u8) {
-    if let Some(code) = status.code() {
-        return (
-            format!("exit {code}"),
-            u8::try_from(code & 0xff).unwrap_or(1),
-        );
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(signal) = status.signal() {
-            let code = u8::try_from(128 + signal).unwrap_or(255);
-            return (format!("signal {signal}"), code);
-        }
-    }
-    (status.to_string(), 1)
 }
 
 /// Copies `src` to `dst`, each line once it is complete, and hands the

@@ -26,6 +26,10 @@
 //! event either loop writes is attributed by [`Conversation`] as the
 //! controller's table says (tests/v2_engine_loop.rs holds them together).
 //!
+//! `Recorder` (feature `workbench`) writes a session, both ways with
+//! times, in the log format of `serve-command tap --log`, which
+//! `serve-command trace` reads.
+//!
 //! [`pipe`] attaches an engine in process: an in-memory one-way pipe whose
 //! end closes when it is dropped, so [`Controller::close`] ends the
 //! engine's input and the engine's return ends the controller's.
@@ -35,6 +39,9 @@ mod engine;
 mod engine_loop;
 mod model;
 mod pipe;
+#[cfg(feature = "workbench")]
+#[doc(hidden)]
+pub mod record;
 #[cfg(feature = "tokio")]
 mod tokio_controller;
 #[cfg(feature = "tokio")]
@@ -51,6 +58,8 @@ pub use self::engine::{
 pub use self::engine_loop::{EngineLoop, GOAL_AUTO_CONTINUE_MAX_TURNS};
 pub use self::model::{Attribution, Conversation, Owed};
 pub use self::pipe::{pipe, PipeReader, PipeWriter};
+#[cfg(feature = "workbench")]
+pub use self::record::{Direction, Recorder};
 #[cfg(feature = "tokio")]
 pub use self::tokio_controller::{TokioController, TokioTurn};
 #[cfg(feature = "tokio")]
