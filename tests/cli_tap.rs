@@ -712,3 +712,53 @@ owed: nothing
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A controller that spawns its engine through the tap keeps the engine's
+/// stderr lines: the tap passes them on after its reports of the lines
+/// read before them (here three hundred lines of stray output, far more
+/// than the controller's stderr tail), and ends the engine's last line
+/// when the engine did not.
+#[test]
+fn a_controller_through_the_tap_keeps_the_engines_stderr() {
+    use serve_command::v2::serve::{Controller, ControllerError, STDERR_TAIL};
+    let dir = scratch("controller-stderr");
+    let log = dir.join("log.jsonl");
+    let engine = "read line
+i=0; while [ $i -lt 300 ]; do echo 'my-engine: not an event'; i=$((i+1)); done
+sleep 0.5; printf oops >&2; exit 3";
+    let controller = Controller::spawn(
+        Command::new(BIN)
+            .args(["tap", "--log", log.to_str().unwrap(), "--"])
+            .args(["sh", "-c", engine]),
+    )
+    .unwrap()
+    .with_timeout(Duration::from_secs(20));
+    let stopped = match controller.prompt("hello").and_then(|turn| turn.wait()) {
+        Err(ControllerError::Stopped(stopped)) => stopped,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        stopped.status.and_then(|s| s.code()),
+        Some(3),
+        "{stopped:?}"
+    );
+    let reports = 300 * "tap: event 300: stray output, not an event: not JSON: ...".len();
+    assert!(reports > STDERR_TAIL, "the reports alone overflow the tail");
+    let mut lines = stopped.stderr.lines().rev();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "tap: summary: 1 command line, 300 event lines, 1 stderr line; \
+             300 errors, 0 notes (300 stray); the engine's exit 3"
+        ),
+        "{stopped:?}"
+    );
+    assert_eq!(lines.next(), Some("oops"), "{stopped:?}");
+    assert!(
+        lines
+            .next()
+            .is_some_and(|l| l.starts_with("tap: event 300: stray output")),
+        "{stopped:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -2,8 +2,9 @@
 //! log's records are the crate's (`v2::serve::record::Log`, which the
 //! controller's `Recorder` writes with too: the workbench's `Monitor`, the
 //! serve loop's model `v2::serve::Conversation`, the counts); here each
-//! violation is reported on stderr, one line each, and the records written
-//! to the log file.
+//! violation is reported on stderr, one line each, the records written to
+//! the log file, and the engine's stderr lines passed on between the
+//! reports, in the order they were read.
 
 use serve_command::v2::serve::record::{Direction, Log, Logged, Piece};
 use std::fs::File;
@@ -13,6 +14,11 @@ use std::io::{self, BufWriter, Write};
 pub struct Judge {
     log: Log,
     out: Option<LogFile>,
+    /// The engine's stderr, as passed on, ends mid-line: a report starts a
+    /// line of its own.
+    mid_line: bool,
+    /// The tap's stderr failed: the engine's is no longer passed on.
+    stderr_gone: bool,
     /// The summary is written: nothing more is judged.
     finished: bool,
 }
@@ -30,6 +36,8 @@ impl Judge {
                 name,
                 out: BufWriter::with_capacity(64 * 1024, file),
             }),
+            mid_line: false,
+            stderr_gone: false,
             finished: false,
         }
     }
@@ -42,8 +50,30 @@ impl Judge {
         let logged = self.log.line(direction, piece);
         let place = format!("{} {}", direction.as_str(), logged.n);
         let failed = write(&mut self.out, &logged);
-        report_found(&place, &logged);
+        report_found(&place, &logged, &mut self.mid_line);
         self.log_failed(failed);
+    }
+
+    /// Passes on bytes of the engine's stderr: false once the tap's own
+    /// stderr has failed.
+    pub fn pass_stderr(&mut self, bytes: &[u8]) -> bool {
+        if self.stderr_gone {
+            return false;
+        }
+        if bytes.is_empty() {
+            return true;
+        }
+        let mut err = io::stderr().lock();
+        match err.write_all(bytes).and_then(|()| err.flush()) {
+            Ok(()) => {
+                self.mid_line = !bytes.ends_with(b"\n");
+                true
+            }
+            Err(_) => {
+                self.stderr_gone = true;
+                false
+            }
+        }
     }
 
     /// The engine has exited with `status` (`exit N` or `signal N`, the
@@ -54,7 +84,7 @@ impl Judge {
         }
         let logged = self.log.finish(Some((status, code)));
         let failed = write(&mut self.out, &logged);
-        report_found("exit", &logged);
+        report_found("exit", &logged, &mut self.mid_line);
         self.log_failed(failed);
 
         let said = self
@@ -76,12 +106,15 @@ impl Judge {
                 plural(notes, "note")
             )
         };
-        report(&format!(
-            "tap: summary: {}, {}, {}; {verdict}; the engine's {status}\n",
-            plural(commands, "command line"),
-            plural(events, "event line"),
-            plural(stderr, "stderr line"),
-        ));
+        report(
+            &format!(
+                "tap: summary: {}, {}, {}; {verdict}; the engine's {status}\n",
+                plural(commands, "command line"),
+                plural(events, "event line"),
+                plural(stderr, "stderr line"),
+            ),
+            &mut self.mid_line,
+        );
         self.flush_log();
     }
 
@@ -99,11 +132,14 @@ impl Judge {
     fn log_failed(&mut self, e: Option<io::Error>) {
         let Some(e) = e else { return };
         if let Some(log) = self.out.take() {
-            report(&format!(
-                "tap: {}: {}; no more is logged\n",
-                log.name,
-                crate::output::describe(&e)
-            ));
+            report(
+                &format!(
+                    "tap: {}: {}; no more is logged\n",
+                    log.name,
+                    crate::output::describe(&e)
+                ),
+                &mut self.mid_line,
+            );
         }
     }
 }
@@ -115,17 +151,25 @@ fn write(out: &mut Option<LogFile>, logged: &Logged<'_>) -> Option<io::Error> {
 }
 
 /// Reports each violation of `logged` on stderr, one line each.
-fn report_found(place: &str, logged: &Logged<'_>) {
+fn report_found(place: &str, logged: &Logged<'_>, mid_line: &mut bool) {
     for v in logged.violations {
         let note = if v.kind().is_note() { "note: " } else { "" };
-        report(&format!("tap: {place}: {note}{}\n", v.message()));
+        report(&format!("tap: {place}: {note}{}\n", v.message()), mid_line);
     }
     if let Some(reason) = logged.unattributed {
-        report(&format!("tap: {place}: attributed to nothing: {reason}\n"));
+        report(
+            &format!("tap: {place}: attributed to nothing: {reason}\n"),
+            mid_line,
+        );
     }
 }
 
-/// One report line on stderr; nowhere left to say so if that fails.
-fn report(line: &str) {
-    let _ = io::stderr().lock().write_all(line.as_bytes());
+/// One report line on stderr, on a line of its own after the engine's
+/// stderr ended mid-line; nowhere left to say so if that fails.
+fn report(line: &str, mid_line: &mut bool) {
+    let mut err = io::stderr().lock();
+    if std::mem::take(mid_line) {
+        let _ = err.write_all(b"\n");
+    }
+    let _ = err.write_all(line.as_bytes());
 }

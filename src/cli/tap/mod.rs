@@ -15,7 +15,9 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, SyncSender};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How much of a stream is read at once: a pipe's whole buffer.
@@ -37,11 +39,14 @@ const GRACE: Duration = Duration::from_millis(250);
 /// engine's stdout to the tap's stdout, byte for byte: each line as soon as
 /// it is complete (the lines of one read in one write), a last line without
 /// a LF at the end of the stream, nothing added, dropped or reordered. The
-/// engine's stderr passes through to the tap's stderr, line by line; the
-/// end of the tap's stdin closes the engine's. The tap exits when the
-/// engine has exited and closed its stdout and stderr, with the engine's
-/// exit status (128 + N when a signal N killed it); 127 when ENGINE cannot
-/// be found, 126 when it cannot be started.
+/// engine's stderr passes through to the tap's stderr, line by line, in
+/// order with the tap's reports (below): after the reports of the lines
+/// read before it, so the end of the tap's stderr, which a controller
+/// keeps, holds the engine's last words (a LF ends its last line when the
+/// engine did not). The end of the tap's stdin closes the engine's. The
+/// tap exits when the engine has exited and closed its stdout and stderr,
+/// with the engine's exit status (128 + N when a signal N killed it); 127
+/// when ENGINE cannot be found, 126 when it cannot be started.
 ///
 /// Meanwhile it reads every command line as the engine must read it (v2,
 /// with the serve policy: `decode --serve-policy`), and every engine line
@@ -198,8 +203,11 @@ pub fn run(args: Tap, revision: Revision) -> output::Result<ExitCode> {
     // One judge for the three streams, on its own thread: a pump hands it
     // the lines of each read before it forwards them, so the judge sees a
     // refused line before the engine's answer to it, and forwards without
-    // waiting for the judgement.
+    // waiting for the judgement (the engine's stderr, which the judge
+    // passes on, excepted).
     let (to_judge, batches) = mpsc::sync_channel(IN_FLIGHT);
+    let gone = Arc::new(AtomicBool::new(false));
+    let stderr_gone = Arc::clone(&gone);
     let judge = std::thread::spawn(move || {
         let mut judge = Judge::new(max, log);
         for batch in batches {
@@ -215,6 +223,11 @@ pub fn run(args: Tap, revision: Revision) -> output::Result<ExitCode> {
                         );
                     }
                     judge.flush_log();
+                }
+                Batch::Stderr(bytes) => {
+                    if !judge.pass_stderr(&bytes) {
+                        stderr_gone.store(true, Ordering::Relaxed);
+                    }
                 }
                 Batch::Finish { said, code } => {
                     judge.finish(&said, code);
@@ -236,8 +249,16 @@ pub fn run(args: Tap, revision: Revision) -> output::Result<ExitCode> {
         pump(engine_out, io::stdout(), &shared, Dir::Event, max);
     });
     let shared = to_judge.clone();
+    // The engine's stderr is passed on by the judge, after the reports of
+    // the lines read before it: a controller keeping the end of the tap's
+    // stderr has the engine's last words after the tap's reports of what
+    // came before them, not buried under them.
+    let through_judge = ThroughJudge {
+        judge: to_judge.clone(),
+        gone,
+    };
     let stderr = std::thread::spawn(move || {
-        pump(engine_err, io::stderr(), &shared, Dir::Stderr, max);
+        pump(engine_err, through_judge, &shared, Dir::Stderr, max);
     });
     let _ = events.join();
     let _ = stderr.join();
@@ -259,8 +280,33 @@ enum Batch {
         bytes: Vec<u8>,
         parts: Vec<Part>,
     },
+    /// Bytes of the engine's stderr to pass on, once the lines before
+    /// them are judged.
+    Stderr(Vec<u8>),
     /// The engine has exited: the summary, and the judge's end.
     Finish { said: String, code: u8 },
+}
+
+/// The engine's stderr, passed on by the judge in the order read; fails
+/// once the tap's stderr has.
+struct ThroughJudge {
+    judge: SyncSender<Batch>,
+    gone: Arc<AtomicBool>,
+}
+
+impl Write for ThroughJudge {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        if self.gone.load(Ordering::Relaxed)
+            || self.judge.send(Batch::Stderr(bytes.to_vec())).is_err()
+        {
+            return Err(io::ErrorKind::BrokenPipe.into());
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// One line of a [`Batch`].
