@@ -23,7 +23,7 @@ fn scratch(test: &str) -> PathBuf {
 }
 
 /// Runs `tap [options] --log LOG -- sh -c SCRIPT sh ARGS...` on `stdin`;
-/// returns its output and its log with every `t_ms` set to 0.
+/// returns its output and its log with every `t_ms` and `t_us` set to 0.
 fn tap(
     dir: &Path,
     options: &[&str],
@@ -47,7 +47,14 @@ fn tap(
                 .expect("a record starts with t_ms");
             let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap();
             assert!(digits > 0, "t_ms is a number: {record}");
-            format!("{{\"t_ms\":0{}\n", &rest[digits..])
+            let ms: u128 = rest[..digits].parse().unwrap();
+            let rest = rest[digits..]
+                .strip_prefix(",\"t_us\":")
+                .expect("t_us follows t_ms");
+            let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap();
+            let us: u128 = rest[..digits].parse().unwrap();
+            assert_eq!(ms, us / 1000, "one time, in ms and in us: {record}");
+            format!("{{\"t_ms\":0,\"t_us\":0{}\n", &rest[digits..])
         })
         .collect();
     (out, log)
@@ -165,14 +172,14 @@ tap: summary: 3 command lines, 3 event lines, 0 stderr lines; 5 errors, 0 notes 
     );
     assert_eq!(
         log,
-        r#"{"t_ms":0,"dir":"command","n":1,"line":"{\"command\":\"cancel\"}","verdict":"command","violations":[]}
-{"t_ms":0,"dir":"command","n":2,"line":null,"verdict":"refused","violations":[{"kind":"too_long","level":"error","message":"longer than 1024 bytes, the line limit","max":1024},{"kind":"refused","level":"error","message":"refused; the engine owes {\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}","owes":"{\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}"}]}
-{"t_ms":0,"dir":"command","n":3,"line":"{\"command\":\"cancel\"}","verdict":"unread","violations":[]}
-{"t_ms":0,"dir":"event","n":1,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"unattributed","level":"error","message":"attributed to nothing: agent_aborted with no turn running (no prompt was sent)","reason":"agent_aborted with no turn running (no prompt was sent)"}]}
-{"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}","verdict":"command_error","answers":2,"turn":null,"violations":[]}
-{"t_ms":0,"dir":"event","n":3,"line":null,"verdict":"not_event","answers":null,"turn":null,"violations":[{"kind":"too_long","level":"error","message":"longer than 1024 bytes, the line limit","max":1024},{"kind":"stray","level":"error","message":"stray output, not an event: longer than 1024 bytes","reason":"longer than 1024 bytes"}]}
-{"t_ms":0,"dir":"exit","status":"exit 0","code":0,"violations":[]}
-{"t_ms":0,"dir":"summary","lines":{"command":3,"event":3,"stderr":0},"violations":{"refused":1,"stray":1,"too_long":2,"unattributed":1},"status":"exit 0","code":0}
+        r#"{"t_ms":0,"t_us":0,"dir":"command","n":1,"line":"{\"command\":\"cancel\"}","verdict":"command","violations":[]}
+{"t_ms":0,"t_us":0,"dir":"command","n":2,"line":null,"verdict":"refused","violations":[{"kind":"too_long","level":"error","message":"longer than 1024 bytes, the line limit","max":1024},{"kind":"refused","level":"error","message":"refused; the engine owes {\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}","owes":"{\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}"}]}
+{"t_ms":0,"t_us":0,"dir":"command","n":3,"line":"{\"command\":\"cancel\"}","verdict":"unread","violations":[]}
+{"t_ms":0,"t_us":0,"dir":"event","n":1,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"unattributed","level":"error","message":"attributed to nothing: agent_aborted with no turn running (no prompt was sent)","reason":"agent_aborted with no turn running (no prompt was sent)"}]}
+{"t_ms":0,"t_us":0,"dir":"event","n":2,"line":"{\"event\":\"command_error\",\"error\":\"command stream: line 2 is longer than 1024 bytes\"}","verdict":"command_error","answers":2,"turn":null,"violations":[]}
+{"t_ms":0,"t_us":0,"dir":"event","n":3,"line":null,"verdict":"not_event","answers":null,"turn":null,"violations":[{"kind":"too_long","level":"error","message":"longer than 1024 bytes, the line limit","max":1024},{"kind":"stray","level":"error","message":"stray output, not an event: longer than 1024 bytes","reason":"longer than 1024 bytes"}]}
+{"t_ms":0,"t_us":0,"dir":"exit","status":"exit 0","code":0,"violations":[]}
+{"t_ms":0,"t_us":0,"dir":"summary","lines":{"command":3,"event":3,"stderr":0},"violations":{"refused":1,"stray":1,"too_long":2,"unattributed":1},"status":"exit 0","code":0}
 "#
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -215,21 +222,21 @@ tap: summary: 7 command lines, 6 event lines, 0 stderr lines; 4 errors, 4 notes 
     );
     assert_eq!(
         log,
-        r#"{"t_ms":0,"dir":"command","n":1,"line":"{\"command\":\"cancel\"}","verdict":"command","violations":[]}
-{"t_ms":0,"dir":"command","n":2,"line":"{\"command\":\"steer\",\"text\":\"look\"}","verdict":"command","violations":[{"kind":"not_canonical","level":"note","message":"not canonical (extra keys, legacy fields, another key order or spacing); the crate writes {\"command\":\"steer\",\"kind\":\"prompt\",\"content\":\"look\"}","canonical":"{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":\"look\"}"}]}
-{"t_ms":0,"dir":"command","n":3,"line":"","verdict":"blank","violations":[{"kind":"blank","level":"note","message":"blank line; the engine skips it"}]}
-{"t_ms":0,"dir":"command","n":4,"line":"{\"command\":\"compact\"}\r","verdict":"command","violations":[{"kind":"crlf","level":"note","message":"ends in CRLF; the CR is read as JSON whitespace"}]}
-{"t_ms":0,"dir":"command","n":5,"line":"{\"command\":\"nap\"}","verdict":"refused","violations":[{"kind":"refused","level":"error","message":"refused; the engine owes {\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","owes":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}"}]}
-{"t_ms":0,"dir":"command","n":6,"line":"{\"command\":\"goal\",\"action\":\"set\",\"text\":\" \"}","verdict":"refused","violations":[{"kind":"refused","level":"error","message":"refused; the engine owes {\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}","owes":"{\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}"}]}
-{"t_ms":0,"dir":"command","n":7,"line":"{\"request_id\":\"r1\",\"command\":\"jobs_snapshot\"}","lf":false,"verdict":"command","violations":[{"kind":"not_canonical","level":"note","message":"not canonical (extra keys, legacy fields, another key order or spacing); the crate writes {\"command\":\"jobs_snapshot\",\"request_id\":\"r1\"}","canonical":"{\"command\":\"jobs_snapshot\",\"request_id\":\"r1\"}"}]}
-{"t_ms":0,"dir":"event","n":1,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"unattributed","level":"error","message":"attributed to nothing: agent_aborted with no turn running (no prompt was sent)","reason":"agent_aborted with no turn running (no prompt was sent)"}]}
-{"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"steer_applied\",\"kind\":\"prompt\",\"content\":\"look\"}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"unattributed","level":"error","message":"attributed to nothing: steer_applied with no turn running (no prompt was sent)","reason":"steer_applied with no turn running (no prompt was sent)"}]}
-{"t_ms":0,"dir":"event","n":3,"line":"{\"event\":\"compaction_started\",\"from_sequence\":0,\"to_sequence\":0}","verdict":"event","answers":4,"turn":null,"violations":[]}
-{"t_ms":0,"dir":"event","n":4,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","verdict":"command_error","answers":5,"turn":null,"violations":[]}
-{"t_ms":0,"dir":"event","n":5,"line":"{\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}","verdict":"command_error","answers":6,"turn":null,"violations":[]}
-{"t_ms":0,"dir":"event","n":6,"line":"{\"event\":\"jobs_snapshot\",\"request_id\":\"r1\",\"jobs\":[]}","verdict":"event","answers":7,"turn":null,"violations":[]}
-{"t_ms":0,"dir":"exit","status":"exit 0","code":0,"violations":[]}
-{"t_ms":0,"dir":"summary","lines":{"command":7,"event":6,"stderr":0},"violations":{"blank":1,"crlf":1,"not_canonical":2,"refused":2,"unattributed":2},"status":"exit 0","code":0}
+        r#"{"t_ms":0,"t_us":0,"dir":"command","n":1,"line":"{\"command\":\"cancel\"}","verdict":"command","violations":[]}
+{"t_ms":0,"t_us":0,"dir":"command","n":2,"line":"{\"command\":\"steer\",\"text\":\"look\"}","verdict":"command","violations":[{"kind":"not_canonical","level":"note","message":"not canonical (extra keys, legacy fields, another key order or spacing); the crate writes {\"command\":\"steer\",\"kind\":\"prompt\",\"content\":\"look\"}","canonical":"{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":\"look\"}"}]}
+{"t_ms":0,"t_us":0,"dir":"command","n":3,"line":"","verdict":"blank","violations":[{"kind":"blank","level":"note","message":"blank line; the engine skips it"}]}
+{"t_ms":0,"t_us":0,"dir":"command","n":4,"line":"{\"command\":\"compact\"}\r","verdict":"command","violations":[{"kind":"crlf","level":"note","message":"ends in CRLF; the CR is read as JSON whitespace"}]}
+{"t_ms":0,"t_us":0,"dir":"command","n":5,"line":"{\"command\":\"nap\"}","verdict":"refused","violations":[{"kind":"refused","level":"error","message":"refused; the engine owes {\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","owes":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}"}]}
+{"t_ms":0,"t_us":0,"dir":"command","n":6,"line":"{\"command\":\"goal\",\"action\":\"set\",\"text\":\" \"}","verdict":"refused","violations":[{"kind":"refused","level":"error","message":"refused; the engine owes {\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}","owes":"{\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}"}]}
+{"t_ms":0,"t_us":0,"dir":"command","n":7,"line":"{\"request_id\":\"r1\",\"command\":\"jobs_snapshot\"}","lf":false,"verdict":"command","violations":[{"kind":"not_canonical","level":"note","message":"not canonical (extra keys, legacy fields, another key order or spacing); the crate writes {\"command\":\"jobs_snapshot\",\"request_id\":\"r1\"}","canonical":"{\"command\":\"jobs_snapshot\",\"request_id\":\"r1\"}"}]}
+{"t_ms":0,"t_us":0,"dir":"event","n":1,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"unattributed","level":"error","message":"attributed to nothing: agent_aborted with no turn running (no prompt was sent)","reason":"agent_aborted with no turn running (no prompt was sent)"}]}
+{"t_ms":0,"t_us":0,"dir":"event","n":2,"line":"{\"event\":\"steer_applied\",\"kind\":\"prompt\",\"content\":\"look\"}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"unattributed","level":"error","message":"attributed to nothing: steer_applied with no turn running (no prompt was sent)","reason":"steer_applied with no turn running (no prompt was sent)"}]}
+{"t_ms":0,"t_us":0,"dir":"event","n":3,"line":"{\"event\":\"compaction_started\",\"from_sequence\":0,\"to_sequence\":0}","verdict":"event","answers":4,"turn":null,"violations":[]}
+{"t_ms":0,"t_us":0,"dir":"event","n":4,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","verdict":"command_error","answers":5,"turn":null,"violations":[]}
+{"t_ms":0,"t_us":0,"dir":"event","n":5,"line":"{\"event\":\"command_error\",\"error\":\"goal text must not be blank\"}","verdict":"command_error","answers":6,"turn":null,"violations":[]}
+{"t_ms":0,"t_us":0,"dir":"event","n":6,"line":"{\"event\":\"jobs_snapshot\",\"request_id\":\"r1\",\"jobs\":[]}","verdict":"event","answers":7,"turn":null,"violations":[]}
+{"t_ms":0,"t_us":0,"dir":"exit","status":"exit 0","code":0,"violations":[]}
+{"t_ms":0,"t_us":0,"dir":"summary","lines":{"command":7,"event":6,"stderr":0},"violations":{"blank":1,"crlf":1,"not_canonical":2,"refused":2,"unattributed":2},"status":"exit 0","code":0}
 "#
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -256,8 +263,8 @@ tap: command 1: refused; the engine owes {"event":"command_error","error":"comma
 tap: summary: 2 command lines, 1 event line, 0 stderr lines; 2 errors, 0 notes (1 bom, 1 refused); the engine's exit 0
 "#
     );
-    assert!(log.starts_with("{\"t_ms\":0,\"dir\":\"command\",\"n\":1,\"line\":\"\u{feff}{\\\"command\\\":\\\"cancel\\\"}\",\"verdict\":\"refused\",\"violations\":[{\"kind\":\"bom\",\"level\":\"error\""), "{log}");
-    assert!(log.contains("{\"t_ms\":0,\"dir\":\"command\",\"n\":2,\"line\":\"{\\\"command\\\":\\\"cancel\\\"}\",\"verdict\":\"unread\",\"violations\":[]}\n"), "{log}");
+    assert!(log.starts_with("{\"t_ms\":0,\"t_us\":0,\"dir\":\"command\",\"n\":1,\"line\":\"\u{feff}{\\\"command\\\":\\\"cancel\\\"}\",\"verdict\":\"refused\",\"violations\":[{\"kind\":\"bom\",\"level\":\"error\""), "{log}");
+    assert!(log.contains("{\"t_ms\":0,\"t_us\":0,\"dir\":\"command\",\"n\":2,\"line\":\"{\\\"command\\\":\\\"cancel\\\"}\",\"verdict\":\"unread\",\"violations\":[]}\n"), "{log}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -307,27 +314,27 @@ tap: summary: 6 command lines, 9 event lines, 0 stderr lines; 10 errors, 0 notes
     assert_eq!(
         records[5..8],
         [
-            r#"{"t_ms":0,"dir":"command","n":6,"line":"{\"command\":\"dance\"}","verdict":"unread","violations":[]}"#,
-            r#"{"t_ms":0,"dir":"event","n":1,"line":"my-engine 1.0 ready","verdict":"not_event","answers":null,"turn":null,"violations":[{"kind":"stray","level":"error","message":"stray output, not an event: not JSON: expected a JSON value at byte 0","reason":"not JSON: expected a JSON value at byte 0"}]}"#,
-            r#"{"t_ms":0,"dir":"event","n":2,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","verdict":"command_error","answers":1,"turn":null,"violations":[]}"#,
+            r#"{"t_ms":0,"t_us":0,"dir":"command","n":6,"line":"{\"command\":\"dance\"}","verdict":"unread","violations":[]}"#,
+            r#"{"t_ms":0,"t_us":0,"dir":"event","n":1,"line":"my-engine 1.0 ready","verdict":"not_event","answers":null,"turn":null,"violations":[{"kind":"stray","level":"error","message":"stray output, not an event: not JSON: expected a JSON value at byte 0","reason":"not JSON: expected a JSON value at byte 0"}]}"#,
+            r#"{"t_ms":0,"t_us":0,"dir":"event","n":2,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","verdict":"command_error","answers":1,"turn":null,"violations":[]}"#,
         ]
     );
     assert_eq!(
         records[8..14],
         [
-            r#"{"t_ms":0,"dir":"event","n":3,"line":"{\"event\":\"command_error\",\"error\":\"bad approval\"}","verdict":"command_error","answers":2,"turn":null,"violations":[{"kind":"wrong_answer","level":"error","message":"the command_error for command 2 says \"bad approval\"; the engine owes \"expected a boolean \\\"allow\\\" field\"","command_n":2,"owed":"expected a boolean \"allow\" field","got":"bad approval"}]}"#,
-            r#"{"t_ms":0,"dir":"event","n":4,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"unattributed","level":"error","message":"attributed to nothing: agent_aborted with no turn running (no prompt was sent)","reason":"agent_aborted with no turn running (no prompt was sent)"}]}"#,
-            r#"{"t_ms":0,"dir":"event","n":5,"line":"{\"event\":\"command_error\",\"error\":\"command stream: expected a JSON value at byte 0\"}","verdict":"command_error","answers":4,"turn":null,"violations":[]}"#,
-            r#"{"t_ms":0,"dir":"event","n":6,"line":"{\"event\":\"jobs_snapshot\",\"request_id\":\"r9\",\"jobs\":[]}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"still_reading","level":"error","message":"the engine read on after command 4 (not JSON): this jobs_snapshot answers command 5","command_n":5,"stopped_at":4}]}"#,
-            r#"{"t_ms":0,"dir":"event","n":7,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: dance\"}","verdict":"command_error","answers":null,"turn":null,"violations":[{"kind":"still_reading","level":"error","message":"the engine read on after command 4 (not JSON): this command_error answers command 6","command_n":6,"stopped_at":4}]}"#,
-            r#"{"t_ms":0,"dir":"event","n":8,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: x\"}","verdict":"command_error","answers":null,"turn":null,"violations":[{"kind":"unexpected_answer","level":"error","message":"a command_error with no refused line to answer: \"unknown command: x\"","got":"unknown command: x"}]}"#,
+            r#"{"t_ms":0,"t_us":0,"dir":"event","n":3,"line":"{\"event\":\"command_error\",\"error\":\"bad approval\"}","verdict":"command_error","answers":2,"turn":null,"violations":[{"kind":"wrong_answer","level":"error","message":"the command_error for command 2 says \"bad approval\"; the engine owes \"expected a boolean \\\"allow\\\" field\"","command_n":2,"owed":"expected a boolean \"allow\" field","got":"bad approval"}]}"#,
+            r#"{"t_ms":0,"t_us":0,"dir":"event","n":4,"line":"{\"event\":\"agent_aborted\",\"reason\":\"cancelled\"}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"unattributed","level":"error","message":"attributed to nothing: agent_aborted with no turn running (no prompt was sent)","reason":"agent_aborted with no turn running (no prompt was sent)"}]}"#,
+            r#"{"t_ms":0,"t_us":0,"dir":"event","n":5,"line":"{\"event\":\"command_error\",\"error\":\"command stream: expected a JSON value at byte 0\"}","verdict":"command_error","answers":4,"turn":null,"violations":[]}"#,
+            r#"{"t_ms":0,"t_us":0,"dir":"event","n":6,"line":"{\"event\":\"jobs_snapshot\",\"request_id\":\"r9\",\"jobs\":[]}","verdict":"event","answers":null,"turn":null,"violations":[{"kind":"still_reading","level":"error","message":"the engine read on after command 4 (not JSON): this jobs_snapshot answers command 5","command_n":5,"stopped_at":4}]}"#,
+            r#"{"t_ms":0,"t_us":0,"dir":"event","n":7,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: dance\"}","verdict":"command_error","answers":null,"turn":null,"violations":[{"kind":"still_reading","level":"error","message":"the engine read on after command 4 (not JSON): this command_error answers command 6","command_n":6,"stopped_at":4}]}"#,
+            r#"{"t_ms":0,"t_us":0,"dir":"event","n":8,"line":"{\"event\":\"command_error\",\"error\":\"unknown command: x\"}","verdict":"command_error","answers":null,"turn":null,"violations":[{"kind":"unexpected_answer","level":"error","message":"a command_error with no refused line to answer: \"unknown command: x\"","got":"unknown command: x"}]}"#,
         ]
     );
     assert_eq!(
         records[15..],
         [
-            r#"{"t_ms":0,"dir":"exit","status":"exit 0","code":0,"violations":[]}"#,
-            r#"{"t_ms":0,"dir":"summary","lines":{"command":6,"event":9,"stderr":0},"violations":{"refused":3,"still_reading":2,"stray":2,"unattributed":1,"unexpected_answer":1,"wrong_answer":1},"status":"exit 0","code":0}"#,
+            r#"{"t_ms":0,"t_us":0,"dir":"exit","status":"exit 0","code":0,"violations":[]}"#,
+            r#"{"t_ms":0,"t_us":0,"dir":"summary","lines":{"command":6,"event":9,"stderr":0},"violations":{"refused":3,"still_reading":2,"stray":2,"unattributed":1,"unexpected_answer":1,"wrong_answer":1},"status":"exit 0","code":0}"#,
         ]
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -357,8 +364,8 @@ tap: summary: 3 command lines, 0 event lines, 0 stderr lines; 4 errors, 0 notes 
     assert_eq!(
         records[3..],
         [
-            r#"{"t_ms":0,"dir":"exit","status":"exit 3","code":3,"violations":[{"kind":"unanswered","level":"error","message":"command 1 was refused and never answered; the engine owed {\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","command_n":1,"owed":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}"},{"kind":"unanswered","level":"error","message":"command 3 was refused and never answered; the engine owed {\"event\":\"command_error\",\"error\":\"expected a boolean \\\"allow\\\" field\"}","command_n":3,"owed":"{\"event\":\"command_error\",\"error\":\"expected a boolean \\\"allow\\\" field\"}"}]}"#,
-            r#"{"t_ms":0,"dir":"summary","lines":{"command":3,"event":0,"stderr":0},"violations":{"refused":2,"unanswered":2},"status":"exit 3","code":3}"#,
+            r#"{"t_ms":0,"t_us":0,"dir":"exit","status":"exit 3","code":3,"violations":[{"kind":"unanswered","level":"error","message":"command 1 was refused and never answered; the engine owed {\"event\":\"command_error\",\"error\":\"unknown command: nap\"}","command_n":1,"owed":"{\"event\":\"command_error\",\"error\":\"unknown command: nap\"}"},{"kind":"unanswered","level":"error","message":"command 3 was refused and never answered; the engine owed {\"event\":\"command_error\",\"error\":\"expected a boolean \\\"allow\\\" field\"}","command_n":3,"owed":"{\"event\":\"command_error\",\"error\":\"expected a boolean \\\"allow\\\" field\"}"}]}"#,
+            r#"{"t_ms":0,"t_us":0,"dir":"summary","lines":{"command":3,"event":0,"stderr":0},"violations":{"refused":2,"unanswered":2},"status":"exit 3","code":3}"#,
         ]
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -702,6 +709,56 @@ turn of command 11, continued:
   event 30: agent_aborted, answers command 12; the turn ends
 owed: nothing
 "#
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A controller that spawns its engine through the tap keeps the engine's
+/// stderr lines: the tap passes them on after its reports of the lines
+/// read before them (here three hundred lines of stray output, far more
+/// than the controller's stderr tail), and ends the engine's last line
+/// when the engine did not.
+#[test]
+fn a_controller_through_the_tap_keeps_the_engines_stderr() {
+    use serve_command::v2::serve::{Controller, ControllerError, STDERR_TAIL};
+    let dir = scratch("controller-stderr");
+    let log = dir.join("log.jsonl");
+    let engine = "read line
+i=0; while [ $i -lt 300 ]; do echo 'my-engine: not an event'; i=$((i+1)); done
+sleep 0.5; printf oops >&2; exit 3";
+    let controller = Controller::spawn(
+        Command::new(BIN)
+            .args(["tap", "--log", log.to_str().unwrap(), "--"])
+            .args(["sh", "-c", engine]),
+    )
+    .unwrap()
+    .with_timeout(Duration::from_secs(20));
+    let stopped = match controller.prompt("hello").and_then(|turn| turn.wait()) {
+        Err(ControllerError::Stopped(stopped)) => stopped,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        stopped.status.and_then(|s| s.code()),
+        Some(3),
+        "{stopped:?}"
+    );
+    let reports = 300 * "tap: event 300: stray output, not an event: not JSON: ...".len();
+    assert!(reports > STDERR_TAIL, "the reports alone overflow the tail");
+    let mut lines = stopped.stderr.lines().rev();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "tap: summary: 1 command line, 300 event lines, 1 stderr line; \
+             300 errors, 0 notes (300 stray); the engine's exit 3"
+        ),
+        "{stopped:?}"
+    );
+    assert_eq!(lines.next(), Some("oops"), "{stopped:?}");
+    assert!(
+        lines
+            .next()
+            .is_some_and(|l| l.starts_with("tap: event 300: stray output")),
+        "{stopped:?}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -340,18 +340,13 @@ fn events_that_answer_nothing_are_notices() {
     assert_eq!(engine.notices_dropped(), 0);
 }
 
-#[cfg(feature = "workbench")]
-#[path = "support/pipe.rs"]
-mod pipe;
-
 /// Against `MockEngine` in process, over in-memory pipes.
 #[cfg(feature = "workbench")]
 mod in_process {
-    use super::pipe::pipe;
     use super::{answered, assert_err, err};
     use serve_command::v2::serve::{
-        Approval, CommandLine, Compaction, Controller, ControllerError, Decision, Owed, Reply,
-        Steered, Turn, TurnEnd,
+        pipe, Approval, CommandLine, Compaction, Controller, ControllerError, Decision, Owed,
+        Reply, Steered, Turn, TurnEnd,
     };
     use serve_command::v2::{
         ApprovalOutcome, Command, CommandErrorCause, ContentPart, Event, Image, JobStopOutcome,

@@ -7,14 +7,17 @@ use crate::output::{self, describe, io_error};
 use crate::revision::Revision;
 use crate::size::{self, Size};
 use clap::Args;
-use judge::{Dir, Judge, Piece};
+use judge::Judge;
+use serve_command::v2::serve::record::{exit_words, Direction as Dir, Piece};
 use serve_command::v2::DEFAULT_MAX_LINE_LEN;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
-use std::process::{Command, ExitCode, ExitStatus, Stdio};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, SyncSender};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How much of a stream is read at once: a pipe's whole buffer.
@@ -36,11 +39,14 @@ const GRACE: Duration = Duration::from_millis(250);
 /// engine's stdout to the tap's stdout, byte for byte: each line as soon as
 /// it is complete (the lines of one read in one write), a last line without
 /// a LF at the end of the stream, nothing added, dropped or reordered. The
-/// engine's stderr passes through to the tap's stderr, line by line; the
-/// end of the tap's stdin closes the engine's. The tap exits when the
-/// engine has exited and closed its stdout and stderr, with the engine's
-/// exit status (128 + N when a signal N killed it); 127 when ENGINE cannot
-/// be found, 126 when it cannot be started.
+/// engine's stderr passes through to the tap's stderr, line by line, in
+/// order with the tap's reports (below): after the reports of the lines
+/// read before it, so the end of the tap's stderr, which a controller
+/// keeps, holds the engine's last words (a LF ends its last line when the
+/// engine did not). The end of the tap's stdin closes the engine's. The
+/// tap exits when the engine has exited and closed its stdout and stderr,
+/// with the engine's exit status (128 + N when a signal N killed it); 127
+/// when ENGINE cannot be found, 126 when it cannot be started.
 ///
 /// Meanwhile it reads every command line as the engine must read it (v2,
 /// with the serve policy: `decode --serve-policy`), and every engine line
@@ -89,7 +95,7 @@ const GRACE: Duration = Duration::from_millis(250);
 /// --log FILE writes JSON Lines, one record per line crossing the tap, in
 /// the order seen:
 ///
-///   {"t_ms":MS,"dir":"command"|"event"|"stderr","n":N,"line":TEXT,
+///   {"t_ms":MS,"t_us":US,"dir":"command"|"event"|"stderr","n":N,"line":TEXT,
 ///    "verdict":V,"violations":[{"kind":K,"level":"error"|"note","message":M,...}]}
 ///
 /// and an event record, after "verdict", "answers":A,"turn":T: the `n` of
@@ -97,7 +103,9 @@ const GRACE: Duration = Duration::from_millis(250);
 /// turn, each `null` when there is none (and both for a line that is not
 /// an event, or one that fits no rule).
 ///
-/// N counts the lines of its direction from 1, blank lines included. TEXT
+/// MS and US are the time since the tap started, in whole milliseconds
+/// and microseconds (`t_us` is new: older logs have `t_ms` only). N
+/// counts the lines of its direction from 1, blank lines included. TEXT
 /// is the line without its LF (`"line_base64"` instead when it is not
 /// UTF-8; `"lf":false` after it when the stream ended without one; `null`
 /// for a line over the limit). V is, for a command line, `command`,
@@ -108,12 +116,17 @@ const GRACE: Duration = Duration::from_millis(250);
 /// `command_n`, `owed`, `got`, `stopped_at`. After the engine's exit, a record with the lines left
 /// unanswered:
 ///
-///   {"t_ms":MS,"dir":"exit","status":"exit N"|"signal N","code":C,"violations":[...]}
+///   {"t_ms":MS,"t_us":US,"dir":"exit","status":"exit N"|"signal N","code":C,"violations":[...]}
 ///
 /// and the summary:
 ///
-///   {"t_ms":MS,"dir":"summary","lines":{"command":A,"event":B,"stderr":C},
+///   {"t_ms":MS,"t_us":US,"dir":"summary","lines":{"command":A,"event":B,"stderr":C},
 ///    "violations":{KIND:COUNT,...},"status":"exit N"|"signal N","code":C}
+///
+/// A controller records its session in the same format, byte for byte but
+/// the times (`serve_command::v2::serve::Recorder`; its exit and summary
+/// say `"status":null,"code":null` when it does not know the engine's
+/// exit status).
 ///
 /// Exit status: the engine's (see above); 2 on a usage error or a log file
 /// that cannot be created, before the engine is started.
@@ -190,8 +203,11 @@ pub fn run(args: Tap, revision: Revision) -> output::Result<ExitCode> {
     // One judge for the three streams, on its own thread: a pump hands it
     // the lines of each read before it forwards them, so the judge sees a
     // refused line before the engine's answer to it, and forwards without
-    // waiting for the judgement.
+    // waiting for the judgement (the engine's stderr, which the judge
+    // passes on, excepted).
     let (to_judge, batches) = mpsc::sync_channel(IN_FLIGHT);
+    let gone = Arc::new(AtomicBool::new(false));
+    let stderr_gone = Arc::clone(&gone);
     let judge = std::thread::spawn(move || {
         let mut judge = Judge::new(max, log);
         for batch in batches {
@@ -207,6 +223,11 @@ pub fn run(args: Tap, revision: Revision) -> output::Result<ExitCode> {
                         );
                     }
                     judge.flush_log();
+                }
+                Batch::Stderr(bytes) => {
+                    if !judge.pass_stderr(&bytes) {
+                        stderr_gone.store(true, Ordering::Relaxed);
+                    }
                 }
                 Batch::Finish { said, code } => {
                     judge.finish(&said, code);
@@ -228,8 +249,16 @@ pub fn run(args: Tap, revision: Revision) -> output::Result<ExitCode> {
         pump(engine_out, io::stdout(), &shared, Dir::Event, max);
     });
     let shared = to_judge.clone();
+    // The engine's stderr is passed on by the judge, after the reports of
+    // the lines read before it: a controller keeping the end of the tap's
+    // stderr has the engine's last words after the tap's reports of what
+    // came before them, not buried under them.
+    let through_judge = ThroughJudge {
+        judge: to_judge.clone(),
+        gone,
+    };
     let stderr = std::thread::spawn(move || {
-        pump(engine_err, io::stderr(), &shared, Dir::Stderr, max);
+        pump(engine_err, through_judge, &shared, Dir::Stderr, max);
     });
     let _ = events.join();
     let _ = stderr.join();
@@ -237,7 +266,7 @@ pub fn run(args: Tap, revision: Revision) -> output::Result<ExitCode> {
         .wait()
         .map_err(|e| io_error("waiting for the engine", &e))?;
     let _ = commands_done.recv_timeout(GRACE);
-    let (said, code) = exit_of(status);
+    let (said, code) = exit_words(status);
     let _ = to_judge.send(Batch::Finish { said, code });
     let _ = judge.join();
     Ok(ExitCode::from(code))
@@ -251,8 +280,33 @@ enum Batch {
         bytes: Vec<u8>,
         parts: Vec<Part>,
     },
+    /// Bytes of the engine's stderr to pass on, once the lines before
+    /// them are judged.
+    Stderr(Vec<u8>),
     /// The engine has exited: the summary, and the judge's end.
     Finish { said: String, code: u8 },
+}
+
+/// The engine's stderr, passed on by the judge in the order read; fails
+/// once the tap's stderr has.
+struct ThroughJudge {
+    judge: SyncSender<Batch>,
+    gone: Arc<AtomicBool>,
+}
+
+impl Write for ThroughJudge {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        if self.gone.load(Ordering::Relaxed)
+            || self.judge.send(Batch::Stderr(bytes.to_vec())).is_err()
+        {
+            return Err(io::ErrorKind::BrokenPipe.into());
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// One line of a [`Batch`].
@@ -294,25 +348,6 @@ impl Gathered {
             parts: std::mem::take(&mut self.parts),
         });
     }
-}
-
-/// `exit N` or `signal N`, and the exit code that passes it on.
-fn exit_of(status: ExitStatus) -> (String, u8) {
-    if let Some(code) = status.code() {
-        return (
-            format!("exit {code}"),
-            u8::try_from(code & 0xff).unwrap_or(1),
-        );
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(signal) = status.signal() {
-            let code = u8::try_from(128 + signal).unwrap_or(255);
-            return (format!("signal {signal}"), code);
-        }
-    }
-    (status.to_string(), 1)
 }
 
 /// Copies `src` to `dst`, each line once it is complete, and hands the

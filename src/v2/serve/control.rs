@@ -7,7 +7,6 @@
 use super::controller_error::{ControllerError, Stopped, Unreadable};
 use super::engine::Decision;
 use super::model::{Attribution, Conversation};
-use super::record::Recorder;
 use super::reply::{
     Approval, CommandLine, Compaction, EventLine, Notice, Reply, Steered, Turn, TurnEnd, Waiting,
 };
@@ -36,6 +35,20 @@ pub(super) const GRACE: Duration = Duration::from_secs(2);
 
 /// How much of a last line cut short a [`Stopped`] keeps.
 const PARTIAL_KEEP: usize = 1024;
+
+/// Where a controller records its session: the workbench's
+/// [`Recorder`](super::Recorder), behind a trait so that the controller
+/// does not depend on the workbench.
+pub(crate) trait Sink: Send + Sync {
+    /// A command line as written.
+    fn command(&self, line: &[u8]);
+    /// A line of the engine's stdout; `lf`: it ended with one.
+    fn event(&self, line: &[u8], lf: bool);
+    /// A line of the engine's stderr; `lf`: it ended with one.
+    fn stderr(&self, line: &[u8], lf: bool);
+    /// The engine stopped, with this exit status if known.
+    fn finish(&self, status: Option<ExitStatus>);
+}
 
 /// An event for a waiting call, with what the model made of it.
 pub(super) type Answer = (Event, Attribution);
@@ -117,11 +130,11 @@ pub(super) struct State<D> {
     /// The last event of a turn or a compaction.
     work_seen: Instant,
     unread_bound: usize,
-    recorder: Option<Recorder>,
+    recorder: Option<Box<dyn Sink>>,
 }
 
 impl<D: Deliver> State<D> {
-    pub(super) fn new(unread_bound: usize, recorder: Option<Recorder>) -> State<D> {
+    pub(super) fn new(unread_bound: usize, recorder: Option<Box<dyn Sink>>) -> State<D> {
         State {
             conversation: Conversation::new(),
             waiters: HashMap::new(),
@@ -180,8 +193,8 @@ impl<D: Deliver> State<D> {
     }
 
     /// Where the session is recorded, if it is.
-    pub(super) fn recorder(&self) -> Option<&Recorder> {
-        self.recorder.as_ref()
+    pub(super) fn recorder(&self) -> Option<&dyn Sink> {
+        self.recorder.as_deref()
     }
 
     /// A line that was not written: nothing answers it.
@@ -264,8 +277,8 @@ impl<D: Deliver> State<D> {
         raw: &mut LineTee,
     ) {
         if let Some(recorder) = &self.recorder {
-            for line in raw.take_through(n) {
-                recorder.event(&line);
+            for (line, lf) in raw.take_through(n) {
+                recorder.event(&line, lf);
             }
         }
         for _ in 0..blanks {
@@ -317,6 +330,9 @@ impl<D: Deliver> State<D> {
     /// The engine stopped: every call still waiting fails with this (its
     /// receiver sees the channel close, and reads `stopped`).
     pub(super) fn stop(&mut self, end: End) {
+        if let Some(recorder) = &self.recorder {
+            recorder.finish(end.status);
+        }
         let stopped = self.stopped_now(end);
         self.stopped = Some(Arc::new(stopped));
         self.waiters.clear();
@@ -465,7 +481,7 @@ pub(super) struct LineTee {
     /// Whether the current line has any byte.
     open: bool,
     /// Lines ended, not yet taken, with their number.
-    lines: VecDeque<(u64, Vec<u8>)>,
+    lines: VecDeque<(u64, Vec<u8>, bool)>,
     ended: u64,
     /// A last line cut short, once taken for the recording.
     cut: Option<Vec<u8>>,
@@ -499,7 +515,7 @@ impl LineTee {
                 self.ended += 1;
                 let line = std::mem::take(&mut self.current);
                 if self.keep {
-                    self.lines.push_back((self.ended, line));
+                    self.lines.push_back((self.ended, line, true));
                 }
                 self.open = false;
                 chunk = &chunk[body.len() + 1..];
@@ -511,17 +527,17 @@ impl LineTee {
 
     /// The lines up to line `n` (a last line cut short included, once the
     /// reader has ended it).
-    fn take_through(&mut self, n: u64) -> Vec<Vec<u8>> {
+    fn take_through(&mut self, n: u64) -> Vec<(Vec<u8>, bool)> {
         if self.keep && self.open && self.ended < n {
             self.ended += 1;
             self.open = false;
             let line = std::mem::take(&mut self.current);
             self.cut = Some(line[..line.len().min(PARTIAL_KEEP)].to_vec());
-            self.lines.push_back((self.ended, line));
+            self.lines.push_back((self.ended, line, false));
         }
         let mut taken = Vec::new();
-        while self.lines.front().is_some_and(|(k, _)| *k <= n) {
-            taken.extend(self.lines.pop_front().map(|(_, line)| line));
+        while self.lines.front().is_some_and(|(k, ..)| *k <= n) {
+            taken.extend(self.lines.pop_front().map(|(_, line, lf)| (line, lf)));
         }
         taken
     }
@@ -547,7 +563,7 @@ pub(super) struct StderrTail {
 
 impl StderrTail {
     /// Bytes read from the engine's stderr.
-    pub(super) fn saw(&mut self, bytes: &[u8], recorder: Option<&Recorder>) {
+    pub(super) fn saw(&mut self, bytes: &[u8], recorder: Option<&dyn Sink>) {
         self.tail.extend_from_slice(bytes);
         let excess = self.tail.len().saturating_sub(STDERR_TAIL);
         self.tail.drain(..excess);
@@ -555,7 +571,7 @@ impl StderrTail {
         let mut rest = bytes;
         while let Some(i) = memchr::memchr(b'\n', rest) {
             self.line.extend_from_slice(&rest[..i]);
-            recorder.stderr(&self.line);
+            recorder.stderr(&self.line, true);
             self.line.clear();
             rest = &rest[i + 1..];
         }
@@ -564,9 +580,9 @@ impl StderrTail {
     }
 
     /// At its end: the tail, lossy UTF-8 (a last line with no LF recorded).
-    pub(super) fn finish(&mut self, recorder: Option<&Recorder>) -> String {
+    pub(super) fn finish(&mut self, recorder: Option<&dyn Sink>) -> String {
         if let (Some(recorder), false) = (recorder, self.line.is_empty()) {
-            recorder.stderr(&self.line);
+            recorder.stderr(&self.line, false);
             self.line.clear();
         }
         String::from_utf8_lossy(&self.tail).into_owned()

@@ -25,14 +25,25 @@
 //! state machine on tokio, for a `TokioEngine` whose turn is async. Every
 //! event either loop writes is attributed by [`Conversation`] as the
 //! controller's table says (tests/v2_engine_loop.rs holds them together).
+//!
+//! `Recorder` (feature `workbench`) writes a session, both ways with
+//! times, in the log format of `serve-command tap --log`, which
+//! `serve-command trace` reads.
+//!
+//! [`pipe`] attaches an engine in process: an in-memory one-way pipe whose
+//! end closes when it is dropped, so [`Controller::close`] ends the
+//! engine's input and the engine's return ends the controller's.
 
-mod control;
+pub(crate) mod control;
 mod controller;
 mod controller_error;
 mod engine;
 mod engine_loop;
 mod model;
-mod record;
+mod pipe;
+#[cfg(feature = "workbench")]
+#[doc(hidden)]
+pub mod record;
 mod reply;
 #[cfg(feature = "tokio")]
 mod tokio_controller;
@@ -48,7 +59,9 @@ pub use self::engine::{
 };
 pub use self::engine_loop::{EngineLoop, GOAL_AUTO_CONTINUE_MAX_TURNS};
 pub use self::model::{Attribution, Conversation, Owed};
-pub use self::record::Recorder;
+pub use self::pipe::{pipe, PipeReader, PipeWriter};
+#[cfg(feature = "workbench")]
+pub use self::record::{Direction, Recorder};
 pub use self::reply::{
     Approval, CommandLine, Compaction, EventLine, Limits, Notice, Options, Reply, Steered, Turn,
     TurnEnd, Waiting,

@@ -1,37 +1,651 @@
-//! PLACEHOLDER until the helper's Recorder lands.
+//! A session's recording: every line that crossed between a controller and
+//! an engine, both ways, with its time, in the log format of
+//! `serve-command tap --log` (which `serve-command trace` reads).
+//!
+//! [`Recorder`] is fed the lines by whoever sees them cross (a
+//! controller); the tap feeds the same judgement ([`Log`], one piece of
+//! code for both) and writes the same records, byte for byte but the
+//! times.
 
+use crate::v2::serve::{Attribution, Conversation};
+use crate::v2::DEFAULT_MAX_LINE_LEN;
+use crate::workbench::{Detail, Kind, Monitor, Violation};
+use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Write;
-use std::sync::Mutex;
+use std::io::{self, Write};
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
-/// Records a session.
+/// Which way a line crossed: a record's `dir`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// The controller's line, to the engine's stdin (`"dir":"command"`).
+    Command,
+    /// The engine's stdout line, to the controller (`"dir":"event"`).
+    Event,
+    /// The engine's stderr line (`"dir":"stderr"`).
+    Stderr,
+}
+
+impl Direction {
+    /// The record's `dir`: `command`, `event` or `stderr`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Command => "command",
+            Direction::Event => "event",
+            Direction::Stderr => "stderr",
+        }
+    }
+}
+
+/// Writes a session's recording: every line that crosses between a
+/// controller and an engine, both ways, with its time, one JSON record per
+/// line, in the log format of `serve-command tap --log` (the tap's help
+/// gives every field; `serve-command trace` reads it). For the same lines
+/// the records are byte for byte the tap's but for their times (`t_ms`,
+/// `t_us`: milliseconds and microseconds since the recorder was made): the
+/// same judgement (each line's `verdict` and `violations`, each event's
+/// `answers` and `turn`), the same escaping (`line_base64` for a line that
+/// is not UTF-8) and the same `"line":null` for a line over the limit.
+///
+/// Its methods take `&self` and it is `Send + Sync`: a controller's writer
+/// and its reader threads record into one. Feed it the lines in the order
+/// they cross (a refused command line before the `command_error` that
+/// answers it); each line's numbers (`n`, per direction, from 1, blank
+/// lines counted) are its place in its direction, as the tap numbers them.
+///
+/// Each record is written whole with one `write_all`, then the writer is
+/// flushed, so a recording cut short (the process killed) still reads
+/// through `trace` up to its last record. Recording blocks on nothing but
+/// the writer: when a write fails, the first error is kept
+/// ([`Recorder::error`]) and nothing more is written; no call panics.
+///
+/// Feature `workbench`: the judgement is the workbench's `Monitor`.
+///
+/// ```
+/// use serve_command::v2::serve::Recorder;
+/// use std::sync::{Arc, Mutex};
+///
+/// #[derive(Clone, Default)]
+/// struct Shared(Arc<Mutex<Vec<u8>>>);
+/// impl std::io::Write for Shared {
+///     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+///         self.0.lock().unwrap().write(buf)
+///     }
+///     fn flush(&mut self) -> std::io::Result<()> {
+///         Ok(())
+///     }
+/// }
+///
+/// let file = Shared::default();
+/// let recorder = Recorder::new(file.clone());
+/// recorder.command(b"{\"command\":\"jobs_snapshot\",\"request_id\":\"j1\"}\n");
+/// recorder.event(b"{\"event\":\"jobs_snapshot\",\"request_id\":\"j1\",\"jobs\":[]}");
+/// recorder.finish(None);
+/// assert!(recorder.error().is_none());
+/// let log = String::from_utf8(file.0.lock().unwrap().clone()).unwrap();
+/// let event = log.lines().nth(1).unwrap();
+/// assert!(event.starts_with("{\"t_ms\":"));
+/// assert!(event.ends_with(
+///     r#""dir":"event","n":1,"line":"{\"event\":\"jobs_snapshot\",\"request_id\":\"j1\",\"jobs\":[]}","verdict":"event","answers":1,"turn":null,"violations":[]}"#
+/// ));
+/// ```
 pub struct Recorder {
-    out: Mutex<Box<dyn Write + Send>>,
+    inner: Mutex<Inner>,
+}
+
+struct Inner {
+    log: Log,
+    /// `None` once a write has failed, or the recording is finished.
+    out: Option<Box<dyn Write + Send>>,
+    error: Option<Arc<io::Error>>,
+    /// A line and its LF, as the judgement takes it.
+    line: Vec<u8>,
+}
+
+impl Recorder {
+    /// A recorder writing to `writer`, for an engine that reads lines of
+    /// at most [`DEFAULT_MAX_LINE_LEN`] bytes; its clock starts now.
+    pub fn new(writer: impl Write + Send + 'static) -> Recorder {
+        Recorder::with_max_line_len(writer, DEFAULT_MAX_LINE_LEN)
+    }
+
+    /// A recorder writing to `writer`, for an engine that reads lines of
+    /// at most `max` bytes (LF excluded; `tap --max-line-len`): a longer
+    /// line is recorded as the tap records it, `"line":null`, a command
+    /// line refused. Its clock starts now.
+    pub fn with_max_line_len(writer: impl Write + Send + 'static, max: usize) -> Recorder {
+        Recorder {
+            inner: Mutex::new(Inner {
+                log: Log::new(max, true),
+                out: Some(Box::new(writer)),
+                error: None,
+                line: Vec::new(),
+            }),
+        }
+    }
+
+    /// Records a command line as the controller wrote it, its LF included
+    /// or not: a line either way (bytes holding more than one line are
+    /// recorded as their lines).
+    pub fn command(&self, line: &[u8]) {
+        self.lines(Direction::Command, line);
+    }
+
+    /// Records a line of the engine's stdout as read, without its LF (one
+    /// at its end is dropped): blank lines too, each is numbered.
+    pub fn event(&self, line: &[u8]) {
+        self.lines(Direction::Event, line);
+    }
+
+    /// Records a line of the engine's stderr, without its LF (one at its
+    /// end is dropped).
+    pub fn stderr(&self, line: &[u8]) {
+        self.lines(Direction::Stderr, line);
+    }
+
+    /// Records the last line of `direction` when its stream ended without a
+    /// LF after it (the engine died mid-line): `"lf":false`.
+    pub fn unterminated(&self, direction: Direction, line: &[u8]) {
+        let mut inner = lock(&self.inner);
+        if inner.out.is_none() {
+            return;
+        }
+        let piece = if line.len() > inner.log.max {
+            Piece::TooLong
+        } else {
+            Piece::Line(line)
+        };
+        let record = inner.log.line(direction, piece).record;
+        let record = record.to_vec();
+        inner.write(&record);
+    }
+
+    /// Ends the recording once the engine has stopped, with what the tap
+    /// writes then: the `exit` record (the refused lines it never
+    /// answered) and the `summary`. `status` is the engine's exit status:
+    /// `None` when it is not known (an engine attached to rather than
+    /// spawned, or one still running), written `"status":null,"code":null`.
+    /// Nothing is recorded after it. A recording never finished (cut
+    /// short) reads through `trace` all the same.
+    pub fn finish(&self, status: Option<ExitStatus>) {
+        let mut inner = lock(&self.inner);
+        if inner.out.is_none() {
+            return;
+        }
+        let said = status.map(exit_words);
+        let record = inner
+            .log
+            .finish(said.as_ref().map(|(s, code)| (s.as_str(), *code)))
+            .record
+            .to_vec();
+        inner.write(&record);
+        inner.out = None;
+    }
+
+    /// The first error writing the recording; after it nothing more was
+    /// written.
+    #[must_use]
+    pub fn error(&self) -> Option<Arc<io::Error>> {
+        lock(&self.inner).error.clone()
+    }
+
+    fn lines(&self, direction: Direction, bytes: &[u8]) {
+        let mut inner = lock(&self.inner);
+        if inner.out.is_none() {
+            return;
+        }
+        let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        for text in bytes.split(|&b| b == b'\n') {
+            inner.line(direction, text);
+        }
+    }
+}
+
+impl Inner {
+    /// Records `text`, a whole line without its LF.
+    fn line(&mut self, direction: Direction, text: &[u8]) {
+        let mut line = std::mem::take(&mut self.line);
+        let piece = if text.len() > self.log.max {
+            Piece::TooLong
+        } else {
+            line.clear();
+            line.extend_from_slice(text);
+            line.push(b'\n');
+            Piece::Line(&line)
+        };
+        // The record is built in the log's buffer; `out` is another field.
+        let record = self.log.line(direction, piece).record;
+        if let Some(out) = &mut self.out {
+            if let Err(e) = out.write_all(record).and_then(|()| out.flush()) {
+                self.out = None;
+                self.error = Some(Arc::new(e));
+            }
+        }
+        self.line = line;
+    }
+
+    fn write(&mut self, record: &[u8]) {
+        if let Some(out) = &mut self.out {
+            if let Err(e) = out.write_all(record).and_then(|()| out.flush()) {
+                self.out = None;
+                self.error = Some(Arc::new(e));
+            }
+        }
+    }
 }
 
 impl fmt::Debug for Recorder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Recorder").finish_non_exhaustive()
+        let inner = lock(&self.inner);
+        let (commands, events) = inner.log.monitor.lines();
+        f.debug_struct("Recorder")
+            .field("commands", &commands)
+            .field("events", &events)
+            .field("stderr", &inner.log.stderr_lines)
+            .field("writing", &inner.out.is_some())
+            .field("error", &inner.error)
+            .finish_non_exhaustive()
     }
 }
 
-impl Recorder {
-    /// New.
-    pub fn new(writer: impl Write + Send + 'static) -> Recorder {
-        Recorder {
-            out: Mutex::new(Box::new(writer)),
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// `exit N` or `signal N` (a record's `status`), and the exit code that
+/// passes it on (128 + N for a signal, as a shell says it).
+#[doc(hidden)]
+#[must_use]
+pub fn exit_words(status: ExitStatus) -> (String, u8) {
+    if let Some(code) = status.code() {
+        return (
+            format!("exit {code}"),
+            u8::try_from(code & 0xff).unwrap_or(1),
+        );
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            let code = u8::try_from(128 + signal).unwrap_or(255);
+            return (format!("signal {signal}"), code);
         }
     }
-    /// A command line.
-    pub fn command(&self, line: &[u8]) {
-        let _ = self.out.lock().map(|mut o| o.write_all(line));
+    (status.to_string(), 1)
+}
+
+/// One line as the log takes it.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub enum Piece<'a> {
+    /// A whole line, its LF included (absent only on the last line of a
+    /// stream).
+    Line(&'a [u8]),
+    /// A line longer than the limit, not held: `"line":null`.
+    TooLong,
+}
+
+/// What [`Log::line`] and [`Log::finish`] found, and the records they
+/// built.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Logged<'a> {
+    /// The line's number in its direction; 0 for the end.
+    pub n: u64,
+    /// What the line shows, in the order the record lists them.
+    pub violations: &'a [Violation],
+    /// Why an event fits no rule of the serve loop, when it does not and
+    /// the violations do not say so already (its `unattributed` violation,
+    /// last in the record).
+    pub unattributed: Option<&'a str>,
+    /// The record (for the end, the `exit` and `summary` records), LF
+    /// ended; empty when the log builds none.
+    pub record: &'a [u8],
+}
+
+/// The records of a session, a line at a time: the judgement
+/// (`workbench::Monitor`), the attribution (`Conversation`), the counts,
+/// and each record's bytes. The one writer of the log format, shared by
+/// `serve-command tap --log` and [`Recorder`]; public for the CLI, not
+/// part of the crate's API.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Log {
+    start: Instant,
+    max: usize,
+    monitor: Monitor,
+    conversation: Conversation,
+    stderr_lines: u64,
+    /// Violations by kind.
+    counts: BTreeMap<&'static str, u64>,
+    errors: u64,
+    notes: u64,
+    /// Build records (not for a tap with no `--log`).
+    records: bool,
+    /// The last line's violations.
+    found: Vec<Violation>,
+    unattributed: Option<String>,
+    /// The last record(s), in a buffer kept from line to line: no
+    /// allocation per line once it has grown to the longest.
+    record: Vec<u8>,
+}
+
+impl Log {
+    /// A log for an engine reading lines of at most `max` bytes; its clock
+    /// starts now. With `records` false it only judges and counts.
+    #[must_use]
+    pub fn new(max: usize, records: bool) -> Log {
+        Log {
+            start: Instant::now(),
+            max,
+            monitor: Monitor::with_max_line_len(max),
+            conversation: Conversation::new(),
+            stderr_lines: 0,
+            counts: BTreeMap::new(),
+            errors: 0,
+            notes: 0,
+            records,
+            found: Vec::new(),
+            unattributed: None,
+            record: Vec::new(),
+        }
     }
-    /// An event line.
-    pub fn event(&self, line: &[u8]) {
-        let _ = self.out.lock().map(|mut o| o.write_all(line));
+
+    /// Judges one line of `direction`, counts what it shows and builds its
+    /// record.
+    pub fn line(&mut self, direction: Direction, piece: Piece<'_>) -> Logged<'_> {
+        let mut attribution = None;
+        let judged = match (direction, piece) {
+            (Direction::Command, Piece::Line(bytes)) => {
+                self.conversation.command(bytes);
+                self.monitor.command(bytes)
+            }
+            (Direction::Command, Piece::TooLong) => {
+                // Refused, and the engine reads no further: what the model
+                // does with a line that is not JSON.
+                self.conversation.command(NOT_JSON);
+                self.monitor.command_too_long()
+            }
+            (Direction::Event, Piece::Line(bytes)) => {
+                attribution = Some(self.conversation.event(bytes));
+                self.monitor.event(bytes)
+            }
+            (Direction::Event, Piece::TooLong) => {
+                // Not an event: counted, attributed to nothing.
+                attribution = Some(self.conversation.event(b""));
+                self.monitor.event_too_long()
+            }
+            (Direction::Stderr, _) => {
+                self.stderr_lines += 1;
+                self.found.clear();
+                self.unattributed = None;
+                let n = self.stderr_lines;
+                self.build("stderr", n, Some(piece), "text", None, "");
+                return self.logged(n);
+            }
+        };
+        self.found = judged.violations;
+        // An event that fits no rule of the serve loop, unless the monitor
+        // has said why already: a `command_error` or a reply to a line the
+        // engine owes nothing is its `unexpected_answer` or `still_reading`.
+        self.unattributed = attribution
+            .as_ref()
+            .and_then(|a| a.violation.clone())
+            .filter(|_| {
+                !self
+                    .found
+                    .iter()
+                    .any(|v| matches!(v.kind(), Kind::UnexpectedAnswer | Kind::StillReading))
+            });
+        self.count();
+        self.build(
+            direction.as_str(),
+            judged.n,
+            Some(piece),
+            judged.verdict.as_str(),
+            attribution.as_ref(),
+            "",
+        );
+        self.logged(judged.n)
     }
-    /// A stderr line.
-    pub fn stderr(&self, line: &[u8]) {
-        let _ = self.out.lock().map(|mut o| o.write_all(line));
+
+    /// The engine has stopped with `status` (`exit N` or `signal N`, and
+    /// the exit code that passes it on; `None` when not known): what it
+    /// still owed (the `exit` record), then the `summary`.
+    pub fn finish(&mut self, status: Option<(&str, u8)>) -> Logged<'_> {
+        self.found = self.monitor.finish();
+        self.unattributed = None;
+        self.count();
+        let (status, code) = match status {
+            Some((status, code)) => (json(status), code.to_string()),
+            None => ("null".to_owned(), "null".to_owned()),
+        };
+        let extra = format!(",\"status\":{status},\"code\":{code}");
+        self.build("exit", 0, None, "", None, &extra);
+        if self.records {
+            let mut by_kind = String::new();
+            for (kind, count) in &self.counts {
+                let comma = if by_kind.is_empty() { "" } else { "," };
+                by_kind += &format!("{comma}{}:{count}", json(kind));
+            }
+            let (commands, events) = self.monitor.lines();
+            let stderr = self.stderr_lines;
+            self.time();
+            // Writes to a `Vec` cannot fail.
+            let _ = writeln!(
+                self.record,
+                ",\"dir\":\"summary\",\"lines\":{{\"command\":{commands},\"event\":{events},\"stderr\":{stderr}}},\"violations\":{{{by_kind}}},\"status\":{status},\"code\":{code}}}",
+            );
+        }
+        self.logged(0)
+    }
+
+    /// Lines judged so far: commands, events, stderr.
+    #[must_use]
+    pub fn lines(&self) -> (u64, u64, u64) {
+        let (commands, events) = self.monitor.lines();
+        (commands, events, self.stderr_lines)
+    }
+
+    /// Violations so far by kind (`unattributed` included), in the order of
+    /// their names.
+    #[must_use]
+    pub fn counts(&self) -> &BTreeMap<&'static str, u64> {
+        &self.counts
+    }
+
+    /// Violations so far that are errors, and that are notes.
+    #[must_use]
+    pub fn errors_and_notes(&self) -> (u64, u64) {
+        (self.errors, self.notes)
+    }
+
+    fn logged(&self, n: u64) -> Logged<'_> {
+        Logged {
+            n,
+            violations: &self.found,
+            unattributed: self.unattributed.as_deref(),
+            record: &self.record,
+        }
+    }
+
+    fn count(&mut self) {
+        for v in &self.found {
+            *self.counts.entry(v.kind().as_str()).or_default() += 1;
+            if v.kind().is_note() {
+                self.notes += 1;
+            } else {
+                self.errors += 1;
+            }
+        }
+        if self.unattributed.is_some() {
+            *self.counts.entry(UNATTRIBUTED).or_default() += 1;
+            self.errors += 1;
+        }
+    }
+
+    /// Starts a record in the buffer: `{"t_ms":MS,"t_us":US`.
+    fn time(&mut self) {
+        let t = self.start.elapsed();
+        // Writes to a `Vec` cannot fail.
+        let _ = write!(
+            self.record,
+            "{{\"t_ms\":{},\"t_us\":{}",
+            t.as_millis(),
+            t.as_micros()
+        );
+    }
+
+    /// The record of a line (`piece`) or of the end (none), with the
+    /// violations found; an event line's carries its `attribution`.
+    fn build(
+        &mut self,
+        dir: &str,
+        n: u64,
+        piece: Option<Piece<'_>>,
+        verdict: &str,
+        attribution: Option<&Attribution>,
+        extra: &str,
+    ) {
+        self.record.clear();
+        if !self.records {
+            return;
+        }
+        self.time();
+        let r = &mut self.record;
+        // Writes to a `Vec` cannot fail.
+        let _ = write!(r, ",\"dir\":\"{dir}\"");
+        if let Some(piece) = piece {
+            let _ = write!(r, ",\"n\":{n}");
+            match piece {
+                Piece::Line(bytes) => {
+                    let (text, lf) = match bytes.strip_suffix(b"\n") {
+                        Some(text) => (text, true),
+                        None => (bytes, false),
+                    };
+                    match std::str::from_utf8(text) {
+                        Ok(text) => {
+                            r.extend_from_slice(b",\"line\":");
+                            json_to(r, text);
+                        }
+                        Err(_) => {
+                            use base64::Engine;
+                            r.extend_from_slice(b",\"line_base64\":\"");
+                            r.extend_from_slice(
+                                base64::engine::general_purpose::STANDARD
+                                    .encode(text)
+                                    .as_bytes(),
+                            );
+                            r.push(b'"');
+                        }
+                    }
+                    if !lf {
+                        r.extend_from_slice(b",\"lf\":false");
+                    }
+                }
+                Piece::TooLong => r.extend_from_slice(b",\"line\":null"),
+            }
+            let _ = write!(r, ",\"verdict\":\"{verdict}\"");
+        }
+        if let Some(a) = attribution {
+            r.extend_from_slice(b",\"answers\":");
+            number_or_null(r, a.answers);
+            r.extend_from_slice(b",\"turn\":");
+            number_or_null(r, a.turn);
+        }
+        r.extend_from_slice(extra.as_bytes());
+        r.extend_from_slice(b",\"violations\":[");
+        for (i, v) in self.found.iter().enumerate() {
+            let level = if v.kind().is_note() { "note" } else { "error" };
+            let comma = if i == 0 { "" } else { "," };
+            let _ = write!(
+                r,
+                "{comma}{{\"kind\":\"{}\",\"level\":\"{level}\",\"message\":",
+                v.kind().as_str()
+            );
+            json_to(r, v.message());
+            for (key, detail) in v.details() {
+                r.push(b',');
+                json_to(r, key);
+                r.push(b':');
+                match detail {
+                    Detail::Text(text) => json_to(r, text),
+                    Detail::Number(n) => {
+                        let _ = write!(r, "{n}");
+                    }
+                }
+            }
+            r.push(b'}');
+        }
+        if let Some(reason) = &self.unattributed {
+            let comma = if self.found.is_empty() { "" } else { "," };
+            let _ = write!(
+                r,
+                "{comma}{{\"kind\":\"{UNATTRIBUTED}\",\"level\":\"error\",\"message\":"
+            );
+            json_to(r, &format!("attributed to nothing: {reason}"));
+            r.extend_from_slice(b",\"reason\":");
+            json_to(r, reason);
+            r.push(b'}');
+        }
+        r.extend_from_slice(b"]}\n");
+    }
+}
+
+/// The violation kind of an event that fits no rule of the serve loop.
+const UNATTRIBUTED: &str = "unattributed";
+
+/// A line the model reads as not JSON: what a command line over the limit
+/// is to the engine (refused, and the end of its reading).
+const NOT_JSON: &[u8] = b"x";
+
+/// `n`, or `null`.
+fn number_or_null(out: &mut Vec<u8>, n: Option<u64>) {
+    match n {
+        // Writes to a `Vec` cannot fail.
+        Some(n) => {
+            let _ = write!(out, "{n}");
+        }
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// A JSON string.
+fn json(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// `s` as a JSON string, appended to `out`.
+fn json_to(out: &mut Vec<u8>, s: &str) {
+    // Writing to a `Vec` cannot fail.
+    let _ = serde_json::to_writer(out, s);
+}
+
+impl crate::v2::serve::control::Sink for Recorder {
+    fn command(&self, line: &[u8]) {
+        Recorder::command(self, line);
+    }
+
+    fn event(&self, line: &[u8], lf: bool) {
+        if lf {
+            Recorder::event(self, line);
+        } else {
+            self.unterminated(Direction::Event, line);
+        }
+    }
+
+    fn stderr(&self, line: &[u8], lf: bool) {
+        if lf {
+            Recorder::stderr(self, line);
+        } else {
+            self.unterminated(Direction::Stderr, line);
+        }
+    }
+
+    fn finish(&self, status: Option<ExitStatus>) {
+        Recorder::finish(self, status);
     }
 }

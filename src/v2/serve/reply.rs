@@ -2,8 +2,8 @@
 //! notices, and the limits that bound every wait. Shared by the blocking
 //! and the tokio controller.
 
+use super::control::Sink;
 use super::model::Attribution;
-use super::record::Recorder;
 use crate::v2::{Event, EventReadError, JobRecord, JobStopOutcome, PredictionOutcome, Usage};
 use std::fmt;
 use std::time::Duration;
@@ -128,28 +128,40 @@ impl Limits {
     }
 }
 
-/// How a controller is set up: its [`Limits`] and where it records its
-/// session.
+/// How a controller is set up: its [`Limits`], and (feature `workbench`)
+/// where it records its session.
 ///
 /// ```no_run
+/// # #[cfg(feature = "workbench")]
+/// # fn main() -> std::io::Result<()> {
 /// use serve_command::v2::serve::{Controller, Limits, Options, Recorder};
 /// use std::time::Duration;
 ///
-/// # fn main() -> std::io::Result<()> {
 /// let options = Options::default()
 ///     .limits(Limits::default().answer(Duration::from_secs(5)))
 ///     .record(Recorder::new(std::fs::File::create("session.log")?));
 /// let engine = Controller::spawn_with(&mut std::process::Command::new("my-engine"), options)?;
 /// # Ok(())
 /// # }
+/// # #[cfg(not(feature = "workbench"))]
+/// # fn main() {}
 /// ```
-#[derive(Debug, Default)]
+#[derive(Default)]
 #[non_exhaustive]
 pub struct Options {
     /// The limits of every call.
     pub limits: Limits,
-    /// Where both directions are recorded, in the tap's log format.
-    pub recording: Option<Recorder>,
+    /// Where both directions are recorded.
+    pub(super) recording: Option<Box<dyn Sink>>,
+}
+
+impl fmt::Debug for Options {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Options")
+            .field("limits", &self.limits)
+            .field("recording", &self.recording.is_some())
+            .finish()
+    }
 }
 
 impl Options {
@@ -160,10 +172,14 @@ impl Options {
         self
     }
 
-    /// These options recording the session to `recorder`.
+    /// These options recording the session to `recorder`, in the log
+    /// format of `serve-command tap --log` (`serve-command trace` reads
+    /// it): each line as it crosses, in the order the controller's model
+    /// takes them, so `trace` attributes every event as the controller did.
+    #[cfg(feature = "workbench")]
     #[must_use]
-    pub fn record(mut self, recorder: Recorder) -> Options {
-        self.recording = Some(recorder);
+    pub fn record(mut self, recorder: super::Recorder) -> Options {
+        self.recording = Some(Box::new(recorder));
         self
     }
 }
