@@ -104,7 +104,17 @@ fn the_recorder_writes_the_taps_records_for_the_same_lines() {
         LONG_EVENT.as_bytes(),
         br#"{"event":"agent_finished","answer":"done"}"#,
     ];
-    let stderr: [&[u8]; 2] = [b"engine: starting", b"\xfe engine: not UTF-8"];
+    // At the limit, and one byte over it.
+    let (full_stderr, long_stderr) = (
+        format!("engine: {}", "w".repeat(56)),
+        format!("engine: {}", "z".repeat(57)),
+    );
+    let stderr: [&[u8]; 4] = [
+        b"engine: starting",
+        b"\xfe engine: not UTF-8",
+        full_stderr.as_bytes(),
+        long_stderr.as_bytes(),
+    ];
     let last_stderr: &[u8] = b"engine: bye";
 
     // Through the tap: an engine that reads every command, then writes its
@@ -154,29 +164,48 @@ fn the_recorder_writes_the_taps_records_for_the_same_lines() {
     assert_eq!(out.status.code(), Some(3));
     let tapped = std::fs::read_to_string(&log).unwrap();
 
-    // Through a recorder, fed as a controller sees the lines cross.
-    let file = Shared::default();
-    let recorder = Recorder::with_max_line_len(file.clone(), 64);
-    let (last_command, commands) = commands.split_last().unwrap();
-    for line in commands {
-        recorder.command(line);
-    }
-    recorder.unterminated(Direction::Command, last_command);
-    for line in stderr {
-        recorder.stderr(line);
-    }
-    let (last_event, events) = events.split_last().unwrap();
-    for line in events {
-        recorder.event(line);
-    }
-    recorder.unterminated(Direction::Event, last_event);
-    recorder.unterminated(Direction::Stderr, last_stderr);
-    recorder.finish(Some(ExitStatus::from_raw(3 << 8)));
-    assert!(recorder.error().is_none());
+    // Through a recorder, fed as a controller sees the lines cross: the
+    // engine's stderr a line at a time, or (`chunked`) as read, a few bytes
+    // at a time.
+    let record = |chunked: bool| {
+        let file = Shared::default();
+        let recorder = Recorder::with_max_line_len(file.clone(), 64);
+        let (last_command, commands) = commands.split_last().unwrap();
+        for line in commands {
+            recorder.command(line);
+        }
+        recorder.unterminated(Direction::Command, last_command);
+        if chunked {
+            for chunk in lines(&stderr, true).chunks(3) {
+                recorder.stderr_bytes(chunk);
+            }
+        } else {
+            for line in stderr {
+                recorder.stderr(line);
+            }
+        }
+        let (last_event, events) = events.split_last().unwrap();
+        for line in events {
+            recorder.event(line);
+        }
+        recorder.unterminated(Direction::Event, last_event);
+        if chunked {
+            for chunk in last_stderr.chunks(3) {
+                recorder.stderr_bytes(chunk);
+            }
+        } else {
+            recorder.unterminated(Direction::Stderr, last_stderr);
+        }
+        recorder.finish(Some(ExitStatus::from_raw(3 << 8)));
+        assert!(recorder.error().is_none());
+        untimed(&file.text())
+    };
 
-    let (tapped, recorded) = (untimed(&tapped), untimed(&file.text()));
-    assert_eq!(tapped.len(), 8 + 8 + 3 + 2, "{tapped:#?}");
+    let tapped = untimed(&tapped);
+    assert_eq!(tapped.len(), 8 + 8 + 5 + 2, "{tapped:#?}");
+    let recorded = record(false);
     assert_eq!(recorded, tapped);
+    assert_eq!(record(true), tapped);
     // What the comparison covers.
     for needle in [
         r#""line_base64":"//4gYmluYXJ5""#,
@@ -184,10 +213,12 @@ fn the_recorder_writes_the_taps_records_for_the_same_lines() {
         r#""line":null,"verdict":"not_event""#,
         r#""lf":false,"verdict":"unread""#,
         r#""lf":false,"verdict":"event","answers":null,"turn":1"#,
-        r#""dir":"stderr","n":3,"line":"engine: bye","lf":false"#,
+        r#""dir":"stderr","n":3,"line":"engine: wwww"#,
+        r#""dir":"stderr","n":4,"line":null,"verdict":"text""#,
+        r#""dir":"stderr","n":5,"line":"engine: bye","lf":false"#,
         r#""answers":4,"turn":null"#,
         r#""dir":"exit","status":"exit 3","code":3,"violations":[{"kind":"unanswered""#,
-        r#""dir":"summary","lines":{"command":8,"event":8,"stderr":3}"#,
+        r#""dir":"summary","lines":{"command":8,"event":8,"stderr":5}"#,
     ] {
         assert!(
             recorded.iter().any(|r| r.contains(needle)),
