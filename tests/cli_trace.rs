@@ -414,7 +414,8 @@ owed:
 fn a_tap_logs_records_are_read_as_the_tap_writes_them() {
     // `line_base64` for bytes that are not UTF-8, `line: null` for a line
     // over the tap's limit (a command: refused, and the end of the
-    // engine's reading), `lf`, and records of other kinds skipped.
+    // engine's reading), `lf`, and records of other kinds skipped. Written
+    // as older taps wrote it, with `t_ms` only.
     let log = concat!(
         r#"{"t_ms":0,"dir":"command","n":1,"line":"{\"command\":\"prompt\",\"content\":\"\u00e9\"}","verdict":"command","violations":[]}"#,
         "\n",
@@ -447,6 +448,20 @@ owed:
   a command_error to refused command 2
   the end of the work of command 1
 "#
+    );
+    // The same log as the tap writes it since it added microseconds reads
+    // alike.
+    let mut with_us = log.to_owned();
+    for ms in 0..4 {
+        with_us = with_us.replace(
+            &format!("{{\"t_ms\":{ms},"),
+            &format!("{{\"t_ms\":{ms},\"t_us\":{},", ms * 1000 + 17),
+        );
+    }
+    assert_eq!(with_us.matches("\"t_us\"").count(), 9, "{with_us}");
+    assert_eq!(
+        stdout_of(&["trace", "-"], with_us.as_bytes(), 0),
+        stdout_of(&["trace", "-"], log.as_bytes(), 0),
     );
     let dir = std::env::temp_dir().join(format!("serve-command-trace-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

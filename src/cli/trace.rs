@@ -24,14 +24,19 @@ const SHORT: usize = 40;
 ///
 /// Reads LOG (stdin for none, or `-`), JSON Lines records of the lines
 /// that crossed between a controller and an engine, in the order they
-/// crossed: `serve-command tap --log` writes one. Each record is an object
-/// with "dir" and, for "command" (the controller's lines) and "event" (the
-/// engine's stdout), the line: "line" (its text without LF; `null` for a
-/// line over the tap's limit) or "line_base64" (its bytes in base64). An
-/// "n", when present, must be the record's place among its direction's
-/// records (from 1): a log with records left out cannot be attributed.
+/// crossed: `serve-command tap --log` writes one, and so does a
+/// controller's `serve_command::v2::serve::Recorder`. Each record is an
+/// object with "dir" and, for "command" (the controller's lines) and
+/// "event" (the engine's stdout), the line: "line" (its text without LF;
+/// `null` for a line over the tap's limit) or "line_base64" (its bytes in
+/// base64). An "n", when present, must be the record's place among its
+/// direction's records (from 1): a log with records left out cannot be
+/// attributed.
 /// Other records ("stderr", "exit", "summary", any other "dir") are
-/// skipped, and so are blank lines.
+/// skipped, and so are blank lines; a log cut short (no "exit" or
+/// "summary" at its end) reads as far as it goes. The times ("t_ms", and
+/// "t_us" in logs written since the tap added it) are not read: logs with
+/// and without "t_us" read alike.
 ///
 /// Each event is attributed by the model of upstream's serve loop
 /// (`serve_command::v2::serve::Conversation`; docs/PROTOCOL.md, "What

@@ -48,9 +48,11 @@ impl Judge {
             return;
         }
         let logged = self.log.line(direction, piece);
-        let place = format!("{} {}", direction.as_str(), logged.n);
         let failed = write(&mut self.out, &logged);
-        report_found(&place, &logged, &mut self.mid_line);
+        if !logged.violations.is_empty() || logged.unattributed.is_some() {
+            let place = format!("{} {}", direction.as_str(), logged.n);
+            report_found(&place, &logged, &mut self.mid_line);
+        }
         self.log_failed(failed);
     }
 

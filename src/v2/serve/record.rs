@@ -103,6 +103,11 @@ struct Inner {
     error: Option<Arc<io::Error>>,
     /// A line and its LF, as the judgement takes it.
     line: Vec<u8>,
+    /// The engine's stderr line begun in bytes given to `stderr_bytes`
+    /// (at most the limit), and whether it is over the limit (recorded
+    /// already; the rest of it up to its LF is dropped).
+    stderr: Vec<u8>,
+    stderr_long: bool,
 }
 
 impl Recorder {
@@ -123,6 +128,8 @@ impl Recorder {
                 out: Some(Box::new(writer)),
                 error: None,
                 line: Vec::new(),
+                stderr: Vec::new(),
+                stderr_long: false,
             }),
         }
     }
@@ -146,6 +153,45 @@ impl Recorder {
         self.lines(Direction::Stderr, line);
     }
 
+    /// Records the engine's stderr from its bytes as read, in chunks of any
+    /// size (for a reader that does not split it into lines): each line
+    /// when its LF comes, as the tap does: a line over the limit is
+    /// recorded (`"line":null`) as soon as it is over, never held whole;
+    /// a last line without LF is recorded by [`finish`](Recorder::finish).
+    /// Use it or [`stderr`](Recorder::stderr), not both.
+    pub fn stderr_bytes(&self, bytes: &[u8]) {
+        let mut inner = lock(&self.inner);
+        if inner.out.is_none() {
+            return;
+        }
+        let max = inner.log.max;
+        let mut pending = std::mem::take(&mut inner.stderr);
+        let mut rest = bytes;
+        loop {
+            let (part, lf) = match memchr::memchr(b'\n', rest) {
+                Some(i) => (&rest[..i], Some(i)),
+                None => (rest, None),
+            };
+            if inner.stderr_long {
+                // Dropped: the line was recorded when it went over.
+            } else if pending.len() + part.len() > max {
+                inner.record(Direction::Stderr, Piece::TooLong);
+                pending.clear();
+                inner.stderr_long = true;
+            } else {
+                pending.extend_from_slice(part);
+            }
+            let Some(i) = lf else { break };
+            if !std::mem::take(&mut inner.stderr_long) {
+                pending.push(b'\n');
+                inner.record(Direction::Stderr, Piece::Line(&pending));
+                pending.clear();
+            }
+            rest = &rest[i + 1..];
+        }
+        inner.stderr = pending;
+    }
+
     /// Records the last line of `direction` when its stream ended without a
     /// LF after it (the engine died mid-line): `"lf":false`.
     pub fn unterminated(&self, direction: Direction, line: &[u8]) {
@@ -158,14 +204,13 @@ impl Recorder {
         } else {
             Piece::Line(line)
         };
-        let record = inner.log.line(direction, piece).record;
-        let record = record.to_vec();
-        inner.write(&record);
+        inner.record(direction, piece);
     }
 
     /// Ends the recording once the engine has stopped, with what the tap
-    /// writes then: the `exit` record (the refused lines it never
-    /// answered) and the `summary`. `status` is the engine's exit status:
+    /// writes then: the last line given to
+    /// [`stderr_bytes`](Recorder::stderr_bytes) if it had no LF, the `exit`
+    /// record (the refused lines it never answered) and the `summary`. `status` is the engine's exit status:
     /// `None` when it is not known (an engine attached to rather than
     /// spawned, or one still running), written `"status":null,"code":null`.
     /// Nothing is recorded after it. A recording never finished (cut
@@ -175,13 +220,16 @@ impl Recorder {
         if inner.out.is_none() {
             return;
         }
+        let pending = std::mem::take(&mut inner.stderr);
+        if !pending.is_empty() {
+            inner.record(Direction::Stderr, Piece::Line(&pending));
+        }
         let said = status.map(exit_words);
-        let record = inner
-            .log
-            .finish(said.as_ref().map(|(s, code)| (s.as_str(), *code)))
-            .record
-            .to_vec();
-        inner.write(&record);
+        let Inner {
+            log, out, error, ..
+        } = &mut *inner;
+        let logged = log.finish(said.as_ref().map(|(s, code)| (s.as_str(), *code)));
+        write(out, error, logged.record);
         inner.out = None;
     }
 
@@ -216,23 +264,29 @@ impl Inner {
             line.push(b'\n');
             Piece::Line(&line)
         };
-        // The record is built in the log's buffer; `out` is another field.
-        let record = self.log.line(direction, piece).record;
-        if let Some(out) = &mut self.out {
-            if let Err(e) = out.write_all(record).and_then(|()| out.flush()) {
-                self.out = None;
-                self.error = Some(Arc::new(e));
-            }
-        }
+        self.record(direction, piece);
         self.line = line;
     }
 
-    fn write(&mut self, record: &[u8]) {
-        if let Some(out) = &mut self.out {
-            if let Err(e) = out.write_all(record).and_then(|()| out.flush()) {
-                self.out = None;
-                self.error = Some(Arc::new(e));
-            }
+    /// Judges `piece` and writes its record.
+    fn record(&mut self, direction: Direction, piece: Piece<'_>) {
+        // The record is built in the log's buffer, and written from it.
+        let logged = self.log.line(direction, piece);
+        write(&mut self.out, &mut self.error, logged.record);
+    }
+}
+
+/// Writes `record` whole and flushes it; on an error, keeps it and writes
+/// no more.
+fn write(
+    out: &mut Option<Box<dyn Write + Send>>,
+    error: &mut Option<Arc<io::Error>>,
+    record: &[u8],
+) {
+    if let Some(w) = out {
+        if let Err(e) = w.write_all(record).and_then(|()| w.flush()) {
+            *out = None;
+            *error = Some(Arc::new(e));
         }
     }
 }
