@@ -48,7 +48,7 @@ pub trait Summarized: serve_command::generic::Revision {
 
 impl Summarized for serve_command::v1::Command {
     fn refusal(&self) -> Option<&'static str> {
-        self.serve_refusal()
+        self.serve_refusal().map(v2::Refusal::as_str)
     }
 
     fn refusal_event_line(&self) -> Option<String> {
@@ -67,7 +67,7 @@ impl Summarized for serve_command::v1::Command {
 
 impl Summarized for v2::Command {
     fn refusal(&self) -> Option<&'static str> {
-        self.serve_refusal()
+        self.serve_refusal().map(v2::Refusal::as_str)
     }
 
     fn refusal_event_line(&self) -> Option<String> {

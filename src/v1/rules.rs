@@ -7,6 +7,7 @@
 //! reference's match arms to those fields. No other file knows the arms.
 
 use crate::v1::{Command, ParseError, SteerKind};
+use crate::v2::Refusal;
 use crate::wire::fields::{Field, FieldSet, KeyTable, NoFields, Slot, WireStr};
 
 /// The protocol's keys, as found in one object: a slot per [`Key`], in its
@@ -282,8 +283,8 @@ pub(crate) fn is_blank(text: &str) -> bool {
 
 /// The engine's refusal of a goal's text, if it refuses it.
 #[inline]
-pub(crate) fn goal_refusal(text: &str) -> Option<&'static str> {
-    is_blank(text).then_some(BLANK_GOAL)
+pub(crate) fn goal_refusal(text: &str) -> Option<Refusal> {
+    is_blank(text).then_some(Refusal::BlankGoal)
 }
 
 /// The engine's refusals (`Command::serve_refusal`): written here, beside
@@ -307,9 +308,11 @@ impl Command {
     ///
     /// ```
     /// use serve_command::v1::Command;
+    /// use serve_command::v2::Refusal;
     /// let blank = Command::from_slice(br#"{"command":"goal","action":"set","text":" \t\r\n","auto":true}"#)?;
-    /// assert_eq!(blank.serve_refusal(), Some("goal text must not be blank"));
-    /// assert_eq!(Command::GoalSet { text: "".into(), auto: false }.serve_refusal(), Some("goal text must not be blank"));
+    /// assert_eq!(blank.serve_refusal(), Some(Refusal::BlankGoal));
+    /// assert_eq!(Refusal::BlankGoal.as_str(), "goal text must not be blank");
+    /// assert_eq!(Command::GoalSet { text: "".into(), auto: false }.serve_refusal(), Some(Refusal::BlankGoal));
     /// // Not blank to the engine: an ideographic space, a no-break space.
     /// assert_eq!(Command::GoalSet { text: "\u{3000}".into(), auto: false }.serve_refusal(), None);
     /// assert_eq!(Command::GoalSet { text: "\u{a0}".into(), auto: false }.serve_refusal(), None);
@@ -318,7 +321,7 @@ impl Command {
     /// # Ok::<(), serve_command::v1::LineError>(())
     /// ```
     #[must_use]
-    pub fn serve_refusal(&self) -> Option<&'static str> {
+    pub fn serve_refusal(&self) -> Option<Refusal> {
         match self {
             Command::GoalSet { text, .. } => goal_refusal(text),
             _ => None,
@@ -342,6 +345,7 @@ impl Command {
     /// ```
     #[must_use]
     pub fn serve_refusal_event_line(&self) -> Option<String> {
-        self.serve_refusal().map(crate::wire::escape::event_line)
+        self.serve_refusal()
+            .map(|refusal| crate::wire::escape::event_line(refusal.as_str()))
     }
 }

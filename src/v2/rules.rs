@@ -9,6 +9,7 @@
 //! file knows the arms or builds a content error's path.
 
 use crate::v1::rules as v1;
+use crate::v2::Refusal;
 use crate::v2::{Command, Content, ContentPart, Image, ParseError, SteerKind};
 use crate::wire::fields::{ArrayField, Field, FieldSet, Item, KeyTable, NoFields, Slot, WireStr};
 use std::mem;
@@ -674,24 +675,25 @@ impl Command {
     /// [`Command::serve_refusal_event_line`].
     ///
     /// ```
-    /// use serve_command::v2::Command;
+    /// use serve_command::v2::{Command, Refusal};
     /// let legacy = Command::from_slice(br#"{"command":"steer","kind":"command","text":"ls","images":["data:image/png;base64,iVBORw0KGgo="]}"#)?;
-    /// assert_eq!(legacy.serve_refusal(), Some("command steering does not accept images"));
+    /// assert_eq!(legacy.serve_refusal(), Some(Refusal::CommandSteerImage));
+    /// assert_eq!(Refusal::CommandSteerImage.as_str(), "command steering does not accept images");
     /// let empty = Command::from_slice(br#"{"command":"steer","kind":"command","text":"ls","images":[]}"#)?;
     /// assert_eq!(empty.serve_refusal(), None);
     /// let goal = Command::from_slice(br#"{"command":"goal","action":"set","text":"\t"}"#)?;
-    /// assert_eq!(goal.serve_refusal(), Some("goal text must not be blank"));
+    /// assert_eq!(goal.serve_refusal(), Some(Refusal::BlankGoal));
     /// assert_eq!(Command::goal_set_auto("\u{3000}").serve_refusal(), None);
     /// # Ok::<(), serve_command::v2::LineError>(())
     /// ```
     #[must_use]
-    pub fn serve_refusal(&self) -> Option<&'static str> {
+    pub fn serve_refusal(&self) -> Option<Refusal> {
         match self {
             Command::Steer {
                 kind: SteerKind::Command,
                 content,
                 ..
-            } if !content.is_text_only() => Some(COMMAND_STEER_IMAGES),
+            } if !content.is_text_only() => Some(Refusal::CommandSteerImage),
             Command::GoalSet { text, .. } => v1::goal_refusal(text),
             _ => None,
         }
@@ -716,7 +718,8 @@ impl Command {
     /// ```
     #[must_use]
     pub fn serve_refusal_event_line(&self) -> Option<String> {
-        self.serve_refusal().map(crate::wire::escape::event_line)
+        self.serve_refusal()
+            .map(|refusal| crate::wire::escape::event_line(refusal.as_str()))
     }
 }
 

@@ -13,8 +13,7 @@ use super::reply::{
 use crate::revision::sealed::FromRead;
 use crate::v2::event::EventLine as Item;
 use crate::v2::{
-    Command, CommandErrorCause, CommandReader, Event, EventReadError, Refusal, Usage,
-    DEFAULT_MAX_LINE_LEN,
+    Command, CommandErrorCause, CommandReader, Event, EventReadError, Usage, DEFAULT_MAX_LINE_LEN,
 };
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -612,10 +611,8 @@ pub(super) fn refused(n: CommandLine, answer: Answer) -> Result<Answer, Controll
 /// `command`'s line, unless serve declines it or it is longer than the
 /// engine reads.
 pub(super) fn line_of(command: &Command) -> Result<String, ControllerError> {
-    if let Some(message) = command.serve_refusal() {
-        if let Some(refusal) = Refusal::of(message) {
-            return Err(ControllerError::Declined(refusal));
-        }
+    if let Some(refusal) = command.serve_refusal() {
+        return Err(ControllerError::Declined(refusal));
     }
     let line = command.to_line();
     let len = line.len() - 1;
