@@ -419,3 +419,105 @@ fn threads_record_into_one_recorder_whole_records_numbered_per_direction() {
     }
     assert_eq!((commands, stderr), (200, 200));
 }
+
+/// A controller recording its session (`Options::record`): the recording
+/// reads back through `trace` with the attribution the controller gave
+/// every line: each turn's events are the turn's, each reply answers its
+/// call's command line, each notice is where the controller put it.
+#[test]
+fn a_controllers_recording_reads_back_through_trace_as_the_controller_attributed_it() {
+    use serve_command::v2::serve::{Controller, Decision, Options, Steered};
+    use serve_command::v2::{Command, SteerKind};
+
+    let dir = scratch("controller");
+    let log = dir.join("session.jsonl");
+    let script = dir.join("turns.jsonl");
+    std::fs::write(&script, "{}\n{\"approval\":{}}\n").unwrap();
+    let options = Options::default().record(Recorder::new(std::fs::File::create(&log).unwrap()));
+    let mut engine = std::process::Command::new(bin::BIN);
+    engine.args(["mock-engine", "--script", script.to_str().unwrap()]);
+    let engine = Controller::spawn_with(&mut engine, options).unwrap();
+    // (command line, the events that answered it or made its turn)
+    let mut said: Vec<(u64, Vec<&'static str>)> = Vec::new();
+    let turn = engine.prompt("one").unwrap().wait().unwrap();
+    said.push((
+        turn.command.get(),
+        turn.events.iter().map(|e| e.name()).collect(),
+    ));
+    assert!(engine.jobs_snapshot().unwrap().is_empty());
+    said.push((2, vec!["jobs_snapshot"]));
+    assert!(engine
+        .send_line(b"{\"command\":\"nap\"}")
+        .unwrap()
+        .is_some());
+    said.push((3, vec!["command_error"]));
+    assert_eq!(
+        engine.steer(SteerKind::Prompt, "later").unwrap(),
+        Steered::Dropped
+    );
+    said.push((4, vec!["steer_dropped"]));
+    assert_eq!(
+        engine.goal(Command::goal_set("green")).unwrap().as_deref(),
+        Some("green")
+    );
+    said.push((5, vec!["goal_updated"]));
+    // A command sent as a raw line: no call waits, so its reply is a
+    // notice that answers command line 6.
+    let raw = b"{\"command\":\"jobs_snapshot\",\"request_id\":\"raw\"}";
+    assert_eq!(engine.send_line(raw).unwrap(), None);
+    let turn = engine
+        .prompt("two")
+        .unwrap()
+        .wait_with(|_| Decision::Allowed)
+        .unwrap();
+    said.push((
+        turn.command.get(),
+        turn.events.iter().map(|e| e.name()).collect(),
+    ));
+    let notices: Vec<(u64, Option<u64>, Option<u64>)> = engine
+        .notices()
+        .iter()
+        .map(|n| {
+            let a = n.attribution();
+            (a.n, a.answers, a.turn)
+        })
+        .collect();
+    assert_eq!(engine.close().unwrap().and_then(|s| s.code()), Some(0));
+
+    let traced = stdout_of(
+        &["trace", "--format", "jsonl", log.to_str().unwrap()],
+        b"",
+        0,
+    );
+    let records: Vec<serde_json::Value> = traced
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|r: &serde_json::Value| r.get("n").is_some())
+        .collect();
+    for (command, events) in &said {
+        let traced: Vec<&str> = records
+            .iter()
+            .filter(|r| {
+                r["answers"].as_u64() == Some(*command) || r["turn"].as_u64() == Some(*command)
+            })
+            .map(|r| r["event"].as_str().unwrap())
+            .collect();
+        assert_eq!(&traced, events, "command line {command}");
+    }
+    // The approval (command line 8) is answered in its turn: nothing of
+    // its own. What no call took is where the controller put it.
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert_eq!(notices[0].1, Some(6), "the raw line's reply");
+    for (n, answers, turn) in &notices {
+        let r = &records[usize::try_from(*n).unwrap() - 1];
+        assert_eq!(
+            (r["n"].as_u64(), r["answers"].as_u64(), r["turn"].as_u64()),
+            (Some(*n), *answers, *turn)
+        );
+    }
+    assert_eq!(
+        records.len(),
+        notices.len() + said.iter().map(|(_, e)| e.len()).sum::<usize>()
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
