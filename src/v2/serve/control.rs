@@ -13,7 +13,8 @@ use super::reply::{
 use crate::revision::sealed::FromRead;
 use crate::v2::event::EventLine as Item;
 use crate::v2::{
-    Command, CommandErrorCause, CommandReader, Event, EventReadError, Usage, DEFAULT_MAX_LINE_LEN,
+    Command, CommandErrorCause, CommandReader, Event, EventReadError, JobRecord, JobStopOutcome,
+    PredictionOutcome, Usage, DEFAULT_MAX_LINE_LEN,
 };
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -689,7 +690,7 @@ pub(super) fn is_goal(command: &Command) -> Result<(), ControllerError> {
 
 /// The command that answers a turn's question as `decision` says; `None`
 /// for [`Decision::Withdrawn`]: nobody answers it.
-pub(super) fn decided(decision: Decision, id: &str) -> Option<Command> {
+fn decided(decision: Decision, id: &str) -> Option<Command> {
     match decision {
         Decision::Allowed => Some(Command::allow(id)),
         Decision::Rejected => Some(Command::reject(id)),
@@ -724,10 +725,53 @@ pub(super) fn reply_of((event, attribution): Answer) -> Option<Reply> {
     })
 }
 
+/// The typed calls' replies: each takes its own kind of [`Reply`].
+pub(super) fn steered(reply: Reply) -> Result<Steered, ControllerError> {
+    match reply {
+        Reply::Steer(steered) => Ok(steered),
+        other => Err(mismatch("steer", &other)),
+    }
+}
+
+pub(super) fn jobs(reply: Reply) -> Result<Vec<JobRecord>, ControllerError> {
+    match reply {
+        Reply::Jobs(jobs) => Ok(jobs),
+        other => Err(mismatch("jobs_snapshot", &other)),
+    }
+}
+
+pub(super) fn job_stopped(reply: Reply) -> Result<JobStopOutcome, ControllerError> {
+    match reply {
+        Reply::JobStop(outcome) => Ok(outcome),
+        other => Err(mismatch("job_stop", &other)),
+    }
+}
+
+pub(super) fn predicted(reply: Reply) -> Result<PredictionOutcome, ControllerError> {
+    match reply {
+        Reply::Prediction(outcome) => Ok(outcome),
+        other => Err(mismatch("predict", &other)),
+    }
+}
+
+pub(super) fn goal_held(reply: Reply) -> Result<Option<String>, ControllerError> {
+    match reply {
+        Reply::Goal(goal) => Ok(goal),
+        other => Err(mismatch("goal", &other)),
+    }
+}
+
+pub(super) fn compacted(reply: Reply) -> Result<Compaction, ControllerError> {
+    match reply {
+        Reply::Compaction(compaction) => Ok(compaction),
+        other => Err(mismatch("compact", &other)),
+    }
+}
+
 /// An answer that does not fit the call: the model attributes only events
 /// of the command's kind to it, so this is a bug, reported rather than a
 /// panic.
-pub(super) fn mismatch(call: &'static str, reply: &Reply) -> ControllerError {
+fn mismatch(call: &'static str, reply: &Reply) -> ControllerError {
     ControllerError::WrongCommand {
         expected: call,
         got: match reply {
@@ -766,7 +810,7 @@ pub(super) struct TurnLog {
     /// Every question the turn asked.
     asked: Vec<Approval>,
     /// The ids the controller answered.
-    pub(super) answered: Vec<String>,
+    answered: Vec<String>,
     pub(super) end: Option<TurnEnd>,
     /// The next question [`TurnLog::next_open`] looks at.
     next: usize,
@@ -815,8 +859,38 @@ impl TurnLog {
         self.next = if answering { 0 } else { self.asked.len() };
     }
 
+    /// The command answering question `id` as `decision` says, the
+    /// question then counted answered; `None` for
+    /// [`Decision::Withdrawn`]: it stays open.
+    pub(super) fn answer(&mut self, id: &str, decision: Decision) -> Option<Command> {
+        let command = decided(decision, id)?;
+        if !matches!(decision, Decision::Cancelled) {
+            self.answered.push(id.to_owned());
+        }
+        Some(command)
+    }
+
+    /// During a wait: the command that answers the next open question as
+    /// `decide` says; `Unanswered` when nobody answers it (no `decide`, or
+    /// [`Decision::Withdrawn`]).
+    pub(super) fn next_answer(
+        &mut self,
+        decide: &mut Option<impl FnMut(&Approval) -> Decision>,
+    ) -> Result<Option<Command>, ControllerError> {
+        let Some(approval) = self.next_open() else {
+            return Ok(None);
+        };
+        let decision = decide
+            .as_mut()
+            .map_or(Decision::Withdrawn, |decide| decide(&approval));
+        match self.answer(&approval.id, decision) {
+            Some(command) => Ok(Some(command)),
+            None => Err(ControllerError::Unanswered(approval)),
+        }
+    }
+
     /// The next question asked that the controller has not answered.
-    pub(super) fn next_open(&mut self) -> Option<Approval> {
+    fn next_open(&mut self) -> Option<Approval> {
         while let Some(approval) = self.asked.get(self.next) {
             self.next += 1;
             if !self.answered.contains(&approval.id) {

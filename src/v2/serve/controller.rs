@@ -9,9 +9,9 @@
 //! full.
 
 use super::control::{
-    blanks, closed, decided, is_goal, is_prompt, line_of, lock, raw_line, refusal_of, refused,
-    reply_of, unanswered_kind, Answer, Call, Clock, Deliver, End, LineTee, State, StderrTail,
-    TurnLog, GRACE,
+    blanks, closed, compacted, goal_held, is_goal, is_prompt, job_stopped, jobs, line_of, lock,
+    predicted, raw_line, refusal_of, refused, reply_of, steered, unanswered_kind, Answer, Call,
+    Clock, Deliver, End, LineTee, State, StderrTail, TurnLog, GRACE,
 };
 use super::controller_error::{ControllerError, Stopped};
 use super::engine::Decision;
@@ -323,10 +323,7 @@ impl Controller {
         kind: SteerKind,
         content: impl Into<Content>,
     ) -> Result<Steered, ControllerError> {
-        match self.request(Command::steer(kind, content))? {
-            Reply::Steer(steered) => Ok(steered),
-            other => Err(super::control::mismatch("steer", &other)),
-        }
+        steered(self.request(Command::steer(kind, content))?)
     }
 
     /// `jobs_snapshot`, with a minted request id: every background job.
@@ -335,10 +332,7 @@ impl Controller {
     ///
     /// As [`Controller::request`].
     pub fn jobs_snapshot(&self) -> Result<Vec<JobRecord>, ControllerError> {
-        match self.request(Command::jobs_snapshot(self.mint()))? {
-            Reply::Jobs(jobs) => Ok(jobs),
-            other => Err(super::control::mismatch("jobs_snapshot", &other)),
-        }
+        jobs(self.request(Command::jobs_snapshot(self.mint()))?)
     }
 
     /// `job_stop` of the job `job_id` of `generation`, with a minted
@@ -352,10 +346,7 @@ impl Controller {
         generation: impl Into<String>,
         job_id: impl Into<String>,
     ) -> Result<JobStopOutcome, ControllerError> {
-        match self.request(Command::job_stop(self.mint(), generation, job_id))? {
-            Reply::JobStop(outcome) => Ok(outcome),
-            other => Err(super::control::mismatch("job_stop", &other)),
-        }
+        job_stopped(self.request(Command::job_stop(self.mint(), generation, job_id))?)
     }
 
     /// `predict` from event `source_sequence`, with a minted request id.
@@ -364,10 +355,7 @@ impl Controller {
     ///
     /// As [`Controller::request`].
     pub fn predict(&self, source_sequence: i32) -> Result<PredictionOutcome, ControllerError> {
-        match self.request(Command::predict(self.mint(), source_sequence))? {
-            Reply::Prediction(outcome) => Ok(outcome),
-            other => Err(super::control::mismatch("predict", &other)),
-        }
+        predicted(self.request(Command::predict(self.mint(), source_sequence))?)
     }
 
     /// A `goal` command ([`Command::goal_set`], [`Command::goal_set_auto`],
@@ -381,10 +369,7 @@ impl Controller {
     /// another command.
     pub fn goal(&self, goal: Command) -> Result<Option<String>, ControllerError> {
         is_goal(&goal)?;
-        match self.request(goal)? {
-            Reply::Goal(goal) => Ok(goal),
-            other => Err(super::control::mismatch("goal", &other)),
-        }
+        goal_held(self.request(goal)?)
     }
 
     /// `compact`, queued behind the work before it: how it came out.
@@ -393,10 +378,7 @@ impl Controller {
     ///
     /// As [`Controller::request`].
     pub fn compact(&self) -> Result<Compaction, ControllerError> {
-        match self.request(Command::Compact)? {
-            Reply::Compaction(compaction) => Ok(compaction),
-            other => Err(super::control::mismatch("compact", &other)),
-        }
+        compacted(self.request(Command::Compact)?)
     }
 
     /// `cancel`: the running turn ends `agent_aborted` (on its handle), a
@@ -847,12 +829,8 @@ impl TurnHandle {
     ///
     /// Not written.
     pub fn decide(&mut self, id: &str, decision: Decision) -> Result<(), ControllerError> {
-        let Some(command) = decided(decision, id) else {
-            return Ok(());
-        };
-        self.inner.send(&command, None)?;
-        if !matches!(decision, Decision::Cancelled) {
-            self.log.answered.push(id.to_owned());
+        if let Some(command) = self.log.answer(id, decision) {
+            self.inner.send(&command, None)?;
         }
         Ok(())
     }
@@ -892,13 +870,8 @@ impl TurnHandle {
     ) -> Result<Turn, ControllerError> {
         self.log.start_wait(decide.is_some());
         loop {
-            while let Some(approval) = self.log.next_open() {
-                match decide.as_mut().map(|decide| decide(&approval)) {
-                    None | Some(Decision::Withdrawn) => {
-                        return Err(ControllerError::Unanswered(approval))
-                    }
-                    Some(decision) => self.decide(&approval.id, decision)?,
-                }
+            while let Some(command) = self.log.next_answer(&mut decide)? {
+                self.inner.send(&command, None)?;
             }
             if self.next_event()?.is_none() {
                 return Ok(self.log.into_turn());

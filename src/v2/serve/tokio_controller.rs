@@ -6,9 +6,9 @@
 //! (by `tokio::time::timeout`, say) never leaves half a line on the wire.
 
 use super::control::{
-    blanks, closed, decided, is_goal, is_prompt, line_of, lock, mismatch, raw_line, refusal_of,
-    refused, reply_of, unanswered_kind, Answer, Call, Clock, Deliver, End, LineTee, State,
-    StderrTail, TurnLog, GRACE,
+    blanks, closed, compacted, goal_held, is_goal, is_prompt, job_stopped, jobs, line_of, lock,
+    predicted, raw_line, refusal_of, refused, reply_of, steered, unanswered_kind, Answer, Call,
+    Clock, Deliver, End, LineTee, State, StderrTail, TurnLog, GRACE,
 };
 use super::controller_error::{ControllerError, Stopped};
 use super::engine::Decision;
@@ -291,10 +291,7 @@ impl TokioController {
         kind: SteerKind,
         content: impl Into<Content>,
     ) -> Result<Steered, ControllerError> {
-        match self.request(Command::steer(kind, content)).await? {
-            Reply::Steer(steered) => Ok(steered),
-            other => Err(mismatch("steer", &other)),
-        }
+        steered(self.request(Command::steer(kind, content)).await?)
     }
 
     /// `jobs_snapshot`, with a minted request id.
@@ -303,10 +300,7 @@ impl TokioController {
     ///
     /// As [`TokioController::request`].
     pub async fn jobs_snapshot(&self) -> Result<Vec<JobRecord>, ControllerError> {
-        match self.request(Command::jobs_snapshot(self.mint())).await? {
-            Reply::Jobs(jobs) => Ok(jobs),
-            other => Err(mismatch("jobs_snapshot", &other)),
-        }
+        jobs(self.request(Command::jobs_snapshot(self.mint())).await?)
     }
 
     /// `job_stop` of the job `job_id` of `generation`, with a minted
@@ -321,10 +315,7 @@ impl TokioController {
         job_id: impl Into<String>,
     ) -> Result<JobStopOutcome, ControllerError> {
         let command = Command::job_stop(self.mint(), generation, job_id);
-        match self.request(command).await? {
-            Reply::JobStop(outcome) => Ok(outcome),
-            other => Err(mismatch("job_stop", &other)),
-        }
+        job_stopped(self.request(command).await?)
     }
 
     /// `predict` from event `source_sequence`, with a minted request id.
@@ -336,13 +327,10 @@ impl TokioController {
         &self,
         source_sequence: i32,
     ) -> Result<PredictionOutcome, ControllerError> {
-        match self
-            .request(Command::predict(self.mint(), source_sequence))
-            .await?
-        {
-            Reply::Prediction(outcome) => Ok(outcome),
-            other => Err(mismatch("predict", &other)),
-        }
+        predicted(
+            self.request(Command::predict(self.mint(), source_sequence))
+                .await?,
+        )
     }
 
     /// A `goal` command: the goal the engine now holds.
@@ -353,10 +341,7 @@ impl TokioController {
     /// for another command.
     pub async fn goal(&self, goal: Command) -> Result<Option<String>, ControllerError> {
         is_goal(&goal)?;
-        match self.request(goal).await? {
-            Reply::Goal(goal) => Ok(goal),
-            other => Err(mismatch("goal", &other)),
-        }
+        goal_held(self.request(goal).await?)
     }
 
     /// `compact`: how it came out.
@@ -365,10 +350,7 @@ impl TokioController {
     ///
     /// As [`TokioController::request`].
     pub async fn compact(&self) -> Result<Compaction, ControllerError> {
-        match self.request(Command::Compact).await? {
-            Reply::Compaction(compaction) => Ok(compaction),
-            other => Err(mismatch("compact", &other)),
-        }
+        compacted(self.request(Command::Compact).await?)
     }
 
     /// `cancel`; returns its command line.
@@ -803,12 +785,8 @@ impl TokioTurn {
     ///
     /// Not written.
     pub fn decide(&mut self, id: &str, decision: Decision) -> Result<(), ControllerError> {
-        let Some(command) = decided(decision, id) else {
-            return Ok(());
-        };
-        self.inner.send(&command, None)?;
-        if !matches!(decision, Decision::Cancelled) {
-            self.log.answered.push(id.to_owned());
+        if let Some(command) = self.log.answer(id, decision) {
+            self.inner.send(&command, None)?;
         }
         Ok(())
     }
@@ -841,13 +819,8 @@ impl TokioTurn {
     ) -> Result<Turn, ControllerError> {
         self.log.start_wait(decide.is_some());
         loop {
-            while let Some(approval) = self.log.next_open() {
-                match decide.as_mut().map(|decide| decide(&approval)) {
-                    None | Some(Decision::Withdrawn) => {
-                        return Err(ControllerError::Unanswered(approval))
-                    }
-                    Some(decision) => self.decide(&approval.id, decision)?,
-                }
+            while let Some(command) = self.log.next_answer(&mut decide)? {
+                self.inner.send(&command, None)?;
             }
             if self.next_event().await?.is_none() {
                 return Ok(self.log.into_turn());
