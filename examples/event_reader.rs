@@ -1,10 +1,14 @@
-//! A controller's side of a session in today's protocol (`v2`): it starts
-//! an engine, writes commands to its stdin, one line each, and reads its
-//! events back, typed, from its stdout, as a TUI or a script would. With no
-//! engine named, it writes the commands to its own stdout, for a pipe.
+//! A controller's side of a session at the level of the lines (`v2`): it
+//! starts an engine, writes commands to its stdin, one line each, from a
+//! thread, and reads its events back, typed, from its stdout with
+//! `EventReader`, as a TUI or a script that sorts the events itself would.
+//! With no engine named, it writes the commands to its own stdout, for a
+//! pipe. `examples/controller.rs` drives an engine on
+//! `v2::serve::Controller` instead, which says what answers each command
+//! and bounds every wait.
 //!
-//!     cargo run --example controller -- cargo run -q --example engine
-//!     cargo run --example controller | cargo run --example engine
+//!     cargo run --example event_reader -- cargo run -q --example engine
+//!     cargo run --example event_reader | cargo run --example engine
 
 use serve_command::v2::{Command, ContentPart, Event, EventReader, Image, SteerKind};
 use std::io::{self, BufReader, Write};

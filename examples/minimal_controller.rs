@@ -1,6 +1,7 @@
 //! The smallest controller (the README's): it starts the engine named on
 //! its command line, writes it two commands, and prints what it answers.
-//! `examples/controller.rs` runs a whole session.
+//! `examples/event_reader.rs` runs a whole session so, and
+//! `examples/controller.rs` one on `v2::serve::Controller`.
 //!
 //!     cargo run --example minimal_controller -- cargo run -q --example minimal_engine
 
@@ -22,7 +23,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("the engine's pipes".into());
     };
     // Two short lines fit in the pipe; a long session writes from another
-    // thread (examples/controller.rs), so that neither side waits on the other.
+    // thread (examples/event_reader.rs), so that neither side waits on the other.
     Command::prompt("Why does this test fail?").write_line(&mut stdin)?;
     Command::jobs_snapshot("req-1").write_line(&mut stdin)?;
     // The end of input: the engine answers what it read, and exits.

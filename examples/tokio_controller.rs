@@ -1,8 +1,8 @@
-//! The session of `examples/controller.rs` over tokio: it starts the
+//! The session of `examples/event_reader.rs` over tokio: it starts the
 //! engine named on its command line with `tokio::process`, sends the
 //! commands through a `FramedWrite` with `CommandCodec`, reads the events
 //! through a `FramedRead` with `EventCodec`, and prints what it reads as
-//! `examples/controller.rs` does (tests/examples.rs holds the two to the
+//! `examples/event_reader.rs` does (tests/examples.rs holds the two to the
 //! same output).
 //!
 //!     cargo run --example tokio_controller --features tokio -- cargo run -q --example engine

@@ -1,9 +1,13 @@
 //! The shipped example programs, run as a user runs them: the README's
 //! engine on tokio's loop answers as on the std loop, byte for byte; the
 //! engine around a model call answers every line as the controller's model
-//! says; the controller over tokio prints what the std controller prints,
-//! against the canned engines and against `serve-command mock-engine`; the
-//! README's smallest engine and controller work together.
+//! says; the line-level controller over tokio prints what the std one
+//! prints, against the canned engines and against `serve-command
+//! mock-engine`; the README's smallest engine and controller work
+//! together; the controller on `v2::serve::Controller` runs clean against
+//! the mock engine and one that answers twice, and against each engine of
+//! `tests/engines/` exits 1 within seconds with the cause on stderr (as
+//! .ci/run checks it too).
 #![cfg(feature = "tokio")]
 
 use std::path::{Path, PathBuf};
@@ -67,11 +71,12 @@ fn example(name: &str) -> PathBuf {
     examples_dir().join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
 }
 
-/// Runs `program args` with `stdin`, to completion.
-#[track_caller]
-fn run(program: &Path, args: &[&Path], stdin: &[u8]) -> Output {
+/// Runs `program args` with `stdin` and the environment `env`, to
+/// completion, whatever its exit status.
+fn output(program: &Path, args: &[&Path], stdin: &[u8], env: &[(&str, &str)]) -> Output {
     let mut child = Command::new(program)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -83,6 +88,13 @@ fn run(program: &Path, args: &[&Path], stdin: &[u8]) -> Output {
     let out = child.wait_with_output().unwrap();
     // An engine that stops reading early may close the pipe first.
     let _ = writer.join().unwrap();
+    out
+}
+
+/// Runs `program args` with `stdin`, to completion: it must succeed.
+#[track_caller]
+fn run(program: &Path, args: &[&Path], stdin: &[u8]) -> Output {
+    let out = output(program, args, stdin, &[]);
     assert!(
         out.status.success(),
         "{}: {:?}\n{}",
@@ -143,7 +155,7 @@ fn the_tokio_engine_answers_the_session_as_the_readme_engine() {
     );
 }
 
-/// What `examples/controller.rs` prints for the canned engines' answers:
+/// What `examples/event_reader.rs` prints for the canned engines' answers:
 /// the steer finds no turn (the canned one has ended), the approval no
 /// question, the cancel no work.
 const CONTROLLER_ON_ENGINE: &str = "\
@@ -156,11 +168,11 @@ goal_updated
 goal_updated
 ";
 
-/// Each controller, std and tokio, runs its session against each canned
-/// engine, std and tokio, and prints the same lines.
+/// Each line-level controller, std and tokio, runs its session against
+/// each canned engine, std and tokio, and prints the same lines.
 #[test]
-fn both_controllers_print_the_same_for_both_engines() {
-    for controller in ["controller", "tokio_controller"] {
+fn both_line_level_controllers_print_the_same_for_both_engines() {
+    for controller in ["event_reader", "tokio_controller"] {
         for engine in ["minimal_engine", "tokio_engine"] {
             let out = run(&example(controller), &[&example(engine)], b"");
             assert_eq!(
@@ -180,9 +192,9 @@ fn both_controllers_print_the_same_for_both_engines() {
 /// steer and has nothing to cancel).
 #[cfg(feature = "cli")]
 #[test]
-fn both_controllers_run_against_the_mock_engine() {
+fn both_line_level_controllers_run_against_the_mock_engine() {
     let mock = Path::new(env!("CARGO_BIN_EXE_serve-command"));
-    for controller in ["controller", "tokio_controller"] {
+    for controller in ["event_reader", "tokio_controller"] {
         let out = run(&example(controller), &[mock, Path::new("mock-engine")], b"");
         assert_eq!(
             (
@@ -384,4 +396,109 @@ fn the_engine_around_a_model_call_applies_a_steer_sent_mid_turn() {
     want.extend(["assistant_message", "agent_finished"]);
     assert_eq!(verdict.turn_events(1), want, "{verdict}");
     assert_eq!(verdict.answers(2), ["steer_applied"]);
+}
+
+/// What `examples/controller.rs` prints for a session that goes as it
+/// should.
+const CONTROLLER_CLEAN: &str = "\
+the turn of command line 1: Finished(\"You asked: Say hi\")
+jobs: []
+exit: Some(0)
+";
+
+/// `tests/engines/NAME`, an engine in POSIX sh.
+fn engine_script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/engines")
+        .join(name)
+}
+
+/// The controller on `v2::serve::Controller` (`examples/controller.rs`)
+/// runs its session clean against `serve-command mock-engine`, with no
+/// engine named (the mock engine beside it) and named, and against an
+/// engine that answers each `jobs_snapshot` twice: the second answer is a
+/// notice, and stops nothing.
+#[cfg(all(feature = "cli", unix))]
+#[test]
+fn the_controller_runs_clean_against_the_mock_engine_and_one_answering_twice() {
+    let mock = Path::new(env!("CARGO_BIN_EXE_serve-command"));
+    let twice = engine_script("answers-twice");
+    let sh = Path::new("sh");
+    for args in [
+        &[][..],
+        &[mock, Path::new("mock-engine")][..],
+        &[sh, &twice, mock, Path::new("mock-engine")][..],
+    ] {
+        let out = run(&example("controller"), args, b"");
+        assert_eq!(
+            (
+                String::from_utf8(out.stdout).unwrap(),
+                String::from_utf8(out.stderr).unwrap()
+            ),
+            (CONTROLLER_CLEAN.to_owned(), String::new()),
+            "{args:?}"
+        );
+    }
+}
+
+/// Against each engine of `tests/engines/` that misbehaves, the controller
+/// exits 1 within seconds, its stderr naming the cause: the exit status,
+/// the line cut short and the engine's last words; an engine that closed
+/// its stdout but runs; the work still owed; the answer that does not
+/// decode; the silence past the stall limit, which the example takes from
+/// `SERVE_COMMAND_STALL_MS` (for that engine alone: for the others a limit
+/// that short could fire before the engine's end is read).
+#[cfg(unix)]
+#[test]
+fn the_controller_names_the_cause_against_each_misbehaving_engine() {
+    let cases: [(&str, &[&str]); 5] = [
+        (
+            "dies-mid-line",
+            &[
+                "exit status: 3",
+                "its last line was cut short: {\"event\":\"assistant_delta\"",
+                "stderr ends: engine: out of memory",
+            ],
+        ),
+        ("closes-stdout", &["closed its stdout but still runs"]),
+        (
+            "exits-unanswered",
+            &["exit status: 0", "before answering; it still owed"],
+        ),
+        (
+            "undecodable-answer",
+            &[
+                "answer to command line 2 is unreadable",
+                "(jobs_snapshot) does not decode",
+                "missing \"jobs\"",
+            ],
+        ),
+        (
+            "never-answers",
+            &["command line 1: the engine was silent for 0.500s"],
+        ),
+    ];
+    for (name, words) in cases {
+        let stall = if name == "never-answers" {
+            "500"
+        } else {
+            "600000"
+        };
+        let started = std::time::Instant::now();
+        let out = output(
+            &example("controller"),
+            &[Path::new("sh"), &engine_script(name)],
+            b"",
+            &[("SERVE_COMMAND_STALL_MS", stall)],
+        );
+        let took = started.elapsed();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
+        assert!(stderr.starts_with("controller: "), "{name}: {stderr}");
+        for word in words {
+            assert!(stderr.contains(word), "{name}: no {word:?} in {stderr}");
+        }
+        // The engine that closes its stdout is given two seconds to exit.
+        assert!(took.as_secs() < 20, "{name}: {took:?}");
+    }
 }

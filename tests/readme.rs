@@ -73,6 +73,7 @@ fn the_guide_shows_the_full_examples() {
     for example in [
         include_str!("../examples/engine.rs"),
         include_str!("../examples/controller.rs"),
+        include_str!("../examples/event_reader.rs"),
         include_str!("../examples/tokio_engine.rs"),
         include_str!("../examples/tokio_controller.rs"),
         include_str!("../examples/conversation.rs"),
