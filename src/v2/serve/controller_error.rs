@@ -66,19 +66,20 @@ impl fmt::Display for Stopped {
     }
 }
 
-/// What is owed, in words: `the turn of command line 1, 2 queued (command
-/// lines 3, 4), answers to command lines 5`.
+/// What is owed, in words: `the end of what command line 1 started, the
+/// queued work of command lines 3, 4, answers to command line 5`.
 fn owed_words(owed: &Owed) -> Option<String> {
-    let lines = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+    let lines = |v: &[u64]| {
+        let list = v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+        let s = if v.len() == 1 { "" } else { "s" };
+        format!("command line{s} {list}")
+    };
     let mut parts = Vec::new();
     if let Some(k) = owed.running {
         parts.push(format!("the end of what command line {k} started"));
     }
     if !owed.queued.is_empty() {
-        parts.push(format!(
-            "the queued work of command lines {}",
-            lines(&owed.queued)
-        ));
+        parts.push(format!("the queued work of {}", lines(&owed.queued)));
     }
     let answers: Vec<u64> = [&owed.refused, &owed.requests, &owed.steers, &owed.goals]
         .into_iter()
@@ -88,7 +89,7 @@ fn owed_words(owed: &Owed) -> Option<String> {
     if !answers.is_empty() {
         let mut answers = answers;
         answers.sort_unstable();
-        parts.push(format!("answers to command lines {}", lines(&answers)));
+        parts.push(format!("answers to {}", lines(&answers)));
     }
     (!parts.is_empty()).then(|| parts.join(", "))
 }

@@ -697,12 +697,15 @@ async fn read_events(inner: Arc<Inner>, mut stdout: impl AsyncRead + Unpin, keep
         }
         inner.changed.notify_waiters();
     };
+    // One grace for the exit status and the rest of stderr, as the
+    // blocking controller's.
+    let grace = tokio::time::Instant::now() + GRACE;
     let status = inner.exit_status().await;
     let spawned = lock(&inner.child).is_some();
     let stderr_task = lock(&inner.stderr).take();
     let stderr = match stderr_task {
         None => String::new(),
-        Some(tail) => match tokio::time::timeout(GRACE, tail).await {
+        Some(tail) => match tokio::time::timeout_at(grace, tail).await {
             Ok(Ok(tail)) => tail,
             _ => String::new(),
         },
