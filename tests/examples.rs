@@ -417,7 +417,7 @@ fn engine_script(name: &str) -> PathBuf {
 /// runs its session clean against `serve-command mock-engine`, with no
 /// engine named (the mock engine beside it) and named, and against an
 /// engine that answers each `jobs_snapshot` twice: the second answer is a
-/// notice, and stops nothing.
+/// notice, and stops nothing. The guide shows what it prints.
 #[cfg(all(feature = "cli", unix))]
 #[test]
 fn the_controller_runs_clean_against_the_mock_engine_and_one_answering_twice() {
@@ -439,6 +439,14 @@ fn the_controller_runs_clean_against_the_mock_engine_and_one_answering_twice() {
             "{args:?}"
         );
     }
+    assert_eq!(
+        text_block_after(
+            include_str!("../docs/GUIDE.md"),
+            "cargo run --example controller`\nprints"
+        ),
+        CONTROLLER_CLEAN,
+        "the guide's"
+    );
 }
 
 /// Against each engine of `tests/engines/` that misbehaves, the controller
