@@ -638,18 +638,21 @@ fn assert_killed(file: &std::path::Path) {
 }
 
 #[track_caller]
-fn assert_close_timeout(got: Result<impl std::fmt::Debug, ControllerError>) {
+fn assert_close_timeout(got: Result<impl std::fmt::Debug, ControllerError>, limit: Duration) {
     match &got {
         Err(ControllerError::Timeout {
             command: None,
             waiting: Waiting::Exit,
             after,
-        }) => assert_eq!(*after, ms(300)),
+        }) => assert_eq!(*after, limit),
         other => panic!("expected a Timeout on exit, got {other:?}"),
     }
     assert_eq!(
         got.unwrap_err().to_string(),
-        "the engine did not exit within 0.300s of its stdin closing"
+        format!(
+            "the engine did not exit within {:.3}s of its stdin closing",
+            limit.as_secs_f64()
+        )
     );
 }
 
@@ -661,7 +664,37 @@ fn close_kills_an_engine_that_ignores_the_end_of_input() {
     let engine = sh(IGNORES_EOF, &[file.to_str().unwrap()], limits(ms(300)));
     let (got, elapsed) = timed(|| engine.close());
     in_time(elapsed, ms(300));
-    assert_close_timeout(got);
+    assert_close_timeout(got, ms(300));
+    assert_killed(&file);
+}
+
+/// The engine writes its pid, closes its stdout and runs on.
+const CLOSES_STDOUT_AND_RUNS: &str = r#"echo $$ > "$1"; exec 1>&-; exec sleep 30"#;
+
+/// A limit shorter than the grace in which a closed stdout becomes a stop:
+/// the call still fails with the stop, not its own limit.
+#[test]
+fn a_short_limit_still_ends_in_the_stop_of_an_engine_that_closed_stdout() {
+    let engine = sh(CLOSES_STDOUT, &[], limits(ms(300)));
+    let turn = engine.prompt("hi").unwrap();
+    let (got, elapsed) = timed(|| turn.wait());
+    in_time(elapsed, GRACE);
+    assert_closed_stdout(&stopped(got));
+}
+
+/// Closing an engine that closed its stdout but runs on: it is killed
+/// when the close limit runs out, as one that ignores its end of input.
+#[test]
+fn close_kills_an_engine_that_closed_stdout_and_runs_on() {
+    let file = pid_file("blocking-closed");
+    let engine = sh(
+        CLOSES_STDOUT_AND_RUNS,
+        &[file.to_str().unwrap()],
+        limits(ms(300)).close(ms(3000)),
+    );
+    let (got, elapsed) = timed(|| engine.close());
+    in_time(elapsed, ms(3000));
+    assert_close_timeout(got, ms(3000));
     assert_killed(&file);
 }
 
@@ -672,9 +705,9 @@ mod on_tokio {
         assert_died_mid_line, assert_exited_with_queued_work, assert_flood_bounded, assert_killed,
         assert_stalled, assert_unread, assert_unread_are_notices, assert_unreadable, in_time,
         job_changed, limits, ms, pid_file, Kind, ANSWERS_SOME, ANSWER_WITH_ARGS, CLOSES_STDOUT,
-        DIED_MID_LINE, DIES_MID_LINE, EXITS_WITH_QUEUED_WORK, FIFTY, FIRST_STREAMS, FLOODS,
-        GOES_SILENT, GRACE, IGNORES_EOF, LONG, SLACK, STREAMING, STREAMS, UNDECODABLE,
-        WRONG_TYPED_GOAL,
+        CLOSES_STDOUT_AND_RUNS, DIED_MID_LINE, DIES_MID_LINE, EXITS_WITH_QUEUED_WORK, FIFTY,
+        FIRST_STREAMS, FLOODS, GOES_SILENT, GRACE, IGNORES_EOF, LONG, SLACK, STREAMING, STREAMS,
+        UNDECODABLE, WRONG_TYPED_GOAL,
     };
     use serve_command::v2::serve::{
         CommandLine, ControllerError, Limits, Notice, Options, Owed, Stopped, TokioController,
@@ -998,9 +1031,37 @@ read -r b; echo '{"event":"jobs_snapshot","request_id":"ctl-2","jobs":[]}'; cat 
             let engine = sh(IGNORES_EOF, &[file.to_str().unwrap()], limits(ms(300)));
             let (got, elapsed) = timed(ms(300), engine.close()).await;
             in_time(elapsed, ms(300));
-            assert_close_timeout(got);
+            assert_close_timeout(got, ms(300));
             // The killed engine is reaped by the controller's reader task:
             // let it run while waiting.
+            let waiting = tokio::task::spawn_blocking(move || assert_killed(&file));
+            waiting.await.unwrap();
+        });
+    }
+
+    #[test]
+    fn a_short_limit_still_ends_in_the_stop_of_an_engine_that_closed_stdout() {
+        run(async {
+            let engine = sh(CLOSES_STDOUT, &[], limits(ms(300)));
+            let turn = engine.prompt("hi").unwrap();
+            let (got, elapsed) = timed(GRACE, turn.wait()).await;
+            in_time(elapsed, GRACE);
+            assert_closed_stdout(&stopped(got));
+        });
+    }
+
+    #[test]
+    fn close_kills_an_engine_that_closed_stdout_and_runs_on() {
+        run(async {
+            let file = pid_file("tokio-closed");
+            let engine = sh(
+                CLOSES_STDOUT_AND_RUNS,
+                &[file.to_str().unwrap()],
+                limits(ms(300)).close(ms(3000)),
+            );
+            let (got, elapsed) = timed(ms(3000), engine.close()).await;
+            in_time(elapsed, ms(3000));
+            assert_close_timeout(got, ms(3000));
             let waiting = tokio::task::spawn_blocking(move || assert_killed(&file));
             waiting.await.unwrap();
         });

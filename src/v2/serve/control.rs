@@ -129,6 +129,8 @@ pub(super) struct State<D> {
     failed: HashMap<u64, ControllerError>,
     /// The last event of a turn or a compaction.
     work_seen: Instant,
+    /// When the engine's stdout closed: its stop is due within [`GRACE`].
+    closed_at: Option<Instant>,
     unread_bound: usize,
     recorder: Option<Box<dyn Sink>>,
 }
@@ -146,6 +148,7 @@ impl<D: Deliver> State<D> {
             stopped: None,
             failed: HashMap::new(),
             work_seen: Instant::now(),
+            closed_at: None,
             unread_bound,
             recorder,
         }
@@ -228,7 +231,15 @@ impl<D: Deliver> State<D> {
             Clock::Answer => waiter.touched,
             Clock::Work => waiter.touched.max(self.work_seen),
         };
-        Some(since + limit)
+        // Once stdout has closed the stop is near, with its exit status:
+        // the call fails with that rather than with its own limit.
+        let stop_due = self.closed_at.map_or(since, |at| at + GRACE + GRACE);
+        Some((since + limit).max(stop_due))
+    }
+
+    /// The engine's stdout closed: its stop follows within [`GRACE`].
+    pub(super) fn stdout_closed(&mut self) {
+        self.closed_at = Some(Instant::now());
     }
 
     /// The call on `n` waited `limit` in silence: it is given up (what
@@ -288,6 +299,9 @@ impl<D: Deliver> State<D> {
             Ok(Item(Ok(event))) => self.route(event),
             Ok(Item(Err((error, line)))) => {
                 let attribution = self.conversation.unreadable(&line);
+                if attribution.turn.is_some() {
+                    self.work_seen = Instant::now();
+                }
                 let waiting = [attribution.answers, attribution.turn]
                     .into_iter()
                     .flatten()

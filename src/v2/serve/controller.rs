@@ -473,8 +473,8 @@ impl Controller {
         self.closed = true;
         *lock(&self.inner.writer) = None;
         let limit = self.limits.close;
-        if let Some(stopped) = self.inner.wait_stopped(Instant::now() + limit) {
-            return Ok(stopped.status);
+        if let Some(status) = self.inner.wait_exit(Instant::now() + limit) {
+            return Ok(status);
         }
         self.inner.kill();
         Err(ControllerError::Timeout {
@@ -505,7 +505,7 @@ impl Drop for Controller {
         let inner = Arc::clone(&self.inner);
         let limit = self.limits.close;
         let reaper = move || {
-            if inner.wait_stopped(Instant::now() + limit).is_none() {
+            if inner.wait_exit(Instant::now() + limit).is_none() {
                 inner.kill();
             }
         };
@@ -648,6 +648,17 @@ impl Inner {
         }
     }
 
+    /// Once the engine has stopped and (spawned) exited, if before
+    /// `deadline`: its exit status. An engine that closed its stdout but
+    /// still runs has stopped for the calls, not yet exited.
+    fn wait_exit(&self, deadline: Instant) -> Option<Option<ExitStatus>> {
+        let stopped = self.wait_stopped(deadline)?;
+        if !stopped.still_running {
+            return Some(stopped.status);
+        }
+        self.exit_status(deadline).map(Some)
+    }
+
     /// Kills a spawned engine that still runs.
     fn kill(&self) {
         if let Some(child) = lock(&self.child).as_mut() {
@@ -729,6 +740,9 @@ fn read_events(inner: &Inner, stdout: impl Read, keep: bool, stderr: Option<Rece
         }
         inner.changed.notify_all();
     };
+    // Calls still waiting wait for the stop the grace brings, not fail
+    // on their own limit meanwhile.
+    lock(&inner.state).stdout_closed();
     let deadline = Instant::now() + GRACE;
     let status = inner.exit_status(deadline);
     let spawned = lock(&inner.child).is_some();

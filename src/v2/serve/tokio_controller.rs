@@ -438,8 +438,8 @@ impl TokioController {
         self.closed = true;
         *lock(&self.inner.lines) = None;
         let limit = self.limits.close;
-        match tokio::time::timeout(limit, self.inner.stopped()).await {
-            Ok(stopped) => Ok(stopped.status),
+        match tokio::time::timeout(limit, self.inner.exited()).await {
+            Ok(status) => Ok(status),
             Err(_) => {
                 self.inner.kill();
                 Err(ControllerError::Timeout {
@@ -474,7 +474,7 @@ impl Drop for TokioController {
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(async move {
-                    if tokio::time::timeout(limit, inner.stopped()).await.is_err() {
+                    if tokio::time::timeout(limit, inner.exited()).await.is_err() {
                         inner.kill();
                     }
                 });
@@ -595,6 +595,24 @@ impl Inner {
         }
     }
 
+    /// Awaits the engine's stop and (spawned) exit: its exit status. An
+    /// engine that closed its stdout but still runs has stopped for the
+    /// calls, not yet exited.
+    async fn exited(&self) -> Option<ExitStatus> {
+        let stopped = self.stopped().await;
+        if !stopped.still_running {
+            return stopped.status;
+        }
+        loop {
+            let status = lock(&self.child).as_mut().and_then(|c| c.try_wait().ok());
+            match status {
+                Some(Some(status)) => return Some(status),
+                Some(None) => tokio::time::sleep(Duration::from_millis(5)).await,
+                None => return None,
+            }
+        }
+    }
+
     /// Kills a spawned engine that still runs.
     fn kill(&self) {
         if let Some(child) = lock(&self.child).as_mut() {
@@ -700,6 +718,7 @@ async fn read_events(inner: Arc<Inner>, mut stdout: impl AsyncRead + Unpin, keep
     // One grace for the exit status and the rest of stderr, as the
     // blocking controller's.
     let grace = tokio::time::Instant::now() + GRACE;
+    lock(&inner.state).stdout_closed();
     let status = inner.exit_status().await;
     let spawned = lock(&inner.child).is_some();
     let stderr_task = lock(&inner.stderr).take();
