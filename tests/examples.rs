@@ -455,7 +455,8 @@ fn the_controller_runs_clean_against_the_mock_engine_and_one_answering_twice() {
 /// its stdout but runs; the work still owed; the answer that does not
 /// decode; the silence past the stall limit, which the example takes from
 /// `SERVE_COMMAND_STALL_MS` (for that engine alone: for the others a limit
-/// that short could fire before the engine's end is read).
+/// that short could fire before the engine's end is read). The guide shows
+/// what it says against each but the engine that exits unanswered.
 #[cfg(unix)]
 #[test]
 fn the_controller_names_the_cause_against_each_misbehaving_engine() {
@@ -508,5 +509,11 @@ fn the_controller_names_the_cause_against_each_misbehaving_engine() {
         }
         // The engine that closes its stdout is given two seconds to exit.
         assert!(took.as_secs() < 20, "{name}: {took:?}");
+        if name != "exits-unanswered" {
+            assert!(
+                include_str!("../docs/GUIDE.md").contains(&stderr),
+                "the guide shows what it says against {name}: {stderr}"
+            );
+        }
     }
 }
