@@ -454,8 +454,9 @@ fn the_controller_runs_clean_against_the_mock_engine_and_one_answering_twice() {
 /// the line cut short and the engine's last words; an engine that closed
 /// its stdout but runs; the work still owed; the answer that does not
 /// decode; the silence past the stall limit, which the example takes from
-/// `SERVE_COMMAND_STALL_MS` (for that engine alone: for the others a limit
-/// that short could fire before the engine's end is read). The guide shows
+/// `SERVE_COMMAND_STALL_MS` (for that engine alone: on a loaded machine, a
+/// limit that short could run out before another engine has even read its
+/// prompt). The guide shows
 /// what it says against each but the engine that exits unanswered.
 #[cfg(unix)]
 #[test]
