@@ -260,7 +260,7 @@ fn death_mid_line_fails_the_turn_with_status_partial_line_and_stderr() {
 /// The engine closes its stdout after reading the prompt, and runs on.
 const CLOSES_STDOUT: &str = "read -r line; exec 1>&-; sleep 5";
 
-const CLOSED_STDOUT: &str = "the engine closed its stdout but still runs before answering; it still owed the queued work of command line 1";
+const CLOSED_STDOUT: &str = "the engine closed its stdout before answering, and still runs; it still owed the queued work of command line 1";
 
 #[track_caller]
 fn assert_closed_stdout(stopped: &Stopped) {
@@ -666,6 +666,26 @@ fn close_kills_an_engine_that_ignores_the_end_of_input() {
     in_time(elapsed, ms(300));
     assert_close_timeout(got, ms(300));
     assert_killed(&file);
+}
+
+/// A goal sent during a turn is applied at the turn's next step: the
+/// engine streams ten steps, 100 ms apart, before it answers the goal.
+const GOAL_AT_A_LATER_STEP: &str = r#"read -r a; read -r b
+i=1; while [ $i -le 10 ]; do printf '{"event":"agent_step","step":%d}\n' $i; sleep 0.1; i=$((i+1)); done
+echo '{"event":"goal_updated","goal":"green"}'
+echo '{"event":"agent_finished","answer":"done"}'
+cat >/dev/null"#;
+
+/// A goal waits on work: a turn that streams past the answer limit keeps
+/// it waiting, as long as the turn's events come.
+#[test]
+fn a_goal_waits_while_the_turn_it_lands_in_streams() {
+    let engine = sh(GOAL_AT_A_LATER_STEP, &[], limits(ms(300)));
+    let turn = engine.prompt("hi").unwrap();
+    let (got, elapsed) = timed(|| engine.goal(Command::goal_set("green")));
+    assert_eq!(got.map_err(|e| e.to_string()), Ok(Some("green".to_owned())));
+    assert!(elapsed >= ms(900), "answered after {elapsed:?}");
+    assert_eq!(turn.wait().unwrap().answer(), Some("done"));
 }
 
 /// The engine writes its pid, closes its stdout and runs on.

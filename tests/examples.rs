@@ -470,7 +470,10 @@ fn the_controller_names_the_cause_against_each_misbehaving_engine() {
                 "stderr ends: engine: out of memory",
             ],
         ),
-        ("closes-stdout", &["closed its stdout but still runs"]),
+        (
+            "closes-stdout",
+            &["closed its stdout before answering, and still runs"],
+        ),
         (
             "exits-unanswered",
             &["exit status: 0", "before answering; it still owed"],

@@ -49,7 +49,7 @@ fn assert_shown(place: &str, text: &str, example: &str) {
 }
 
 #[test]
-fn the_readme_shows_the_minimal_engine_the_model_engine_and_the_minimal_controller() {
+fn the_readme_shows_the_minimal_engine_the_model_engine_and_the_controller() {
     assert_shown(
         "README.md",
         README,
@@ -59,7 +59,7 @@ fn the_readme_shows_the_minimal_engine_the_model_engine_and_the_minimal_controll
     assert_shown(
         "README.md",
         README,
-        include_str!("../examples/minimal_controller.rs"),
+        include_str!("../examples/controller.rs"),
     );
     assert_eq!(
         rust_blocks(README).len(),

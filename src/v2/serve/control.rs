@@ -74,10 +74,9 @@ impl Clock {
     /// The clock of a call waiting on `command`.
     pub(super) fn of(command: &Command) -> Clock {
         match command {
-            Command::JobsSnapshot { .. }
-            | Command::JobStop { .. }
-            | Command::GoalSet { .. }
-            | Command::GoalClear => Clock::Answer,
+            // A goal is applied at the running turn's next step, or
+            // behind queued work: it waits on work.
+            Command::JobsSnapshot { .. } | Command::JobStop { .. } => Clock::Answer,
             _ => Clock::Work,
         }
     }

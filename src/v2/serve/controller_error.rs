@@ -42,16 +42,18 @@ impl fmt::Display for Stopped {
     /// {"event":"agent_fi; stderr ends: boom`
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.status, &self.read_error) {
-            (Some(status), _) => write!(f, "the engine stopped ({status})")?,
-            (None, Some(error)) => {
-                write!(f, "the engine stopped (reading its stdout failed: {error})")?;
-            }
+            (Some(status), _) => write!(f, "the engine stopped ({status}) before answering")?,
+            (None, Some(error)) => write!(
+                f,
+                "the engine stopped (reading its stdout failed: {error}) before answering"
+            )?,
             (None, None) if self.still_running => {
-                f.write_str("the engine closed its stdout but still runs")?;
+                f.write_str("the engine closed its stdout before answering, and still runs")?;
             }
-            (None, None) => f.write_str("the engine stopped (its stdout closed)")?,
+            (None, None) => {
+                f.write_str("the engine stopped (its stdout closed) before answering")?
+            }
         }
-        f.write_str(" before answering")?;
         if let Some(owed) = owed_words(&self.owed) {
             write!(f, "; it still owed {owed}")?;
         }

@@ -50,10 +50,10 @@ impl fmt::Display for EventLine {
 
 /// How long a call waits on a silent engine, and how long closing waits for
 /// it to finish. The defaults suit a real model: a request the engine
-/// answers at once gets 30 s; a turn, a compaction, a prediction or a steer
-/// (answered at the running turn's next step) gets 10 minutes of silence,
-/// since a tool can run that long without an event; a turn still streaming
-/// is never cut off.
+/// answers at once gets 30 s; a turn, a compaction, a prediction, a steer
+/// or a goal (answered at the running turn's next step) gets 10 minutes of
+/// silence, since a tool can run that long without an event; a turn still
+/// streaming is never cut off.
 ///
 /// ```
 /// use serve_command::v2::serve::Limits;
@@ -67,13 +67,14 @@ impl fmt::Display for EventLine {
 #[non_exhaustive]
 pub struct Limits {
     /// The longest a call waits for an answer the engine gives at once
-    /// (`jobs_snapshot`, `job_stop`, `goal`, a refused line's
-    /// `command_error`) with nothing of it arriving.
+    /// (`jobs_snapshot`, `job_stop`, a refused line's `command_error`)
+    /// with nothing of it arriving.
     pub answer: Duration,
     /// The longest a call on work waits with the engine silent on it: a
     /// turn (its next event, or while queued, an event of the work ahead of
-    /// it), a `compact`, a `predict`, a steer. Each event of the work
-    /// starts the wait anew.
+    /// it), a `compact`, a `predict`, a steer or a `goal` (both applied at
+    /// the running turn's next step). Each event of the work starts the
+    /// wait anew.
     pub stall: Duration,
     /// How long [`close`](super::Controller::close) (and dropping a
     /// controller) leaves the engine to finish its work once its stdin is
