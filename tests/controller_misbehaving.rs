@@ -688,6 +688,60 @@ fn a_goal_waits_while_the_turn_it_lands_in_streams() {
     assert_eq!(turn.wait().unwrap().answer(), Some("done"));
 }
 
+/// Twenty steps, 20 ms apart, then the end.
+const TWENTY_PACED: &str = r#"read -r a
+i=1; while [ $i -le 20 ]; do printf '{"event":"agent_step","step":%d}\n' $i; sleep 0.02; i=$((i+1)); done
+echo '{"event":"agent_finished","answer":"done"}'
+cat >/dev/null"#;
+
+/// The bound counts the events held unread, not all a turn gives: a
+/// caller that reads as they come reads a turn far longer than it.
+#[test]
+fn a_turn_read_as_it_comes_is_not_bounded_by_unread() {
+    let engine = sh(TWENTY_PACED, &[], limits(LONG).unread(3));
+    let mut turn = engine.prompt("hi").unwrap();
+    let mut steps = 0;
+    while let Some(event) = turn.next_event().map_err(|e| e.to_string()).unwrap() {
+        steps += i32::from(matches!(event, Event::AgentStep { .. }));
+    }
+    assert_eq!(steps, 20);
+    assert_eq!(turn.wait().unwrap().answer(), Some("done"));
+}
+
+/// A turn streams; the engine never answers the `jobs_snapshot` sent
+/// meanwhile.
+const STREAMS_AND_IGNORES: &str = r#"read -r a; read -r b
+i=1; while [ $i -le 15 ]; do printf '{"event":"agent_step","step":%d}\n' $i; sleep 0.1; i=$((i+1)); done
+echo '{"event":"agent_finished","answer":"done"}'
+cat >/dev/null"#;
+
+/// An answer given at once is waited for by its own limit: a turn that
+/// streams meanwhile does not keep an unanswered request alive.
+#[test]
+fn a_request_is_not_kept_waiting_by_a_streaming_turn() {
+    let engine = sh(
+        STREAMS_AND_IGNORES,
+        &[],
+        Limits::default().answer(ms(300)).stall(LONG),
+    );
+    let turn = engine.prompt("hi").unwrap();
+    let (got, elapsed) = timed(|| engine.jobs_snapshot());
+    in_time(elapsed, ms(300));
+    assert!(
+        elapsed < ms(1200),
+        "waited {elapsed:?} while the turn streamed"
+    );
+    match got {
+        Err(ControllerError::Timeout {
+            command: Some(CommandLine(2)),
+            waiting: Waiting::Answer,
+            ..
+        }) => {}
+        other => panic!("expected a Timeout on its answer, got {other:?}"),
+    }
+    assert_eq!(turn.wait().unwrap().answer(), Some("done"));
+}
+
 /// The engine writes its pid, closes its stdout and runs on.
 const CLOSES_STDOUT_AND_RUNS: &str = r#"echo $$ > "$1"; exec 1>&-; exec sleep 30"#;
 
@@ -1084,6 +1138,27 @@ read -r b; echo '{"event":"jobs_snapshot","request_id":"ctl-2","jobs":[]}'; cat 
             assert_close_timeout(got, ms(3000));
             let waiting = tokio::task::spawn_blocking(move || assert_killed(&file));
             waiting.await.unwrap();
+        });
+    }
+
+    /// The engine closes its stdin and runs on, its stdout open.
+    const CLOSES_STDIN: &str = "exec 0<&-; exec sleep 30";
+
+    /// A line the writer task cannot write fails its call then, not when
+    /// its limit runs out.
+    #[test]
+    fn a_write_that_fails_fails_its_call_at_once() {
+        run(async {
+            let engine = sh(CLOSES_STDIN, &[], limits(LONG));
+            tokio::time::sleep(ms(200)).await;
+            let (got, elapsed) = timed(GRACE, engine.jobs_snapshot()).await;
+            in_time(elapsed, GRACE);
+            match got {
+                Err(ControllerError::WriteFailed(e)) => {
+                    assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe);
+                }
+                other => panic!("expected WriteFailed, got {other:?}"),
+            }
         });
     }
 }
