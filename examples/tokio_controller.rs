@@ -39,14 +39,16 @@ async fn control() -> Result<(), Box<dyn std::error::Error>> {
     // Refused unless the bytes are PNG, JPEG, GIF or WebP, at most 5 MiB.
     let screenshot = Image::from_bytes(PNG.to_vec())?;
     let session = [
-        Command::prompt(vec![
-            ContentPart::Text("Why does this test fail?".into()),
-            ContentPart::Image(screenshot),
-        ])
         // Tag the prompt to reconcile its delivery later by exact id.
-        .tagged("sub-1"),
+        Command::prompt_tagged(
+            vec![
+                ContentPart::Text("Why does this test fail?".into()),
+                ContentPart::Image(screenshot),
+            ],
+            "sub-1",
+        ),
         // A steer reaches the running turn; this one is tagged too.
-        Command::steer(SteerKind::Prompt, "Keep the public API unchanged").tagged("sub-2"),
+        Command::steer_tagged(SteerKind::Prompt, "Keep the public API unchanged", "sub-2"),
         // A command steer: a slash command for the engine, not for the model.
         Command::steer(SteerKind::Command, "/diff"),
         Command::jobs_snapshot("req-1"),

@@ -34,7 +34,7 @@ async fn session() -> Result<(), Box<dyn std::error::Error>> {
         "the turn of {}: {:?}, {:?}",
         turn.command, turn.end, turn.usage
     );
-    let steer = Command::steer(SteerKind::Prompt, "Shorter, please.").tagged("s1");
+    let steer = Command::steer_tagged(SteerKind::Prompt, "Shorter, please.", "s1");
     println!("steer: {:?}", engine.request(steer).await?);
     println!(
         "goal: {:?}",

@@ -47,9 +47,9 @@
 //! fn main() -> Result<(), Box<dyn std::error::Error>> {
 //!     // Refused unless the bytes are PNG, JPEG, GIF or WebP, at most 5 MiB.
 //!     let screenshot = Image::from_bytes(PNG.to_vec())?;
-//!     let prompt = Command::prompt(vec![ContentPart::Text("What is this?".into()), ContentPart::Image(screenshot)])
-//!         // Tag the prompt to reconcile its delivery later by exact id.
-//!         .tagged("sub-1");
+//!     // Tag the prompt to reconcile its delivery later by exact id.
+//!     let content = vec![ContentPart::Text("What is this?".into()), ContentPart::Image(screenshot)];
+//!     let prompt = Command::prompt_tagged(content, "sub-1");
 //!     let mut stdout = io::stdout().lock();
 //!     // One write per line: a line never interleaves with another writer's.
 //!     prompt.write_line(&mut stdout)?;

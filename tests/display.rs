@@ -54,11 +54,12 @@ fn v2_display_is_the_line_without_its_lf() {
             "{\"command\":\"goal\",\"action\":\"set\",\"text\":\"ça \\\"marche\\\"\\r\\n\\u0000\",\"auto\":true}",
         ),
         (
-            v2::Command::prompt(vec![
+            v2::Command::prompt_tagged(vec![
                 v2::ContentPart::Text("what is 日本?".into()),
                 v2::ContentPart::Image(image),
-            ])
-            .tagged("sub-2"),
+            ],
+    "sub-2",
+),
             "{\"command\":\"prompt\",\"content\":[{\"type\":\"text\",\"text\":\"what is 日本?\"},\
              {\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}],\"submission_id\":\"sub-2\"}",
         ),

@@ -524,7 +524,7 @@ fn the_steers_carry_the_envelope() {
     assert_eq!(v2, v2::Command::steer(SteerKind::Command, text.clone()));
     assert_eq!(v2.shell_command(), back);
     // A tag does not matter.
-    let tagged = v2::Command::steer(SteerKind::Command, text.clone()).tagged("s1");
+    let tagged = v2::Command::steer_tagged(SteerKind::Command, text.clone(), "s1");
     assert_eq!(tagged.shell_command(), back);
 
     // Only a command steer holding an envelope is a shell command.

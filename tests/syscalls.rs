@@ -182,11 +182,13 @@ fn one_write_up_to_8_kib_and_at_most_one_per_8_kib_beyond() {
 fn an_image_line_is_written_8_kib_at_a_time() {
     let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
     png.extend((0..4 * MIB - 8).map(|i| (i * 7 + i / 251) as u8));
-    let cmd = v2::Command::prompt(Content::new(vec![
-        ContentPart::Text("what is this?".into()),
-        ContentPart::Image(Image::from_bytes(png).unwrap()),
-    ]))
-    .tagged("s-1");
+    let cmd = v2::Command::prompt_tagged(
+        Content::new(vec![
+            ContentPart::Text("what is this?".into()),
+            ContentPart::Image(Image::from_bytes(png).unwrap()),
+        ]),
+        "s-1",
+    );
     let line = cmd.to_line();
     assert_eq!(line.len(), 5_592_554);
     assert_eq!(

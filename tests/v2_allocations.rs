@@ -108,14 +108,14 @@ fn too_long_base64_is_refused_without_decoding() {
 #[test]
 fn encoding_allocates_nothing_or_once() {
     let image = Image::from_bytes(b"\xff\xd8\xff".repeat(10_000)).unwrap();
-    let cmd = Command::steer(
+    let cmd = Command::steer_tagged(
         serve_command::v2::SteerKind::Command,
         Content::new(vec![
             ContentPart::Text("look".into()),
             ContentPart::Image(image),
         ]),
-    )
-    .tagged("s");
+        "s",
+    );
     let line = cmd.to_line();
     let mut out = Vec::with_capacity(line.len());
     let ((), n, _) = allocations(|| cmd.write_line(&mut out).unwrap());

@@ -54,11 +54,11 @@ fn v2_codec_at_every_split() {
 #[test]
 fn v2_codec_encodes_the_canonical_line() {
     let image = Image::from_base64("image/gif", "R0lGODlh").unwrap();
-    let cmd = Command::steer(
+    let cmd = Command::steer_tagged(
         serve_command::v2::SteerKind::Prompt,
         vec![ContentPart::Image(image)],
-    )
-    .tagged("s");
+        "s",
+    );
     let mut codec = CommandCodec::<Command>::with_max_line_len(1024);
     let mut dst = BytesMut::new();
     codec.encode(&cmd, &mut dst).unwrap();

@@ -388,7 +388,7 @@ mod in_process {
         );
         assert_eq!(turn.answer(), Some("You asked: what is this?"));
 
-        let steer = Command::steer(SteerKind::Prompt, "shorter").tagged("s1");
+        let steer = Command::steer_tagged(SteerKind::Prompt, "shorter", "s1");
         assert_eq!(
             engine.request(steer).map_err(err),
             Ok(Reply::Steer(Steered::Dropped))
@@ -1018,7 +1018,7 @@ mod on_tokio_in_process {
                     ]
                 );
                 assert_eq!(turn.end, TurnEnd::Finished("You asked: run it".into()));
-                let steer = Command::steer(SteerKind::Prompt, "more").tagged("s1");
+                let steer = Command::steer_tagged(SteerKind::Prompt, "more", "s1");
                 assert_eq!(
                     engine.request(steer).await.map_err(err),
                     Ok(Reply::Steer(Steered::Dropped))

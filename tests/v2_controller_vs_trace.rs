@@ -165,10 +165,11 @@ fn run(ops: &[Op]) -> (Vec<Said>, Vec<Attribution>, Traced) {
                 let turn = controller.prompt(text.as_str()).unwrap().wait().unwrap();
                 Said::Turn(turn.command.get(), turn.events)
             }
-            Op::Steer(kind, tagged) => {
-                let steer = Command::steer(*kind, "now");
-                reply(if *tagged { steer.tagged("s") } else { steer })
-            }
+            Op::Steer(kind, tagged) => reply(if *tagged {
+                Command::steer_tagged(*kind, "now", "s")
+            } else {
+                Command::steer(*kind, "now")
+            }),
             Op::Jobs => reply(Command::jobs_snapshot("r")),
             Op::JobStop => reply(Command::job_stop("r", "g", "j")),
             Op::Predict(seq) => reply(Command::predict("p", *seq)),

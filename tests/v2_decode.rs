@@ -228,16 +228,13 @@ fn crossing_revisions() {
     use serve_command::v1::Command as V1;
     let image = Image::from_base64("image/png", PNG).unwrap();
     let text = |t: &str| ContentPart::Text(t.into());
-    let steer = |content: Content, submission_id: Option<&str>| {
-        let steer = Command::steer(SteerKind::Command, content);
-        match submission_id {
-            Some(id) => steer.tagged(id),
-            None => steer,
-        }
+    let steer = |content: Content, submission_id: Option<&str>| match submission_id {
+        Some(id) => Command::steer_tagged(SteerKind::Command, content, id),
+        None => Command::steer(SteerKind::Command, content),
     };
     let cases: Vec<(Command, Result<V1, NotInV1>)> = vec![
         (
-            Command::prompt("a").tagged("s"),
+            Command::prompt_tagged("a", "s"),
             Ok(V1::Prompt {
                 text: "a".into(),
                 submission_id: Some("s".into()),

@@ -340,16 +340,25 @@ fn v2(message: Message) -> output::Result<v2::Command> {
             text,
             submission_id,
             images,
-        } => tagged(v2::Command::prompt(content(text, &images)?), submission_id),
+        } => {
+            let content = content(text, &images)?;
+            match submission_id {
+                Some(id) => v2::Command::prompt_tagged(content, id),
+                None => v2::Command::prompt(content),
+            }
+        }
         Message::Steer {
             text,
             kind,
             submission_id,
             images,
-        } => tagged(
-            v2::Command::steer(kind.into(), content(text, &images)?),
-            submission_id,
-        ),
+        } => {
+            let content = content(text, &images)?;
+            match submission_id {
+                Some(id) => v2::Command::steer_tagged(kind.into(), content, id),
+                None => v2::Command::steer(kind.into(), content),
+            }
+        }
         Message::Compact => v2::Command::Compact,
         Message::Cancel => v2::Command::Cancel,
         Message::Goal(Goal::Set { text, auto }) if auto => {
@@ -375,14 +384,6 @@ fn v2(message: Message) -> output::Result<v2::Command> {
             return Err(Failure::Error(format!("{name}: an event, not a command")))
         }
     })
-}
-
-/// `cmd`, tagged when the user gave a `submission_id`.
-fn tagged(cmd: v2::Command, submission_id: Option<String>) -> v2::Command {
-    match submission_id {
-        Some(id) => cmd.tagged(id),
-        None => cmd,
-    }
 }
 
 impl From<Kind> for SteerKind {

@@ -26,13 +26,13 @@ use std::fmt;
 /// [`Command::jobs_snapshot`], [`Command::job_stop`],
 /// [`Command::goal_set`], [`Command::goal_set_auto`], [`Command::allow`],
 /// [`Command::reject`], [`Command::predict`],
-/// [`Command::cancel_prediction`]; a tag with
-/// [`Command::tagged`]), a `match` has a wildcard arm, and a pattern of a
+/// [`Command::cancel_prediction`]; tagged, [`Command::prompt_tagged`] and
+/// [`Command::steer_tagged`]), a `match` has a wildcard arm, and a pattern of a
 /// variant with fields ends in `..`.
 ///
 /// ```
 /// use serve_command::v2::{Command, SteerKind};
-/// let cmd = Command::steer(SteerKind::Prompt, "go on").tagged("s1");
+/// let cmd = Command::steer_tagged(SteerKind::Prompt, "go on", "s1");
 /// let line = cmd.to_line();
 /// assert_eq!(line, "{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":\"go on\",\"submission_id\":\"s1\"}\n");
 /// assert_eq!(Command::from_slice(line.as_bytes()), Ok(cmd.clone()));
@@ -167,7 +167,7 @@ pub enum Command {
 /// code that builds commands keeps compiling.
 impl Command {
     /// An untagged `prompt` of `content`: a string, an [`Image`](crate::v2::Image),
-    /// or parts. Tag it with [`Command::tagged`].
+    /// or parts. Tagged: [`Command::prompt_tagged`].
     ///
     /// ```
     /// use serve_command::v2::Command;
@@ -181,8 +181,8 @@ impl Command {
         }
     }
 
-    /// An untagged `steer` of `kind` and `content`. Tag it with
-    /// [`Command::tagged`].
+    /// An untagged `steer` of `kind` and `content`. Tagged:
+    /// [`Command::steer_tagged`].
     ///
     /// ```
     /// use serve_command::v2::{Command, SteerKind};
@@ -303,19 +303,13 @@ impl Command {
     }
 
     /// The command with its `submission_id` set, for a [`Command::Prompt`]
-    /// or a [`Command::Steer`]: only those two carry a tag. Any other
-    /// command is returned unchanged.
-    ///
-    /// ```
-    /// use serve_command::v2::Command;
-    /// assert_eq!(
-    ///     Command::prompt("hi").tagged("sub-1").to_line(),
-    ///     "{\"command\":\"prompt\",\"content\":\"hi\",\"submission_id\":\"sub-1\"}\n",
-    /// );
-    /// // No tag on a command that cannot carry one.
-    /// assert_eq!(Command::jobs_snapshot("r1").tagged("sub-1"), Command::jobs_snapshot("r1"));
-    /// assert_eq!(Command::Cancel.tagged("sub-1"), Command::Cancel);
-    /// ```
+    /// or a [`Command::Steer`]; any other command is returned unchanged,
+    /// silently: build a tagged command with [`Command::prompt_tagged`] or
+    /// [`Command::steer_tagged`] instead.
+    #[deprecated(
+        since = "0.1.0",
+        note = "does nothing on a command that carries no tag: use Command::prompt_tagged or Command::steer_tagged"
+    )]
     #[must_use]
     pub fn tagged(mut self, submission_id: impl Into<String>) -> Command {
         if let Command::Prompt {
@@ -328,6 +322,47 @@ impl Command {
             *tag = Some(submission_id.into());
         }
         self
+    }
+
+    /// A `prompt` of `content` tagged `submission_id`: the controller's id
+    /// for it, to reconcile its delivery by.
+    ///
+    /// ```
+    /// use serve_command::v2::Command;
+    /// assert_eq!(
+    ///     Command::prompt_tagged("hi", "sub-1").to_line(),
+    ///     "{\"command\":\"prompt\",\"content\":\"hi\",\"submission_id\":\"sub-1\"}\n",
+    /// );
+    /// ```
+    #[must_use]
+    pub fn prompt_tagged(content: impl Into<Content>, submission_id: impl Into<String>) -> Command {
+        Command::Prompt {
+            content: content.into(),
+            submission_id: Some(submission_id.into()),
+        }
+    }
+
+    /// A `steer` of `kind` and `content` tagged `submission_id` (the
+    /// engine's `steer_applied` or `steer_dropped` carries it back).
+    ///
+    /// ```
+    /// use serve_command::v2::{Command, SteerKind};
+    /// assert_eq!(
+    ///     Command::steer_tagged(SteerKind::Command, "/diff", "s-2").to_line(),
+    ///     "{\"command\":\"steer\",\"kind\":\"command\",\"content\":\"/diff\",\"submission_id\":\"s-2\"}\n",
+    /// );
+    /// ```
+    #[must_use]
+    pub fn steer_tagged(
+        kind: SteerKind,
+        content: impl Into<Content>,
+        submission_id: impl Into<String>,
+    ) -> Command {
+        Command::Steer {
+            kind,
+            content: content.into(),
+            submission_id: Some(submission_id.into()),
+        }
     }
 
     /// `{"command":"predict","request_id":R,"source_sequence":N}`.
@@ -551,7 +586,7 @@ impl TryFrom<Command> for crate::v1::Command {
     /// use serve_command::{v1, v2};
     /// let steer = v2::Command::steer(v2::SteerKind::Prompt, "go");
     /// assert_eq!(v1::Command::try_from(steer), Ok(v1::Command::Steer { kind: v1::SteerKind::Prompt, text: "go".into() }));
-    /// let tagged = v2::Command::steer(v2::SteerKind::Prompt, "go").tagged("s");
+    /// let tagged = v2::Command::steer_tagged(v2::SteerKind::Prompt, "go", "s");
     /// let err = v1::Command::try_from(tagged.clone()).unwrap_err();
     /// assert_eq!(err.reason(), v2::NotInV1::SteerTag);
     /// assert_eq!(err.into_command(), tagged);

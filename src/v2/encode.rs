@@ -286,7 +286,7 @@ impl fmt::Display for Command {
     ///
     /// ```
     /// use serve_command::v2::{Command, SteerKind};
-    /// let cmd = Command::steer(SteerKind::Prompt, "café\tau lait").tagged("s1");
+    /// let cmd = Command::steer_tagged(SteerKind::Prompt, "café\tau lait", "s1");
     /// assert_eq!(cmd.to_string(), r#"{"command":"steer","kind":"prompt","content":"café\tau lait","submission_id":"s1"}"#);
     /// assert_eq!(format!("{cmd}\n"), cmd.to_line());
     /// ```
