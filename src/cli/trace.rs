@@ -4,18 +4,13 @@
 use crate::output::{self, io_error, stdout_error};
 use crate::revision::Revision;
 use clap::{Args, ValueEnum};
-use serde_json::Value;
-use serve_command::v2::serve::{Attribution, Conversation, Owed};
-use serve_command::v2::{Command, CommandReader, ContentPart, DEFAULT_MAX_LINE_LEN};
+use serve_command::v2::serve::record::{LogError, LogReader, Wire};
+use serve_command::v2::serve::{Attribution, Conversation, Direction, Owed};
+use serve_command::v2::{Command, CommandReader, ContentPart};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-/// The longest record read: what the tap writes for a line at the default
-/// limit with every byte escaped (`\u0000`, six bytes), and room for the
-/// record's other keys. A longer record is an error, never held whole.
-const MAX_RECORD: u64 = 6 * DEFAULT_MAX_LINE_LEN as u64 + 64 * 1024;
 
 /// How much of a text the text format shows, in characters.
 const SHORT: usize = 40;
@@ -146,13 +141,6 @@ enum Stop {
     Record(u64, String),
 }
 
-/// A line of the wire, as a record holds it.
-enum Line {
-    Bytes(Vec<u8>),
-    /// Over the tap's limit: not held.
-    TooLong,
-}
-
 /// The conversation so far, and what the text format has shown of it.
 struct Tracer {
     format: Format,
@@ -183,101 +171,30 @@ impl Tracer {
     }
 
     /// Reads every record of `input`, writing the attributions to `out`.
-    fn read(&mut self, mut input: impl BufRead, out: &mut impl Write) -> Result<(), Stop> {
-        let mut record = Vec::new();
-        let mut at = 0u64;
-        loop {
-            record.clear();
-            at += 1;
-            let read = (&mut input)
-                .take(MAX_RECORD + 1)
-                .read_until(b'\n', &mut record)
-                .map_err(Stop::Read)?;
-            if read == 0 {
-                return Ok(());
-            }
-            if record.len() as u64 > MAX_RECORD {
-                return Err(Stop::Record(
-                    at,
-                    format!("longer than {MAX_RECORD} bytes, more than any record of the tap"),
-                ));
-            }
-            if record.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let value: Value = serde_json::from_slice(&record)
-                .map_err(|e| Stop::Record(at, format!("not JSON: {e}")))?;
-            let why = |why: &str| Stop::Record(at, why.to_owned());
-            let Value::Object(fields) = &value else {
-                return Err(why("not a JSON object"));
-            };
-            let dir = match fields.get("dir") {
-                Some(Value::String(dir)) => dir.as_str(),
-                Some(_) => return Err(why("\"dir\" is not a string")),
-                None => return Err(why("no \"dir\"")),
-            };
-            let (count, what) = match dir {
-                "command" => (self.commands + 1, "command"),
-                "event" => (self.events + 1, "event"),
-                _ => continue,
-            };
-            match fields.get("n") {
-                None => {}
-                Some(n) if n.as_u64() == Some(count) => {}
-                Some(n) => {
-                    return Err(Stop::Record(
-                        at,
-                        format!(
-                        "this {what} record's \"n\" is {n}, but it is {what} {count} of the log: \
-                             records left out or reordered cannot be attributed"
-                    ),
-                    ))
-                }
-            }
-            let line = match (fields.get("line"), fields.get("line_base64")) {
-                (Some(_), Some(_)) => {
-                    return Err(why("both \"line\" and \"line_base64\": which is the line?"))
-                }
-                (Some(Value::String(text)), None) => Line::Bytes(text.as_bytes().to_vec()),
-                (Some(Value::Null), None) => Line::TooLong,
-                (Some(_), None) => return Err(why("\"line\" is not a string or null")),
-                (None, Some(Value::String(encoded))) => {
-                    use base64::Engine;
-                    match base64::engine::general_purpose::STANDARD.decode(encoded) {
-                        Ok(bytes) => Line::Bytes(bytes),
-                        Err(e) => {
-                            return Err(Stop::Record(
-                                at,
-                                format!("\"line_base64\" is not base64: {e}"),
-                            ))
-                        }
-                    }
-                }
-                (None, Some(_)) => return Err(why("\"line_base64\" is not a string")),
-                (None, None) => {
-                    return Err(Stop::Record(
-                        at,
-                        format!("a {what} record with neither \"line\" nor \"line_base64\""),
-                    ))
-                }
-            };
-            let written = if dir == "command" {
-                self.command(&line, out)
+    fn read(&mut self, input: impl BufRead, out: &mut impl Write) -> Result<(), Stop> {
+        let mut log = LogReader::new(input);
+        while let Some(record) = log.read_record().map_err(|e| match e {
+            LogError::Read(e) => Stop::Read(e),
+            LogError::Record(at, why) => Stop::Record(at, why),
+        })? {
+            let written = if record.direction == Direction::Command {
+                self.command(&record.line, out)
             } else {
-                self.event(&line, out)
+                self.event(&record.line, out)
             };
             written.map_err(Stop::Write)?;
         }
+        Ok(())
     }
 
-    fn command(&mut self, line: &Line, out: &mut impl Write) -> io::Result<()> {
+    fn command(&mut self, line: &Wire, out: &mut impl Write) -> io::Result<()> {
         self.commands += 1;
         let n = self.commands;
         let bytes = match line {
-            Line::Bytes(bytes) => bytes.as_slice(),
+            Wire::Bytes(bytes) => bytes.as_slice(),
             // Refused, and the end of the engine's reading, as for a line
             // that is not JSON.
-            Line::TooLong => b"x",
+            Wire::TooLong => b"x",
         };
         self.conversation.command(bytes);
         if self.format == Format::Jsonl {
@@ -285,11 +202,11 @@ impl Tracer {
         }
         let short = match (self.stopped, line) {
             (Some(k), _) => format!("not read (the engine stopped reading at command {k})"),
-            (None, Line::TooLong) => {
+            (None, Wire::TooLong) => {
                 self.stopped = Some(n);
                 "refused: longer than the tap's line limit".to_owned()
             }
-            (None, Line::Bytes(bytes)) => match CommandReader::new(&bytes[..]).next() {
+            (None, Wire::Bytes(bytes)) => match CommandReader::new(&bytes[..]).next() {
                 None => "blank".to_owned(),
                 Some(Err(error)) => {
                     if error.is_stream_error() {
@@ -307,11 +224,11 @@ impl Tracer {
         writeln!(out, "command {n}: {short}")
     }
 
-    fn event(&mut self, line: &Line, out: &mut impl Write) -> io::Result<()> {
+    fn event(&mut self, line: &Wire, out: &mut impl Write) -> io::Result<()> {
         self.events += 1;
         let a = self.conversation.event(match line {
-            Line::Bytes(bytes) => bytes,
-            Line::TooLong => b"",
+            Wire::Bytes(bytes) => bytes,
+            Wire::TooLong => b"",
         });
         match self.format {
             Format::Jsonl => jsonl(&a, out),
