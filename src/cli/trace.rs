@@ -4,9 +4,11 @@
 use crate::output::{self, io_error, stdout_error};
 use crate::revision::Revision;
 use clap::{Args, ValueEnum};
-use serve_command::v2::serve::record::{LogError, LogReader, Wire};
+use serve_command::v2::serve::record::{LogError, LogReader, Record, Wire};
 use serve_command::v2::serve::{Attribution, Conversation, Direction, Owed};
 use serve_command::v2::{Command, CommandReader, ContentPart};
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
@@ -30,8 +32,8 @@ const SHORT: usize = 40;
 /// Other records ("stderr", "exit", "summary", any other "dir") are
 /// skipped, and so are blank lines; a log cut short (no "exit" or
 /// "summary" at its end) reads as far as it goes. The times ("t_ms", and
-/// "t_us" in logs written since the tap added it) are not read: logs with
-/// and without "t_us" read alike.
+/// "t_us" in logs written since the tap added it) are read by --stats
+/// only: logs with and without "t_us" read alike.
 ///
 /// Each event is attributed by the model of upstream's serve loop
 /// (`serve_command::v2::serve::Conversation`; docs/PROTOCOL.md, "What
@@ -66,23 +68,71 @@ const SHORT: usize = 40;
 ///
 /// It reads the log as it goes and holds one record at a time.
 ///
+/// --stats writes, instead, what the session felt like, from the records'
+/// times ("t_us", or else "t_ms" times 1000) and the same attribution. Per
+/// kind of command line (its name: prompt, steer, cancel, compact, goal,
+/// approval, jobs_snapshot, job_stop, predict, cancel_prediction; a
+/// refused line is `refused`; blank lines and lines the engine never read
+/// are not counted), the time from the command line:
+///
+///   first        to the first event that answers it or belongs to its
+///                turn (a prompt: its turn's first event; a request: its
+///                reply; a compact: compaction_started)
+///   first delta  a prompt's, to its turn's first assistant_delta or
+///                reasoning_delta
+///   end          to its end (a prompt: its turn's agent_finished,
+///                turn_failed or agent_aborted; a compact: its compaction's
+///                end; any other: the event that answers it)
+///
+/// each as its count and its p50, p95, p99 and max (percentiles by nearest
+/// rank: the smallest sample with at least that percent of the samples at
+/// or below it), in milliseconds with three decimals. A command line the
+/// engine still owes at the end (as the owed record lists it) gives no
+/// end sample: it is counted apart, as owed (a running turn's first
+/// event still gives its first). Stalls: each gap longer than
+/// --stall MS (default 1000) between consecutive events of one turn, with
+/// the turn's command line, the events before and after it, and the gap.
+/// Text: a table of kind, measure, count, p50, p95, p99, max; then `sent:`
+/// per kind, `owed at the end:` per kind with the command lines, and the
+/// stalls. --format jsonl: one record per kind, then one per stall:
+///
+///   {"kind":KIND,"sent":N,"owed":[N,...],"first":M,"first_delta":M,"end":M}
+///   {"stall":{"turn":N,"after":N,"before":N,"gap_ms":MS}}
+///
+/// where M is {"count":N,"p50_ms":MS,"p95_ms":MS,"p99_ms":MS,"max_ms":MS}
+/// (null times for no sample), "first_delta" for prompts only, and
+/// "after", "before" the events' `n`. It holds the samples and the command
+/// lines not yet ended.
+///
 /// Exit status: 0 when the log is read to its end (whatever the events'
 /// violations); 2 on a usage error, a log that cannot be read, or a record
 /// that is not a JSON object, has no "dir", a command or event record with
-/// no line, or a wrong "n" (`serve-command: trace: LOG: line N: why`, N
-/// the record's line in LOG; what was written before it stays written).
+/// no line, or a wrong "n"; with --stats, also a command or event record
+/// with no time, or with a time before the last one's
+/// (`serve-command: trace: LOG: line N: why`, N the record's line in LOG;
+/// what was written before it stays written).
 #[derive(Args)]
 #[command(
     verbatim_doc_comment,
     after_help = "Examples:
   serve-command tap --log wire.jsonl -- openseek serve < session.jsonl
   serve-command trace wire.jsonl
-  serve-command trace --format jsonl wire.jsonl | jq -c 'select(.violation)'"
+  serve-command trace --format jsonl wire.jsonl | jq -c 'select(.violation)'
+  serve-command trace --stats --stall 500 wire.jsonl"
 )]
 pub struct Trace {
     /// How to write the conversation: text (for a person) or jsonl.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = Format::Text)]
     format: Format,
+    /// Instead of the conversation, how the session felt: per command
+    /// kind, the times to the first answer and to the end, a turn's time
+    /// to its first delta, and the stalls.
+    #[arg(long)]
+    stats: bool,
+    /// With --stats: list the gaps between a turn's events longer than MS
+    /// milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 1000, requires = "stats")]
+    stall: u64,
     /// The log (`-` or none: stdin).
     #[arg(value_name = "LOG")]
     log: Option<PathBuf>,
@@ -113,7 +163,8 @@ pub fn run(args: Trace, revision: Revision) -> output::Result<ExitCode> {
     };
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
-    let mut trace = Tracer::new(args.format);
+    let stats = args.stats.then(|| Stats::new(args.stall));
+    let mut trace = Tracer::new(args.format, stats);
     let read = trace.read(BufReader::with_capacity(64 * 1024, input), &mut out);
     // What was written before a bad record stays written.
     let flushed = out.flush();
@@ -155,11 +206,40 @@ struct Tracer {
     open_turn: Option<u64>,
     /// The last turn the text format wrote a heading for.
     last_turn: Option<u64>,
+    /// With --stats: the figures, and nothing written until the end.
+    stats: Option<Stats>,
+}
+
+/// What the engine made of a command line.
+enum Taken<'a> {
+    /// Not read: the engine stopped reading at this command line.
+    NotRead(u64),
+    /// Over the tap's limit: refused, and the end of the engine's reading.
+    TooLong,
+    Blank,
+    /// Refused: not a command.
+    NotACommand(&'a [u8]),
+    /// Refused by serve's policy: the command's name and why.
+    Declined(&'static str, String),
+    Read(Command),
+}
+
+impl Taken<'_> {
+    /// The kind `--stats` counts it under; `None` for a line the engine
+    /// owes nothing (blank, or not read).
+    fn kind(&self) -> Option<&'static str> {
+        match self {
+            Taken::NotRead(_) | Taken::Blank => None,
+            Taken::TooLong | Taken::NotACommand(_) | Taken::Declined(..) => Some("refused"),
+            Taken::Read(command) => Some(command.name()),
+        }
+    }
 }
 
 impl Tracer {
-    fn new(format: Format) -> Tracer {
+    fn new(format: Format, stats: Option<Stats>) -> Tracer {
         Tracer {
+            stats,
             format,
             conversation: Conversation::new(),
             commands: 0,
@@ -177,6 +257,11 @@ impl Tracer {
             LogError::Read(e) => Stop::Read(e),
             LogError::Record(at, why) => Stop::Record(at, why),
         })? {
+            if let Some(stats) = &mut self.stats {
+                stats.now = stats
+                    .time(&record)
+                    .map_err(|why| Stop::Record(record.at, why))?;
+            }
             let written = if record.direction == Direction::Command {
                 self.command(&record.line, out)
             } else {
@@ -197,28 +282,42 @@ impl Tracer {
             Wire::TooLong => b"x",
         };
         self.conversation.command(bytes);
-        if self.format == Format::Jsonl {
+        if self.format == Format::Jsonl && self.stats.is_none() {
             return Ok(());
         }
-        let short = match (self.stopped, line) {
-            (Some(k), _) => format!("not read (the engine stopped reading at command {k})"),
+        let taken = match (self.stopped, line) {
+            (Some(k), _) => Taken::NotRead(k),
             (None, Wire::TooLong) => {
                 self.stopped = Some(n);
-                "refused: longer than the tap's line limit".to_owned()
+                Taken::TooLong
             }
             (None, Wire::Bytes(bytes)) => match CommandReader::new(&bytes[..]).next() {
-                None => "blank".to_owned(),
+                None => Taken::Blank,
                 Some(Err(error)) => {
                     if error.is_stream_error() {
                         self.stopped = Some(n);
                     }
-                    format!("refused: {}", shorten(&String::from_utf8_lossy(bytes), 60))
+                    Taken::NotACommand(bytes)
                 }
                 Some(Ok(command)) => match command.serve_refusal() {
-                    Some(why) => format!("refused: {}: {why}", command.name()),
-                    None => short(&command),
+                    Some(why) => Taken::Declined(command.name(), why.to_string()),
+                    None => Taken::Read(command),
                 },
             },
+        };
+        if let Some(stats) = &mut self.stats {
+            stats.command(n, taken.kind());
+            return Ok(());
+        }
+        let short = match taken {
+            Taken::NotRead(k) => format!("not read (the engine stopped reading at command {k})"),
+            Taken::TooLong => "refused: longer than the tap's line limit".to_owned(),
+            Taken::Blank => "blank".to_owned(),
+            Taken::NotACommand(bytes) => {
+                format!("refused: {}", shorten(&String::from_utf8_lossy(bytes), 60))
+            }
+            Taken::Declined(name, why) => format!("refused: {name}: {why}"),
+            Taken::Read(command) => short(&command),
         };
         self.open_turn = None;
         writeln!(out, "command {n}: {short}")
@@ -230,6 +329,10 @@ impl Tracer {
             Wire::Bytes(bytes) => bytes,
             Wire::TooLong => b"",
         });
+        if let Some(stats) = &mut self.stats {
+            stats.event(&a, &self.conversation);
+            return Ok(());
+        }
         match self.format {
             Format::Jsonl => jsonl(&a, out),
             Format::Text => self.text(&a, out),
@@ -275,9 +378,17 @@ impl Tracer {
         writeln!(out, "  {said}")
     }
 
-    /// What is still owed at the end of the log.
-    fn owed(&self, out: &mut impl Write) -> io::Result<()> {
+    /// What is still owed at the end of the log; with --stats, the
+    /// figures instead.
+    fn owed(&mut self, out: &mut impl Write) -> io::Result<()> {
         let owed = self.conversation.owed();
+        if let Some(stats) = &mut self.stats {
+            stats.owed(&owed);
+            return match self.format {
+                Format::Jsonl => stats.jsonl(out),
+                Format::Text => stats.text(out),
+            };
+        }
         match self.format {
             Format::Jsonl => owed_jsonl(&owed, out),
             Format::Text => owed_text(&owed, out),
@@ -430,4 +541,427 @@ fn number_or_null(n: Option<u64>) -> String {
 /// A JSON string.
 fn json(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
+}
+
+/// `--stats`: the times of the session, from the records' times, each
+/// command line's answers as the model attributes them.
+struct Stats {
+    /// The stall threshold, in microseconds: longer gaps are listed.
+    stall: u64,
+    /// The current record's time, in microseconds.
+    now: u64,
+    /// The last record's time and its line in the log.
+    last: Option<(u64, u64)>,
+    /// The figures of each kind, in the order first seen.
+    kinds: Vec<Kind>,
+    /// The command lines read whose end has not come, by their `n`.
+    pending: HashMap<u64, Pending>,
+    /// Each running turn's last event, by the turn's command.
+    turns: HashMap<u64, Last>,
+    /// The compaction running, by its command, since its
+    /// `compaction_started`.
+    compacting: Option<u64>,
+    stalls: Vec<Stall>,
+}
+
+/// The figures of one kind of command line, each sample in microseconds.
+struct Kind {
+    name: &'static str,
+    sent: u64,
+    first: Vec<u64>,
+    /// Prompts only.
+    delta: Vec<u64>,
+    end: Vec<u64>,
+    /// The command lines the engine still owes at the end.
+    owed: Vec<u64>,
+}
+
+/// A command line read whose end has not come.
+struct Pending {
+    /// Its kind, in `Stats::kinds`.
+    kind: usize,
+    /// When it was sent.
+    t: u64,
+    answered: bool,
+    delta: bool,
+}
+
+/// A turn's last event so far.
+struct Last {
+    t: u64,
+    n: u64,
+    name: Cow<'static, str>,
+}
+
+/// A gap longer than the threshold between two events of a turn.
+struct Stall {
+    turn: u64,
+    after: u64,
+    after_name: Cow<'static, str>,
+    before: u64,
+    before_name: Cow<'static, str>,
+    gap: u64,
+}
+
+/// The order kinds are written in; any other after them, then `refused`.
+const KINDS: [&str; 10] = [
+    "prompt",
+    "steer",
+    "cancel",
+    "compact",
+    "goal",
+    "approval",
+    "jobs_snapshot",
+    "job_stop",
+    "predict",
+    "cancel_prediction",
+];
+
+impl Stats {
+    fn new(stall_ms: u64) -> Stats {
+        Stats {
+            stall: stall_ms.saturating_mul(1000),
+            now: 0,
+            last: None,
+            kinds: Vec::new(),
+            pending: HashMap::new(),
+            turns: HashMap::new(),
+            compacting: None,
+            stalls: Vec::new(),
+        }
+    }
+
+    /// The time of `record`, in microseconds; an error when it has none,
+    /// or one before the last record's.
+    fn time(&mut self, record: &Record) -> Result<u64, String> {
+        let t = record.t_us.ok_or(
+            "no time: --stats needs a whole number \"t_us\" (or \"t_ms\") in every command and \
+             event record",
+        )?;
+        if let Some((last, at)) = self.last {
+            if t < last {
+                return Err(format!(
+                    "its time ({t} us) is before line {at}'s ({last} us): records reordered \
+                     cannot be timed"
+                ));
+            }
+        }
+        self.last = Some((t, record.at));
+        Ok(t)
+    }
+
+    /// A command line sent now, of `kind` (`None`: owed nothing).
+    fn command(&mut self, n: u64, kind: Option<&'static str>) {
+        let Some(name) = kind else { return };
+        let kind = match self.kinds.iter().position(|k| k.name == name) {
+            Some(i) => i,
+            None => {
+                self.kinds.push(Kind {
+                    name,
+                    sent: 0,
+                    first: Vec::new(),
+                    delta: Vec::new(),
+                    end: Vec::new(),
+                    owed: Vec::new(),
+                });
+                self.kinds.len() - 1
+            }
+        };
+        self.kinds[kind].sent += 1;
+        self.pending.insert(
+            n,
+            Pending {
+                kind,
+                t: self.now,
+                answered: false,
+                delta: false,
+            },
+        );
+    }
+
+    /// The kind of the command line `n`, while its end has not come.
+    fn kind_of(&self, n: u64) -> Option<&'static str> {
+        self.pending.get(&n).map(|p| self.kinds[p.kind].name)
+    }
+
+    /// An event, as the model attributed it: an event attributed to nothing
+    /// answers nothing and belongs to no turn.
+    fn event(&mut self, a: &Attribution, conversation: &Conversation) {
+        if a.violation.is_some() {
+            return;
+        }
+        let t = self.now;
+        let name: Option<&str> = a.event.or(a.unreadable.as_deref());
+        // The first event that answers a command line, or belongs to its
+        // turn, is its first answer.
+        for k in [a.answers, a.turn].into_iter().flatten() {
+            if let Some(p) = self.pending.get_mut(&k) {
+                if !p.answered {
+                    p.answered = true;
+                    self.kinds[p.kind].first.push(t - p.t);
+                }
+            }
+        }
+        let ends_turn = matches!(
+            name,
+            Some("agent_finished" | "turn_failed" | "agent_aborted")
+        );
+        match name {
+            Some("assistant_delta" | "reasoning_delta") => {
+                if let Some(p) = a.turn.and_then(|k| self.pending.get_mut(&k)) {
+                    if !p.delta && self.kinds[p.kind].name == "prompt" {
+                        p.delta = true;
+                        self.kinds[p.kind].delta.push(t - p.t);
+                    }
+                }
+            }
+            Some("compaction_started") => self.compacting = a.answers,
+            Some("compaction_finished" | "compaction_failed") => {
+                let running = self.compacting.take();
+                // A compaction_failed that a cancel hit answers the cancel:
+                // the compaction that ended is the one running, or else
+                // the one the model no longer owes.
+                let k = match a.answers {
+                    Some(k) if self.kind_of(k) == Some("compact") => Some(k),
+                    _ => running.or_else(|| {
+                        let owed = conversation.owed();
+                        self.pending
+                            .iter()
+                            .filter(|&(&k, p)| {
+                                self.kinds[p.kind].name == "compact"
+                                    && owed.running != Some(k)
+                                    && !owed.queued.contains(&k)
+                            })
+                            .map(|(&k, _)| k)
+                            .max()
+                    }),
+                };
+                if let Some(k) = k {
+                    self.end(k, t);
+                }
+            }
+            _ => {}
+        }
+        // A reply, a command_error, goal_updated, a steer's answer, the
+        // resolution of an approval, the abort a cancel caused: the end.
+        if let Some(k) = a.answers {
+            if !matches!(self.kind_of(k), Some("prompt" | "compact")) {
+                self.end(k, t);
+            }
+        }
+        let Some(turn) = a.turn else { return };
+        if ends_turn && self.kind_of(turn) == Some("prompt") {
+            self.end(turn, t);
+        }
+        let name: Cow<'static, str> = match (a.event, &a.unreadable) {
+            (Some(name), _) => Cow::Borrowed(name),
+            (None, Some(name)) => Cow::Owned(name.clone()),
+            (None, None) => Cow::Borrowed("not an event"),
+        };
+        if let Some(last) = self.turns.get(&turn) {
+            let gap = t - last.t;
+            if gap > self.stall {
+                self.stalls.push(Stall {
+                    turn,
+                    after: last.n,
+                    after_name: last.name.clone(),
+                    before: a.n,
+                    before_name: name.clone(),
+                    gap,
+                });
+            }
+        }
+        if ends_turn {
+            // An auto goal's next turn has the same command: a new turn.
+            self.turns.remove(&turn);
+        } else {
+            self.turns.insert(turn, Last { t, n: a.n, name });
+        }
+    }
+
+    /// The end of command line `k` came now (its first answer too, if it
+    /// had none).
+    fn end(&mut self, k: u64, t: u64) {
+        let Some(p) = self.pending.remove(&k) else {
+            return;
+        };
+        let kind = &mut self.kinds[p.kind];
+        if !p.answered {
+            kind.first.push(t - p.t);
+        }
+        kind.end.push(t - p.t);
+    }
+
+    /// What the engine still owes at the end, each under its kind.
+    fn owed(&mut self, owed: &Owed) {
+        let lines = owed
+            .refused
+            .iter()
+            .chain(&owed.requests)
+            .chain(&owed.steers)
+            .chain(&owed.goals)
+            .chain(&owed.running)
+            .chain(&owed.queued);
+        for &k in lines {
+            if let Some(p) = self.pending.get(&k) {
+                self.kinds[p.kind].owed.push(k);
+            }
+        }
+        for kind in &mut self.kinds {
+            kind.owed.sort_unstable();
+            kind.first.sort_unstable();
+            kind.delta.sort_unstable();
+            kind.end.sort_unstable();
+        }
+        let rank = |name: &str| match KINDS.iter().position(|k| *k == name) {
+            Some(i) => i,
+            None if name == "refused" => KINDS.len() + 1,
+            None => KINDS.len(),
+        };
+        self.kinds
+            .sort_by(|a, b| (rank(a.name), a.name).cmp(&(rank(b.name), b.name)));
+    }
+
+    /// Each kind's measures: their names in each format, and the samples.
+    fn measures(kind: &Kind) -> Vec<(&'static str, &'static str, &[u64])> {
+        let mut measures = vec![("first", "first", kind.first.as_slice())];
+        if kind.name == "prompt" {
+            measures.push(("first delta", "first_delta", kind.delta.as_slice()));
+        }
+        measures.push(("end", "end", kind.end.as_slice()));
+        measures
+    }
+
+    fn text(&self, out: &mut impl Write) -> io::Result<()> {
+        let width = self
+            .kinds
+            .iter()
+            .map(|k| k.name.len())
+            .max()
+            .unwrap_or(0)
+            .max(4);
+        writeln!(
+            out,
+            "{:<width$}  {:<11}  {:>5}  {:>12}  {:>12}  {:>12}  {:>12}",
+            "kind", "measure", "count", "p50", "p95", "p99", "max"
+        )?;
+        for kind in &self.kinds {
+            for (measure, _, samples) in Stats::measures(kind) {
+                write!(
+                    out,
+                    "{:<width$}  {measure:<11}  {:>5}",
+                    kind.name,
+                    samples.len()
+                )?;
+                for p in [50, 95, 99, 100] {
+                    let time =
+                        percentile(samples, p).map_or_else(|| "-".to_owned(), |t| ms(t) + "ms");
+                    write!(out, "  {time:>12}")?;
+                }
+                writeln!(out)?;
+            }
+        }
+        let sent: Vec<String> = self
+            .kinds
+            .iter()
+            .map(|k| format!("{} {}", k.name, k.sent))
+            .collect();
+        writeln!(
+            out,
+            "sent: {}",
+            if sent.is_empty() {
+                "nothing".to_owned()
+            } else {
+                sent.join(", ")
+            }
+        )?;
+        let owed: Vec<String> = self
+            .kinds
+            .iter()
+            .filter(|k| !k.owed.is_empty())
+            .map(|k| {
+                let lines: Vec<String> = k.owed.iter().map(u64::to_string).collect();
+                format!(
+                    "{} {} (command{} {})",
+                    k.name,
+                    k.owed.len(),
+                    if k.owed.len() == 1 { "" } else { "s" },
+                    lines.join(", ")
+                )
+            })
+            .collect();
+        writeln!(
+            out,
+            "owed at the end: {}",
+            if owed.is_empty() {
+                "nothing".to_owned()
+            } else {
+                owed.join(", ")
+            }
+        )?;
+        let over = ms(self.stall);
+        if self.stalls.is_empty() {
+            return writeln!(out, "stalls over {over}ms: none");
+        }
+        writeln!(out, "stalls over {over}ms: {}", self.stalls.len())?;
+        for s in &self.stalls {
+            writeln!(
+                out,
+                "  the turn of command {}: {}ms from event {} ({}) to event {} ({})",
+                s.turn,
+                ms(s.gap),
+                s.after,
+                s.after_name,
+                s.before,
+                s.before_name
+            )?;
+        }
+        Ok(())
+    }
+
+    fn jsonl(&self, out: &mut impl Write) -> io::Result<()> {
+        for kind in &self.kinds {
+            let owed: Vec<String> = kind.owed.iter().map(u64::to_string).collect();
+            write!(
+                out,
+                "{{\"kind\":{},\"sent\":{},\"owed\":[{}]",
+                json(kind.name),
+                kind.sent,
+                owed.join(",")
+            )?;
+            for (_, key, samples) in Stats::measures(kind) {
+                write!(out, ",\"{key}\":{{\"count\":{}", samples.len())?;
+                for (p, name) in [(50, "p50"), (95, "p95"), (99, "p99"), (100, "max")] {
+                    let time = percentile(samples, p).map_or_else(|| "null".to_owned(), ms);
+                    write!(out, ",\"{name}_ms\":{time}")?;
+                }
+                out.write_all(b"}")?;
+            }
+            out.write_all(b"}\n")?;
+        }
+        for s in &self.stalls {
+            writeln!(
+                out,
+                "{{\"stall\":{{\"turn\":{},\"after\":{},\"before\":{},\"gap_ms\":{}}}}}",
+                s.turn,
+                s.after,
+                s.before,
+                ms(s.gap)
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The `p`th percentile of `sorted` by nearest rank: the smallest sample
+/// with at least `p` percent of the samples at or below it (`p` 100: the
+/// largest); `None` for no samples.
+fn percentile(sorted: &[u64], p: usize) -> Option<u64> {
+    let rank = (p * sorted.len()).div_ceil(100).max(1);
+    sorted.get(rank - 1).copied()
+}
+
+/// Microseconds as milliseconds with three decimals.
+fn ms(us: u64) -> String {
+    format!("{}.{:03}", us / 1000, us % 1000)
 }
