@@ -560,3 +560,372 @@ fn a_bad_record_is_an_error_naming_its_line() {
     let out = run(&["trace", "--format", "yaml"], b"");
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A log of `lines`, each `(T_US, "> COMMAND" or "< EVENT")`, with the
+/// times the tap writes: `t_ms` and `t_us`, or `t_ms` only, as older taps
+/// wrote it, when `us` is false.
+fn timed_log(lines: &[(u64, &str)], us: bool) -> String {
+    let texts: Vec<&str> = lines.iter().map(|&(_, line)| line).collect();
+    let untimed = log(&texts);
+    untimed
+        .lines()
+        .zip(lines)
+        .map(|(record, &(t, _))| {
+            let time = if us {
+                format!("{{\"t_ms\":{},\"t_us\":{t},", t / 1000)
+            } else {
+                format!("{{\"t_ms\":{},", t / 1000)
+            };
+            format!("{}\n", record.replacen('{', &time, 1))
+        })
+        .collect()
+}
+
+/// A session with times chosen by hand: two prompts (one with a stall,
+/// one whose first delta is a reasoning_delta), requests (one answered in
+/// the middle of a turn, one not at all), a refused line, and a prompt
+/// never started.
+const TIMED: [(u64, &str); 15] = [
+    (0, r#"> {"command":"prompt","content":"a"}"#),
+    (1_000, r#"> {"command":"jobs_snapshot","request_id":"j1"}"#),
+    (2_500, r#"< {"event":"agent_step","step":1}"#),
+    (
+        3_000,
+        r#"< {"event":"jobs_snapshot","request_id":"j1","jobs":[]}"#,
+    ),
+    (4_000, r#"< {"event":"assistant_delta","content":"a"}"#),
+    (1_504_000, r#"< {"event":"assistant_delta","content":"b"}"#),
+    (1_505_000, r#"< {"event":"agent_finished","answer":"ab"}"#),
+    (1_600_000, r#"> {"command":"nap"}"#),
+    (
+        1_600_250,
+        r#"< {"event":"command_error","error":"unknown command: nap"}"#,
+    ),
+    (1_700_000, r#"> {"command":"prompt","content":"b"}"#),
+    (1_700_123, r#"< {"event":"agent_step","step":1}"#),
+    (1_712_345, r#"< {"event":"reasoning_delta","content":"hm"}"#),
+    (1_800_000, r#"< {"event":"agent_finished","answer":"b"}"#),
+    (
+        1_900_000,
+        r#"> {"command":"jobs_snapshot","request_id":"j2"}"#,
+    ),
+    (1_900_100, r#"> {"command":"prompt","content":"c"}"#),
+];
+
+#[test]
+fn stats_of_a_session_with_known_times() {
+    let log = timed_log(&TIMED, true);
+    // prompt, first: 2500 us (command 1 to event 1) and 123 us (command 4
+    // to event 7); first delta: 4000 us (event 3) and 12345 us (event 8,
+    // a reasoning_delta); end: 1505000 us and 100000 us. jobs_snapshot:
+    // 2000 us, in the middle of the turn of command 1; refused: 250 us.
+    // By nearest rank, of two samples p50 is the smaller and p95, p99 and
+    // max the larger. Commands 5 and 6 are owed: no end, no sample.
+    // Stalls over 1 s: the 1500 ms between events 3 and 4 of turn 1.
+    assert_eq!(
+        stdout_of(&["trace", "--stats"], log.as_bytes(), 0),
+        "\
+kind           measure      count           p50           p95           p99           max
+prompt         first            2       0.123ms       2.500ms       2.500ms       2.500ms
+prompt         first delta      2       4.000ms      12.345ms      12.345ms      12.345ms
+prompt         end              2     100.000ms    1505.000ms    1505.000ms    1505.000ms
+jobs_snapshot  first            1       2.000ms       2.000ms       2.000ms       2.000ms
+jobs_snapshot  end              1       2.000ms       2.000ms       2.000ms       2.000ms
+refused        first            1       0.250ms       0.250ms       0.250ms       0.250ms
+refused        end              1       0.250ms       0.250ms       0.250ms       0.250ms
+sent: prompt 3, jobs_snapshot 2, refused 1
+owed at the end: prompt 1 (command 6), jobs_snapshot 1 (command 5)
+stalls over 1000.000ms: 1
+  the turn of command 1: 1500.000ms from event 3 (assistant_delta) to event 4 (assistant_delta)
+"
+    );
+    assert_eq!(
+        stdout_of(
+            &["trace", "--stats", "--format", "jsonl"],
+            log.as_bytes(),
+            0
+        ),
+        r#"{"kind":"prompt","sent":3,"owed":[6],"first":{"count":2,"p50_ms":0.123,"p95_ms":2.500,"p99_ms":2.500,"max_ms":2.500},"first_delta":{"count":2,"p50_ms":4.000,"p95_ms":12.345,"p99_ms":12.345,"max_ms":12.345},"end":{"count":2,"p50_ms":100.000,"p95_ms":1505.000,"p99_ms":1505.000,"max_ms":1505.000}}
+{"kind":"jobs_snapshot","sent":2,"owed":[5],"first":{"count":1,"p50_ms":2.000,"p95_ms":2.000,"p99_ms":2.000,"max_ms":2.000},"end":{"count":1,"p50_ms":2.000,"p95_ms":2.000,"p99_ms":2.000,"max_ms":2.000}}
+{"kind":"refused","sent":1,"owed":[],"first":{"count":1,"p50_ms":0.250,"p95_ms":0.250,"p99_ms":0.250,"max_ms":0.250},"end":{"count":1,"p50_ms":0.250,"p95_ms":0.250,"p99_ms":0.250,"max_ms":0.250}}
+{"stall":{"turn":1,"after":3,"before":4,"gap_ms":1500.000}}
+"#
+    );
+}
+
+#[test]
+fn stats_of_a_log_without_t_us_read_t_ms_as_whole_milliseconds() {
+    let ms_only = timed_log(&TIMED, false);
+    assert!(!ms_only.contains("t_us"), "{ms_only}");
+    // The same session with each time cut to its millisecond, in t_us.
+    let cut: Vec<(u64, &str)> = TIMED.iter().map(|&(t, l)| (t / 1000 * 1000, l)).collect();
+    let text = stdout_of(&["trace", "--stats"], ms_only.as_bytes(), 0);
+    assert_eq!(
+        text,
+        stdout_of(&["trace", "--stats"], timed_log(&cut, true).as_bytes(), 0)
+    );
+    // prompt, first: 2 ms and 0 ms; refused: 0 ms.
+    assert!(
+        text.contains(
+            "\nprompt         first            2       0.000ms       2.000ms       2.000ms       2.000ms\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "\nrefused        end              1       0.000ms       0.000ms       0.000ms       0.000ms\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn stats_percentiles_are_by_nearest_rank() {
+    // 100 requests, a second apart, answered in 100 ms, 99 ms, ... 1 ms.
+    let lines: Vec<(u64, String)> = (1..=100u64)
+        .flat_map(|k| {
+            let sent = k * 1_000_000;
+            [
+                (
+                    sent,
+                    format!("> {{\"command\":\"jobs_snapshot\",\"request_id\":\"j{k}\"}}"),
+                ),
+                (
+                    sent + (101 - k) * 1000,
+                    format!(
+                        "< {{\"event\":\"jobs_snapshot\",\"request_id\":\"j{k}\",\"jobs\":[]}}"
+                    ),
+                ),
+            ]
+        })
+        .collect();
+    let lines: Vec<(u64, &str)> = lines.iter().map(|(t, l)| (*t, l.as_str())).collect();
+    let log = timed_log(&lines, true);
+    assert_eq!(
+        stdout_of(&["trace", "--stats"], log.as_bytes(), 0),
+        "\
+kind           measure      count           p50           p95           p99           max
+jobs_snapshot  first          100      50.000ms      95.000ms      99.000ms     100.000ms
+jobs_snapshot  end            100      50.000ms      95.000ms      99.000ms     100.000ms
+sent: jobs_snapshot 100
+owed at the end: nothing
+stalls over 1000.000ms: none
+"
+    );
+}
+
+#[test]
+fn stats_stalls_are_the_gaps_in_a_turn_over_the_threshold() {
+    let log = timed_log(&TIMED, true);
+    // Over 2 s: none.
+    let text = stdout_of(&["trace", "--stats", "--stall", "2000"], log.as_bytes(), 0);
+    assert!(text.ends_with("\nstalls over 2000.000ms: none\n"), "{text}");
+    // Over 1 ms: every gap between two events of one turn, the reply in
+    // the middle of turn 1 skipped; the gap of exactly 1 ms (events 4 and
+    // 5) is not over it.
+    let text = stdout_of(&["trace", "--stats", "--stall", "1"], log.as_bytes(), 0);
+    assert!(
+        text.ends_with(
+            "
+stalls over 1.000ms: 4
+  the turn of command 1: 1.500ms from event 1 (agent_step) to event 3 (assistant_delta)
+  the turn of command 1: 1500.000ms from event 3 (assistant_delta) to event 4 (assistant_delta)
+  the turn of command 4: 12.222ms from event 7 (agent_step) to event 8 (reasoning_delta)
+  the turn of command 4: 87.655ms from event 8 (reasoning_delta) to event 9 (agent_finished)
+"
+        ),
+        "{text}"
+    );
+    let jsonl = stdout_of(
+        &["trace", "--stats", "--stall", "1", "--format", "jsonl"],
+        log.as_bytes(),
+        0,
+    );
+    let stalls: Vec<&str> = jsonl
+        .lines()
+        .filter(|l| l.starts_with("{\"stall\""))
+        .collect();
+    assert_eq!(
+        stalls,
+        [
+            r#"{"stall":{"turn":1,"after":1,"before":3,"gap_ms":1.500}}"#,
+            r#"{"stall":{"turn":1,"after":3,"before":4,"gap_ms":1500.000}}"#,
+            r#"{"stall":{"turn":4,"after":7,"before":8,"gap_ms":12.222}}"#,
+            r#"{"stall":{"turn":4,"after":8,"before":9,"gap_ms":87.655}}"#,
+        ]
+    );
+    // Without --stats, --stall is a usage error.
+    let out = run(&["trace", "--stall", "1"], log.as_bytes());
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn stats_count_what_nothing_answered_apart() {
+    // The turn of command 1 started and never ended: its first event is a
+    // sample, its end is owed; the steer, never answered, gives no sample.
+    let log = timed_log(
+        &[
+            (0, r#"> {"command":"prompt","content":"a"}"#),
+            (10, r#"> {"command":"steer","content":"s"}"#),
+            (1_000, r#"< {"event":"agent_step","step":1}"#),
+        ],
+        true,
+    );
+    assert_eq!(
+        stdout_of(&["trace", "--stats"], log.as_bytes(), 0),
+        "\
+kind    measure      count           p50           p95           p99           max
+prompt  first            1       1.000ms       1.000ms       1.000ms       1.000ms
+prompt  first delta      0             -             -             -             -
+prompt  end              0             -             -             -             -
+steer   first            0             -             -             -             -
+steer   end              0             -             -             -             -
+sent: prompt 1, steer 1
+owed at the end: prompt 1 (command 1), steer 1 (command 2)
+stalls over 1000.000ms: none
+"
+    );
+    assert_eq!(
+        stdout_of(
+            &["trace", "--stats", "--format", "jsonl"],
+            log.as_bytes(),
+            0
+        ),
+        r#"{"kind":"prompt","sent":1,"owed":[1],"first":{"count":1,"p50_ms":1.000,"p95_ms":1.000,"p99_ms":1.000,"max_ms":1.000},"first_delta":{"count":0,"p50_ms":null,"p95_ms":null,"p99_ms":null,"max_ms":null},"end":{"count":0,"p50_ms":null,"p95_ms":null,"p99_ms":null,"max_ms":null}}
+{"kind":"steer","sent":1,"owed":[2],"first":{"count":0,"p50_ms":null,"p95_ms":null,"p99_ms":null,"max_ms":null},"end":{"count":0,"p50_ms":null,"p95_ms":null,"p99_ms":null,"max_ms":null}}
+"#
+    );
+}
+
+#[test]
+fn stats_of_each_kind_of_answer() {
+    // A steer applied, an approval resolved, a goal updated, a cancel
+    // answered by the abort it caused; a compaction queued behind the
+    // turn, started, and failed by a second cancel (whose compaction_failed
+    // answers the cancel: the compaction that ends is the one running).
+    let log = timed_log(
+        &[
+            (0, r#"> {"command":"prompt","content":"a"}"#),
+            (0, r#"> {"command":"compact"}"#),
+            (1_000, r#"< {"event":"agent_step","step":1}"#),
+            (2_000, r#"> {"command":"steer","content":"s"}"#),
+            (
+                3_000,
+                r#"< {"event":"steer_applied","kind":"prompt","content":"s"}"#,
+            ),
+            (
+                4_000,
+                r#"< {"event":"approval_requested","id":"a1","tool_name":"shell","detail":"d","body":null}"#,
+            ),
+            (5_000, r#"> {"command":"approval","id":"a1","allow":true}"#),
+            (
+                7_000,
+                r#"< {"event":"approval_resolved","id":"a1","outcome":"allowed_once"}"#,
+            ),
+            (8_000, r#"> {"command":"goal","action":"set","text":"g"}"#),
+            (9_000, r#"< {"event":"goal_updated","goal":"g"}"#),
+            (10_000, r#"> {"command":"cancel"}"#),
+            (
+                14_000,
+                r#"< {"event":"agent_aborted","reason":"interrupted"}"#,
+            ),
+            (
+                15_000,
+                r#"< {"event":"compaction_started","from_sequence":0,"to_sequence":2}"#,
+            ),
+            (16_000, r#"> {"command":"cancel"}"#),
+            (
+                20_000,
+                r#"< {"event":"compaction_failed","error":"cancelled"}"#,
+            ),
+        ],
+        true,
+    );
+    assert_eq!(
+        stdout_of(&["trace", "--stats"], log.as_bytes(), 0),
+        "\
+kind      measure      count           p50           p95           p99           max
+prompt    first            1       1.000ms       1.000ms       1.000ms       1.000ms
+prompt    first delta      0             -             -             -             -
+prompt    end              1      14.000ms      14.000ms      14.000ms      14.000ms
+steer     first            1       1.000ms       1.000ms       1.000ms       1.000ms
+steer     end              1       1.000ms       1.000ms       1.000ms       1.000ms
+cancel    first            2       4.000ms       4.000ms       4.000ms       4.000ms
+cancel    end              2       4.000ms       4.000ms       4.000ms       4.000ms
+compact   first            1      15.000ms      15.000ms      15.000ms      15.000ms
+compact   end              1      20.000ms      20.000ms      20.000ms      20.000ms
+goal      first            1       1.000ms       1.000ms       1.000ms       1.000ms
+goal      end              1       1.000ms       1.000ms       1.000ms       1.000ms
+approval  first            1       2.000ms       2.000ms       2.000ms       2.000ms
+approval  end              1       2.000ms       2.000ms       2.000ms       2.000ms
+sent: prompt 1, steer 1, cancel 2, compact 1, goal 1, approval 1
+owed at the end: nothing
+stalls over 1000.000ms: none
+"
+    );
+}
+
+#[test]
+fn stats_of_a_log_it_cannot_time_is_an_error_naming_its_line() {
+    for (log, stderr) in [
+        (
+            log(&[r#"> {"command":"compact"}"#]),
+            "serve-command: trace: stdin: line 1: no time: --stats needs a whole number \"t_us\" (or \"t_ms\") in every command and event record\n",
+        ),
+        (
+            timed_log(
+                &[
+                    (5_000, r#"> {"command":"compact"}"#),
+                    (4_999, r#"< {"event":"compaction_started","from_sequence":0,"to_sequence":2}"#),
+                ],
+                true,
+            ),
+            "serve-command: trace: stdin: line 2: its time (4999 us) is before line 1's (5000 us): records reordered cannot be timed\n",
+        ),
+        (
+            "{\"t_us\":1,\"dir\":\"event\",\"n\":2,\"line\":\"\"}\n".to_owned(),
+            "serve-command: trace: stdin: line 1: this event record's \"n\" is 2, but it is event 1 of the log: records left out or reordered cannot be attributed\n",
+        ),
+    ] {
+        let out = run(&["trace", "--stats"], log.as_bytes());
+        assert_eq!(out.status.code(), Some(2), "{log}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), stderr, "{log}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{log}");
+    }
+    // Without --stats, the times are not read.
+    let untimed = log(&[r#"> {"command":"compact"}"#]);
+    stdout_of(&["trace"], untimed.as_bytes(), 0);
+}
+
+#[test]
+fn stats_of_a_compaction_a_cancel_failed_before_it_started() {
+    // The compaction of command 1 ended without a word when the turn of
+    // command 2 started; command 3's fails at once, hit by the cancel,
+    // which its compaction_failed answers: the compaction that ended is
+    // the one the model no longer owes, command 3's.
+    let log = timed_log(
+        &[
+            (0, r#"> {"command":"compact"}"#),
+            (0, r#"> {"command":"prompt","content":"a"}"#),
+            (1_000, r#"< {"event":"agent_step","step":1}"#),
+            (2_000, r#"< {"event":"agent_finished","answer":"a"}"#),
+            (3_000, r#"> {"command":"compact"}"#),
+            (4_000, r#"> {"command":"cancel"}"#),
+            (
+                10_000,
+                r#"< {"event":"compaction_failed","error":"cancelled"}"#,
+            ),
+        ],
+        true,
+    );
+    let text = stdout_of(&["trace", "--stats"], log.as_bytes(), 0);
+    for line in [
+        "cancel   end              1       6.000ms       6.000ms       6.000ms       6.000ms",
+        "compact  first            1       7.000ms       7.000ms       7.000ms       7.000ms",
+        "compact  end              1       7.000ms       7.000ms       7.000ms       7.000ms",
+        "sent: prompt 1, cancel 1, compact 2",
+        "owed at the end: nothing",
+    ] {
+        assert!(text.contains(&format!("\n{line}\n")), "{line}\n{text}");
+    }
+}
