@@ -3,7 +3,9 @@
 //!
 //! - [`MockEngine`] is `serve-command mock-engine`: a deterministic engine
 //!   with no model that answers a controller's commands with the events
-//!   `openseek serve` writes, for a controller's tests.
+//!   `openseek serve` writes, for a controller's tests; [`Replay`] is
+//!   `serve-command mock-engine --replay`: one that answers as a recorded
+//!   session's engine did.
 //! - [`Monitor`] is `serve-command tap`'s judgement: fed both directions
 //!   of a session a line at a time, it names what either side gets wrong
 //!   (a refused line, the `command_error` the engine owes it and whether
@@ -40,6 +42,7 @@ mod generate;
 mod mock_engine;
 mod monitor;
 mod pipes;
+mod replay;
 mod run;
 mod runner;
 mod session;
@@ -51,6 +54,7 @@ pub use fuzz::{failure_kind, sessions, Budget, Campaign, Finding, Fuzzer, Progre
 pub use mock_engine::{MockEngine, ScriptError};
 pub use monitor::{Detail, Judged, Kind, Monitor, Verdict, Violation};
 pub use pipes::{EngineInput, EngineOutput};
+pub use replay::{RecordingError, Replay};
 pub use runner::Runner;
 pub use session::{Action, After, Session, SessionError, Step};
 pub use verdict::{End, Received, Sent, SessionVerdict};
