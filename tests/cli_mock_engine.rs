@@ -666,3 +666,199 @@ fn a_delay_that_is_not_milliseconds_is_a_usage_error() {
         );
     }
 }
+
+/// The event lines of a recording (`dir` `event`), and its stderr lines.
+fn recorded(log: &std::path::Path) -> (Vec<String>, Vec<String>) {
+    let mut events = Vec::new();
+    let mut stderr = Vec::new();
+    for record in std::fs::read_to_string(log).unwrap().lines() {
+        let record: serde_json::Value = serde_json::from_str(record).unwrap();
+        let line = record["line"].as_str().map(str::to_owned);
+        match record["dir"].as_str() {
+            Some("event") => events.push(line.unwrap()),
+            Some("stderr") => stderr.push(line.unwrap()),
+            _ => {}
+        }
+    }
+    (events, stderr)
+}
+
+/// One session of a controller's calls against `mock-engine ARGS`,
+/// recorded to `log`: a turn with a steer sent in its middle, a minted
+/// request, one with `jobs_id`, a goal, a refused line, a turn that asks
+/// for an approval (with the script below), a compaction, a last turn.
+/// Each call's result, in order.
+fn controller_session(args: &[&str], log: &std::path::Path, jobs_id: &str) -> Vec<String> {
+    use serve_command::v2::serve::{Controller, Decision, Options, Recorder};
+    use serve_command::v2::{Command, SteerKind};
+
+    let options = Options::default().record(Recorder::new(std::fs::File::create(log).unwrap()));
+    let mut engine = std::process::Command::new(BIN);
+    engine.args(args);
+    let engine = Controller::spawn_with(&mut engine, options).unwrap();
+    let mut results = Vec::new();
+    let mut turn = engine.prompt("one").unwrap();
+    results.push(format!("{:?}", turn.next_event().unwrap()));
+    results.push(format!(
+        "{:?}",
+        engine.steer(SteerKind::Prompt, "shorter").unwrap()
+    ));
+    results.push(format!("{:?}", turn.wait().unwrap()));
+    results.push(format!("{:?}", engine.jobs_snapshot().unwrap()));
+    results.push(format!(
+        "{:?}",
+        engine.request(Command::jobs_snapshot(jobs_id)).unwrap()
+    ));
+    results.push(format!(
+        "{:?}",
+        engine.goal(Command::goal_set("green")).unwrap()
+    ));
+    results.push(format!(
+        "{:?}",
+        engine.send_line(b"{\"command\":\"nap\"}").unwrap()
+    ));
+    let asks = engine.prompt("two").unwrap();
+    results.push(format!(
+        "{:?}",
+        asks.wait_with(|_| Decision::Allowed).unwrap()
+    ));
+    results.push(format!("{:?}", engine.compact().unwrap()));
+    results.push(format!(
+        "{:?}",
+        engine.prompt("three").unwrap().wait().unwrap()
+    ));
+    assert_eq!(engine.close().unwrap().and_then(|s| s.code()), Some(0));
+    results
+}
+
+/// A controller's session recorded from `mock-engine --delay 20`, then the
+/// same calls against `mock-engine --replay` of the recording: every call
+/// gets what it got the first time (the turns' events, the replies), the
+/// request the second run made with its own id gets its reply with that
+/// id, and the engine writes the recorded events in their order; so too at
+/// another pace (`--delay 1`).
+#[test]
+fn a_controller_gets_from_the_replay_what_it_got_from_the_recorded_engine() {
+    let dir = scratch("replay");
+    let script = dir.join("turns.jsonl");
+    std::fs::write(&script, "{}\n{\"approval\":{}}\n{}\n").unwrap();
+    let script = script.to_str().unwrap();
+    let log = dir.join("recorded.jsonl");
+    let first = controller_session(
+        &["mock-engine", "--script", script, "--delay", "20"],
+        &log,
+        "first-run",
+    );
+    let (events, stderr) = recorded(&log);
+    assert!(stderr.is_empty(), "{stderr:?}");
+    // The session has what it is meant to: an approval, a compaction, a
+    // refusal, a mid-turn step with the steer (or the steer dropped at the
+    // turn's end, on a machine too slow to land it).
+    for event in [
+        "approval_requested",
+        "approval_resolved",
+        "compaction_finished",
+        "command_error",
+        "goal_updated",
+        "steer_",
+    ] {
+        assert!(
+            events.iter().any(|e| e.contains(event)),
+            "{event}: {events:#?}"
+        );
+    }
+
+    let log_str = log.to_str().unwrap();
+    for pace in [None, Some("1")] {
+        let replayed = dir.join("replayed.jsonl");
+        let mut args = vec!["mock-engine", "--replay", log_str];
+        args.extend(pace.iter().flat_map(|ms| ["--delay", ms]));
+        let second = controller_session(&args, &replayed, "second-run");
+        assert_eq!(second, first, "at {pace:?}");
+        let (replayed_events, stderr) = recorded(&replayed);
+        assert!(stderr.is_empty(), "{stderr:?}");
+        let expected: Vec<String> = events
+            .iter()
+            .map(|e| e.replace("\"first-run\"", "\"second-run\""))
+            .collect();
+        assert_eq!(replayed_events, expected, "at {pace:?}");
+        assert!(replayed_events
+            .iter()
+            .any(|e| e.contains(r#""request_id":"second-run""#)));
+    }
+}
+
+/// A command the recording never saw is answered as the plain mock engine
+/// answers it, queued behind the recorded turn, and stderr says so.
+#[test]
+fn a_command_the_recording_never_saw_is_answered_as_the_mock_engine() {
+    let dir = scratch("replay-unseen");
+    let log = dir.join("wire.jsonl");
+    let log = log.to_str().unwrap();
+    let one = "{\"command\":\"prompt\",\"content\":\"one\"}\n";
+    let recorded = bin::stdout_of(
+        &["tap", "--log", log, "--", BIN, "mock-engine"],
+        one.as_bytes(),
+        0,
+    );
+    let input = format!(
+        "{one}\n{{\"command\":\"prompt\",\"content\":\"two\"}}\n{{\"command\":\"job_stop\",\"request_id\":\"s\",\"generation\":\"g\",\"job_id\":\"j\"}}\n"
+    );
+    let out = run(&["mock-engine", "--replay", log], input.as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    let stop = r#"{"event":"job_stop_result","request_id":"s","generation":"g","job_id":"j","outcome":"not_found"}"#;
+    let mut expected = recorded.clone();
+    expected += &lines(&[STEP1]);
+    for line in default_turn_after_step("two") {
+        expected += &format!("{line}\n");
+    }
+    // The reply is written at once, wherever the recorded turn is; the
+    // mock's turn runs after it.
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let (turns, replies): (Vec<&str>, Vec<&str>) = stdout.lines().partition(|l| *l != stop);
+    assert_eq!(replies, [stop]);
+    assert_eq!(lines(&turns), expected);
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        concat!(
+            "mock-engine: command line 3 (prompt): not in the recording; answered as the mock engine\n",
+            "mock-engine: command line 4 (job_stop): not in the recording; answered as the mock engine\n",
+        )
+    );
+}
+
+/// A recording it cannot replay: exit 2, the file, the line and why.
+#[test]
+fn a_recording_it_cannot_read_is_an_error_naming_its_line() {
+    let dir = scratch("replay-bad");
+    let cases = [
+        (
+            "{\"t_ms\":0,\"dir\":\"command\",\"n\":1,\"line\":\"{}\"}\n{\"t_ms\":1,\"dir\":\"event\",\"n\":2,\"line\":\"{}\"}\n",
+            "line 2: this event record's \"n\" is 2, but it is event 1 of the log: records left out or reordered cannot be attributed",
+        ),
+        (
+            "\n{\"t_ms\":1,\"dir\":\"event\",\"n\":1,\"line\":null}\n",
+            "line 2: event 1 is not held (\"line\":null: over the tap's line limit), so it cannot be replayed",
+        ),
+        ("[]\n", "line 1: not a JSON object"),
+    ];
+    for (i, (recording, why)) in cases.iter().enumerate() {
+        let path = dir.join(format!("bad-{i}.jsonl"));
+        std::fs::write(&path, recording).unwrap();
+        let path = path.to_str().unwrap();
+        let out = run(&["mock-engine", "--replay", path], b"");
+        assert_eq!(out.status.code(), Some(2));
+        assert!(out.stdout.is_empty());
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            format!("serve-command: mock-engine: {path}: {why}\n")
+        );
+    }
+    let out = run(&["mock-engine", "--replay", "/nonexistent/wire.jsonl"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(
+        &["mock-engine", "--replay", "x.jsonl", "--script", "y.jsonl"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -5,9 +5,10 @@
 use crate::output::{self, io_error, stdout_error};
 use crate::revision::Revision;
 use clap::Args;
-use serve_command::workbench::MockEngine as Engine;
+use serve_command::workbench::{MockEngine as Engine, Replay};
+use std::fs::File;
 use std::io::{self, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -94,9 +95,28 @@ use std::time::Duration;
 /// has its question withdrawn (`approval_resolved` `cancelled`) and
 /// finishes, a paced turn runs to its end; then it exits.
 ///
+/// --replay LOG answers as a recorded session's engine did: LOG is a log
+/// of the wire (`serve-command tap --log`, a controller's
+/// `serve_command::v2::serve::Recorder`), attributed as `serve-command
+/// trace` attributes it. The Nth command of each kind read (prompt, steer,
+/// jobs_snapshot, job_stop, predict, goal, compact, approval, cancel,
+/// cancel_prediction, a refused line) gets what the recording's Nth
+/// command of that kind got: a prompt its turn's events in order (one
+/// turn or compaction at a time, in the order their commands are read); a
+/// request its reply at once, with the new command's `request_id`; a
+/// refused line its `command_error`; a steer, goal, approval or cancel
+/// its answer where the recording had it (inside a turn, the turn waits
+/// for the command its next event answers: a turn that asked for an
+/// approval waits for it). Events that answered nothing (session_started,
+/// job_changed) come where they came relative to the commands. The pace
+/// is the recording's (the gaps between a work's events), or --delay's. A
+/// command the recording never saw is answered as the plain mock engine
+/// answers it alone, and stderr says so: `mock-engine: command line 7
+/// (prompt): not in the recording; answered as the mock engine`.
+///
 /// Exit status: 0 at the end of input (after a line that is not JSON too,
-/// as the reference engine); 2 on a usage error, a script it cannot read
-/// (the file and line, and why), or a failed write.
+/// as the reference engine); 2 on a usage error, a script or recording it
+/// cannot read (the file and line, and why), or a failed write.
 #[derive(Args)]
 #[command(
     verbatim_doc_comment,
@@ -105,17 +125,23 @@ use std::time::Duration;
   printf '{\"deltas\":[\"Hel\",\"lo\"]}\\n{\"fail\":\"rate limited\"}\\n' > turns.jsonl
   my-controller --engine 'serve-command mock-engine --script turns.jsonl'
   my-controller --engine 'serve-command mock-engine --delay 200'
-  serve-command tap -- serve-command mock-engine < examples/session.jsonl"
+  serve-command tap -- serve-command mock-engine < examples/session.jsonl
+  serve-command tap --log wire.jsonl -- openseek serve < session.jsonl
+  my-controller --engine 'serve-command mock-engine --replay wire.jsonl'"
 )]
 pub struct MockEngine {
     /// The turns to answer prompts with, one JSON object per line (see
     /// above).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
     script: Option<PathBuf>,
     /// Milliseconds between two events of a turn, read on meanwhile (see
     /// above); 0 runs each turn to its end before the next command is read.
-    #[arg(long, value_name = "MS", default_value_t = 0)]
-    delay: u64,
+    /// With --replay: in place of the recording's pace.
+    #[arg(long, value_name = "MS")]
+    delay: Option<u64>,
+    /// Answer as the engine of this recorded session did (see above).
+    #[arg(long, value_name = "LOG")]
+    replay: Option<PathBuf>,
 }
 
 pub fn run(args: MockEngine, revision: Revision) -> output::Result<ExitCode> {
@@ -124,6 +150,9 @@ pub fn run(args: MockEngine, revision: Revision) -> output::Result<ExitCode> {
             "mock-engine needs --revision v2: the protocol's first revision has no events"
                 .to_owned(),
         ));
+    }
+    if let Some(path) = &args.replay {
+        return replay(path, args.delay);
     }
     let engine = match &args.script {
         Some(path) => {
@@ -135,8 +164,30 @@ pub fn run(args: MockEngine, revision: Revision) -> output::Result<ExitCode> {
         }
         None => Engine::new(),
     }
-    .delay(Duration::from_millis(args.delay));
+    .delay(Duration::from_millis(args.delay.unwrap_or(0)));
     // The serve loop writes one whole line at a time and flushes it.
+    let stopped = engine
+        .serve(BufReader::new(io::stdin()), io::stdout())
+        .map_err(stdout_error)?;
+    if let Some(why) = stopped {
+        output::to_stderr(&format!("mock-engine: stopping: {why}\n"))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--replay LOG`: the recording's engine on stdin and stdout.
+fn replay(path: &Path, delay: Option<u64>) -> output::Result<ExitCode> {
+    let name = path.display().to_string();
+    let file = File::open(path).map_err(|e| io_error(format!("mock-engine: {name}"), &e))?;
+    let mut engine = Replay::read(BufReader::new(file))
+        .map_err(|e| output::Failure::Error(format!("mock-engine: {name}: {e}")))?
+        .notes(|note| {
+            // A note that cannot be written is no reason to stop answering.
+            let _ = output::to_stderr(&format!("mock-engine: {note}\n"));
+        });
+    if let Some(ms) = delay {
+        engine = engine.delay(Duration::from_millis(ms));
+    }
     let stopped = engine
         .serve(BufReader::new(io::stdin()), io::stdout())
         .map_err(stdout_error)?;
