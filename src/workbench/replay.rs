@@ -812,6 +812,99 @@ impl Replay {
 mod tests {
     use super::*;
 
+    /// A recording, from its lines: `>` a command, `<` an event.
+    fn recording(lines: &[&str]) -> String {
+        let mut log = String::new();
+        for line in lines {
+            let (dir, line) = match line.split_at(1) {
+                (">", line) => ("command", line),
+                (_, line) => ("event", line),
+            };
+            log += &format!(
+                "{{\"dir\":\"{dir}\",\"line\":{}}}\n",
+                serde_json::to_string(line).unwrap()
+            );
+        }
+        log
+    }
+
+    fn replay(recorded: &[&str], input: &[&str]) -> (Vec<String>, Vec<String>) {
+        let notes = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&notes);
+        let replay = Replay::read(recording(recorded).as_bytes())
+            .unwrap()
+            .notes(move |note| kept.lock().unwrap().push(note.to_owned()));
+        let input: String = input.iter().map(|l| format!("{l}\n")).collect();
+        let mut out = Vec::new();
+        replay.serve(input.as_bytes(), &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let notes = notes.lock().unwrap().clone();
+        (out.lines().map(str::to_owned).collect(), notes)
+    }
+
+    const SESSION: &[&str] = &[
+        r#"<{"event":"session_started","session_id":"s","resumed":false}"#,
+        r#">{"command":"prompt","content":"go"}"#,
+        r#"<{"event":"agent_step","step":1}"#,
+        r#"<{"event":"approval_requested","id":"a-7","tool_name":"shell","detail":"ls","body":null}"#,
+        r#">{"command":"jobs_snapshot","request_id":"j1"}"#,
+        r#"<{"event":"jobs_snapshot","request_id":"j1","jobs":[]}"#,
+        r#">{"command":"approval","id":"a-7","allow":false}"#,
+        r#"<{"event":"approval_resolved","id":"a-7","outcome":"rejected"}"#,
+        r#"<{"event":"agent_finished","answer":"no"}"#,
+        r#">{"command":"nap"}"#,
+        r#"<{"event":"command_error","error":"unknown command: nap"}"#,
+    ];
+
+    #[test]
+    fn each_command_gets_what_its_match_got() {
+        let (out, notes) = replay(
+            SESSION,
+            &[
+                r#"{"command":"prompt","content":"go"}"#,
+                r#"{"command":"approval","id":"a-7","allow":false}"#,
+                r#"{"command":"goal","action":"set","text":" "}"#,
+                r#"{"command":"jobs_snapshot","request_id":"j2"}"#,
+                r#"{"command":"nope"}"#,
+            ],
+        );
+        // The turn waits for the approval; the request is answered when it
+        // comes, with its own id; the refused line was never sent.
+        let mut turn = out.clone();
+        turn.retain(|l| !l.contains("jobs_snapshot") && !l.contains("command_error"));
+        assert_eq!(
+            turn,
+            [SESSION[0], SESSION[2], SESSION[3], SESSION[7], SESSION[8]].map(|l| &l[1..])
+        );
+        assert!(
+            out.contains(&r#"{"event":"jobs_snapshot","request_id":"j2","jobs":[]}"#.to_owned())
+        );
+        // The first refused line gets the recorded refusal; the second,
+        // never recorded, the mock engine's own.
+        let errors: Vec<&String> = out.iter().filter(|l| l.contains("command_error")).collect();
+        assert_eq!(
+            errors,
+            [
+                &SESSION[10][1..],
+                r#"{"event":"command_error","error":"unknown command: nope"}"#
+            ]
+        );
+        assert_eq!(
+            notes,
+            ["command line 5 (refused): not in the recording; answered as the mock engine"]
+        );
+    }
+
+    #[test]
+    fn an_event_that_waits_for_a_command_never_read_is_left_out() {
+        let (out, notes) = replay(SESSION, &[r#"{"command":"prompt","content":"go"}"#]);
+        assert_eq!(
+            out,
+            [SESSION[0], SESSION[2], SESSION[3], SESSION[8]].map(|l| &l[1..])
+        );
+        assert!(notes.is_empty());
+    }
+
     #[test]
     fn a_member_is_set_in_its_place_and_the_rest_kept_as_written() {
         let set = |line: &str, value| {
