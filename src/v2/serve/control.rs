@@ -94,6 +94,24 @@ pub(super) struct Waiter<D> {
     unread: Arc<AtomicUsize>,
 }
 
+/// A waiting call's receiver: std's or tokio's.
+pub(super) trait Inbox {
+    /// The next answer if one waits; `Err(true)` once the channel has
+    /// closed, `Err(false)` while it is only empty.
+    fn try_take(&mut self) -> Result<Answer, bool>;
+}
+
+/// What a wait does next, decided under the state lock.
+pub(super) enum Step {
+    /// The call ends: its answer, or its error.
+    Done(Result<Answer, ControllerError>),
+    /// Its channel closed: the call ends with why
+    /// ([`State::ended_error`]).
+    Closed,
+    /// Wait this long for the next answer.
+    Wait(Duration),
+}
+
 /// The caller's side of a waiting call.
 #[derive(Debug)]
 pub(super) struct Call<R> {
@@ -224,7 +242,7 @@ impl<D: Deliver> State<D> {
     /// event (or its sending), or for work the last event of any work, plus
     /// `limit`. `None` once nothing is left to wait for (its channel holds
     /// the rest).
-    pub(super) fn deadline(&self, n: CommandLine, limit: Duration) -> Option<Instant> {
+    fn deadline(&self, n: CommandLine, limit: Duration) -> Option<Instant> {
         let waiter = self.waiters.get(&n.0)?;
         let since = match waiter.clock {
             Clock::Answer => waiter.touched,
@@ -241,9 +259,31 @@ impl<D: Deliver> State<D> {
         self.closed_at = Some(Instant::now());
     }
 
+    /// The next step of `call`'s wait with `limit`. Events are given under
+    /// the state lock the caller holds: what the channel holds now is all
+    /// there is until it is let go, so the call is never given up with an
+    /// answer waiting.
+    pub(super) fn step<R: Inbox>(&mut self, call: &mut Call<R>, limit: Duration) -> Step {
+        match call.rx.try_take() {
+            Ok(answer) => {
+                call.took();
+                return Step::Done(refused(call.command, answer));
+            }
+            Err(true) => return Step::Closed,
+            Err(false) => {}
+        }
+        let Some(deadline) = self.deadline(call.command, limit) else {
+            return Step::Closed;
+        };
+        match deadline.checked_duration_since(Instant::now()) {
+            Some(left) if !left.is_zero() => Step::Wait(left),
+            _ => Step::Done(Err(self.give_up(call.command, limit))),
+        }
+    }
+
     /// The call on `n` waited `limit` in silence: it is given up (what
     /// answers it later is a notice), and fails with what it waited for.
-    pub(super) fn give_up(&mut self, n: CommandLine, limit: Duration) -> ControllerError {
+    fn give_up(&mut self, n: CommandLine, limit: Duration) -> ControllerError {
         self.waiters.remove(&n.0);
         let owed = self.conversation.owed();
         let waiting = if owed.running == Some(n.0) {

@@ -11,7 +11,7 @@
 use super::control::{
     blanks, closed, compacted, goal_held, is_goal, is_prompt, job_stopped, jobs, line_of, lock,
     predicted, raw_line, refusal_of, refused, reply_of, steered, unanswered_kind, Answer, Call,
-    Clock, Deliver, End, LineTee, State, StderrTail, TurnLog, GRACE,
+    Clock, Deliver, End, Inbox, LineTee, State, StderrTail, Step, TurnLog, GRACE,
 };
 use super::controller_error::{ControllerError, Stopped};
 use super::engine::Decision;
@@ -98,6 +98,13 @@ struct Inner {
     child: Mutex<Option<Child>>,
     /// Request ids minted so far.
     minted: AtomicU64,
+}
+
+impl Inbox for Receiver<Answer> {
+    fn try_take(&mut self) -> Result<Answer, bool> {
+        self.try_recv()
+            .map_err(|e| matches!(e, TryRecvError::Disconnected))
+    }
 }
 
 impl Deliver for Sender<Answer> {
@@ -301,12 +308,12 @@ impl Controller {
             .inner
             .send(&command, Some((false, Clock::of(&command))))?;
         // A waiter asked for is always given.
-        let Some(call) = call else {
+        let Some(mut call) = call else {
             return Err(closed());
         };
         loop {
             // `compaction_started` is no reply: the end follows.
-            if let Some(reply) = reply_of(self.inner.recv(&call, limit)?) {
+            if let Some(reply) = reply_of(self.inner.recv(&mut call, limit)?) {
                 return Ok(reply);
             }
         }
@@ -407,7 +414,7 @@ impl Controller {
         let (_, call) = self.inner.write(&owned, waiter, ends_reading)?;
         match call {
             None => Ok(None),
-            Some(call) => refusal_of(self.inner.recv(&call, self.limits.answer)),
+            Some(mut call) => refusal_of(self.inner.recv(&mut call, self.limits.answer)),
         }
     }
 
@@ -590,28 +597,14 @@ impl Inner {
 
     /// The next event for `call`, the engine silent on it at most `limit`;
     /// a `command_error` is the call's error.
-    fn recv(&self, call: &StdCall, limit: Duration) -> Result<Answer, ControllerError> {
+    fn recv(&self, call: &mut StdCall, limit: Duration) -> Result<Answer, ControllerError> {
         loop {
-            let left = {
-                // Events are given under this lock: what the channel holds
-                // now is all there is until it is let go.
-                let mut state = lock(&self.state);
-                match call.rx.try_recv() {
-                    Ok(answer) => {
-                        drop(state);
-                        call.took();
-                        return refused(call.command, answer);
-                    }
-                    Err(TryRecvError::Disconnected) => return Err(state.ended_error(call.command)),
-                    Err(TryRecvError::Empty) => {}
-                }
-                let Some(deadline) = state.deadline(call.command, limit) else {
-                    return Err(state.ended_error(call.command));
-                };
-                match deadline.checked_duration_since(Instant::now()) {
-                    Some(left) if !left.is_zero() => left,
-                    _ => return Err(state.give_up(call.command, limit)),
-                }
+            // Bound first: the guard must be let go before an arm locks.
+            let step = lock(&self.state).step(call, limit);
+            let left = match step {
+                Step::Done(done) => return done,
+                Step::Closed => return Err(lock(&self.state).ended_error(call.command)),
+                Step::Wait(left) => left,
             };
             match call.rx.recv_timeout(left) {
                 Ok(answer) => {
@@ -808,7 +801,7 @@ impl TurnHandle {
         if self.log.end.is_some() {
             return Ok(None);
         }
-        let Some(call) = &self.call else {
+        let Some(call) = &mut self.call else {
             return Ok(None);
         };
         let (event, _) = self.inner.recv(call, self.stall)?;

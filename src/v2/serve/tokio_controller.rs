@@ -8,7 +8,7 @@
 use super::control::{
     blanks, closed, compacted, goal_held, is_goal, is_prompt, job_stopped, jobs, line_of, lock,
     predicted, raw_line, refusal_of, refused, reply_of, steered, unanswered_kind, Answer, Call,
-    Clock, Deliver, End, LineTee, State, StderrTail, TurnLog, GRACE,
+    Clock, Deliver, End, Inbox, LineTee, State, StderrTail, Step, TurnLog, GRACE,
 };
 use super::controller_error::{ControllerError, Stopped};
 use super::engine::Decision;
@@ -31,6 +31,13 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc::{self, error::TryRecvError, UnboundedReceiver, UnboundedSender};
 use tokio::sync::Notify;
+
+impl Inbox for UnboundedReceiver<Answer> {
+    fn try_take(&mut self) -> Result<Answer, bool> {
+        self.try_recv()
+            .map_err(|e| matches!(e, TryRecvError::Disconnected))
+    }
+}
 
 impl Deliver for UnboundedSender<Answer> {
     fn deliver(&self, answer: Answer) -> bool {
@@ -534,29 +541,11 @@ impl Inner {
     /// The next event for `call`, the engine silent on it at most `limit`.
     async fn recv(&self, call: &mut TokioCall, limit: Duration) -> Result<Answer, ControllerError> {
         loop {
-            let left = {
-                // Events are given under this lock: what the channel holds
-                // now is all there is until it is let go.
-                let mut state = lock(&self.state);
-                match call.rx.try_recv() {
-                    Ok(answer) => {
-                        drop(state);
-                        call.took();
-                        return refused(call.command, answer);
-                    }
-                    Err(TryRecvError::Disconnected) => {
-                        drop(state);
-                        return Err(self.ended_error(call.command).await);
-                    }
-                    Err(TryRecvError::Empty) => {}
-                }
-                let Some(deadline) = state.deadline(call.command, limit) else {
-                    return Err(state.ended_error(call.command));
-                };
-                match deadline.checked_duration_since(std::time::Instant::now()) {
-                    Some(left) if !left.is_zero() => left,
-                    _ => return Err(state.give_up(call.command, limit)),
-                }
+            let step = lock(&self.state).step(call, limit);
+            let left = match step {
+                Step::Done(done) => return done,
+                Step::Closed => return Err(self.ended_error(call.command).await),
+                Step::Wait(left) => left,
             };
             if let Ok(got) = tokio::time::timeout(left, call.rx.recv()).await {
                 let Some(answer) = got else {
