@@ -970,3 +970,101 @@ impl TurnLog {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A recording's lines, as a [`Sink`] is given them.
+    #[derive(Default)]
+    struct Lines(Mutex<Vec<(&'static str, Vec<u8>, bool)>>);
+
+    impl Sink for Lines {
+        fn command(&self, line: &[u8]) {
+            lock(&self.0).push(("command", line.to_vec(), true));
+        }
+        fn event(&self, line: &[u8], lf: bool) {
+            lock(&self.0).push(("event", line.to_vec(), lf));
+        }
+        fn stderr(&self, line: &[u8], lf: bool) {
+            lock(&self.0).push(("stderr", line.to_vec(), lf));
+        }
+        fn finish(&self, _: Option<ExitStatus>) {}
+    }
+
+    fn line(bytes: &[u8], lf: bool) -> (Vec<u8>, bool) {
+        (bytes.to_vec(), lf)
+    }
+
+    #[test]
+    fn a_tee_keeps_whole_lines_by_number_and_the_last_one_cut_short() {
+        let mut tee = LineTee::new(true);
+        tee.saw(b"a\n\nb");
+        tee.saw(b"c\nd");
+        assert_eq!(tee.take_through(2), [line(b"a", true), line(b"", true)]);
+        assert_eq!(tee.take_through(2), []);
+        assert_eq!(tee.take_through(3), [line(b"bc", true)]);
+        assert_eq!(tee.partial().as_deref(), Some("d"), "the line in progress");
+        assert_eq!(tee.take_through(4), [line(b"d", false)]);
+        assert_eq!(tee.partial().as_deref(), Some("d"));
+    }
+
+    #[test]
+    fn a_tee_not_keeping_holds_only_the_start_of_the_line_in_progress() {
+        let mut tee = LineTee::new(false);
+        tee.saw(b"one\ntw");
+        assert_eq!(tee.partial().as_deref(), Some("tw"));
+        assert_eq!(tee.take_through(2), []);
+        tee.saw(b"o\n");
+        assert_eq!(tee.partial(), None);
+        tee.saw(&[b'x'; 3000]);
+        assert_eq!(tee.partial(), Some("x".repeat(PARTIAL_KEEP)));
+    }
+
+    #[test]
+    fn a_tee_keeps_a_line_up_to_one_byte_past_the_limit() {
+        let mut tee = LineTee::new(true);
+        let long = vec![b'x'; DEFAULT_MAX_LINE_LEN + 1];
+        tee.saw(&long);
+        tee.saw(&long);
+        tee.saw(b"\n");
+        let taken = tee.take_through(1);
+        assert_eq!(taken.len(), 1);
+        assert_eq!(taken[0].0.len(), DEFAULT_MAX_LINE_LEN + 1);
+    }
+
+    #[test]
+    fn a_stderr_tail_keeps_its_end_and_records_each_line() {
+        let sink = Lines::default();
+        let mut tail = StderrTail::default();
+        tail.saw(b"one\ntw", Some(&sink));
+        tail.saw(b"o\nthr", Some(&sink));
+        assert_eq!(tail.finish(Some(&sink)), "one\ntwo\nthr");
+        assert_eq!(
+            *lock(&sink.0),
+            [
+                ("stderr", b"one".to_vec(), true),
+                ("stderr", b"two".to_vec(), true),
+                ("stderr", b"thr".to_vec(), false),
+            ]
+        );
+        let mut tail = StderrTail::default();
+        let mut bytes = vec![b'a'; 10];
+        bytes.extend_from_slice(&[b'b'; STDERR_TAIL]);
+        tail.saw(&bytes, None);
+        assert_eq!(tail.finish(None), "b".repeat(STDERR_TAIL));
+    }
+
+    #[test]
+    fn a_line_at_the_limit_is_sent_and_one_byte_more_is_not() {
+        // `{"command":"prompt","content":"..."}`: 33 bytes around the text.
+        let at = "x".repeat(DEFAULT_MAX_LINE_LEN - 33);
+        let line = line_of(&Command::prompt(at.as_str())).map(|l| l.len());
+        assert_eq!(line.ok(), Some(DEFAULT_MAX_LINE_LEN + 1));
+        let over = "x".repeat(DEFAULT_MAX_LINE_LEN - 32);
+        match line_of(&Command::prompt(over.as_str())) {
+            Err(ControllerError::TooLong { len }) => assert_eq!(len, DEFAULT_MAX_LINE_LEN + 1),
+            other => panic!("{:?}", other.map(|l| l.len())),
+        }
+    }
+}
