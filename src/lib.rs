@@ -83,7 +83,7 @@
 //! | `arbitrary` | `impl Arbitrary` for [`v2::Command`], [`v2::Event`] and [`v1::Command`], for cargo-fuzz targets |
 //! | `proptest` | [`v2::strategy`] and [`v1::strategy`]: proptest strategies for commands and events, and for near-miss lines paired with their outcome, for an engine's (or a controller's) own tests |
 //! | `avx2` (default) | the long-string scans (a long prompt's escaping and decoding) on AVX2 where the CPU has it, picked at run time, through `pulp` (6 crates); without it they use SSE2, a few percent slower on long non-ASCII text |
-//! | `workbench` | [`workbench::MockEngine`], [`workbench::Monitor`], [`workbench::CheckEngine`] and [`workbench::Runner`]: `serve-command mock-engine`, the judgement of `serve-command tap`, `serve-command check-engine` and the session runner in process, for a controller's or an engine's tests (with `proptest`, the fuzzer). No dependency of its own |
+//! | `workbench` | [`workbench::MockEngine`], [`workbench::Replay`], [`workbench::Monitor`], [`workbench::CheckEngine`], [`workbench::Runner`] and [`v2::serve::Recorder`]: `serve-command mock-engine` (and `--replay`), the judgement of `serve-command tap`, `serve-command check-engine`, the session runner in process and a controller's recording, for a controller's or an engine's tests (with `proptest`, the fuzzer). No dependency of its own |
 //! | `cli` | the `serve-command` binary (below); turns on `proptest` and `workbench` |
 //!
 //! # The CLI
