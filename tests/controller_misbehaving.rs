@@ -742,6 +742,35 @@ fn a_request_is_not_kept_waiting_by_a_streaming_turn() {
     assert_eq!(turn.wait().unwrap().answer(), Some("done"));
 }
 
+/// A compaction, then the prompt queued behind it: its start and its end
+/// come 250 ms apart.
+const COMPACTS_THEN_ANSWERS: &str = r#"read -r a; read -r b; sleep 0.25
+echo '{"event":"compaction_started","from_sequence":0,"to_sequence":4}'; sleep 0.25
+echo '{"event":"compaction_finished","from_sequence":0,"to_sequence":4,"summary":"s"}'
+echo '{"event":"agent_step","step":1}'
+echo '{"event":"agent_finished","answer":"after"}'
+cat >/dev/null"#;
+
+/// A prompt queued behind a compaction waits while the compaction shows
+/// progress: its start and its end are events of the work ahead of it.
+#[test]
+fn a_prompt_queued_behind_a_compaction_waits_on_its_events() {
+    let engine = std::sync::Arc::new(sh(COMPACTS_THEN_ANSWERS, &[], limits(ms(300))));
+    let compacting = std::sync::Arc::clone(&engine);
+    let compact = std::thread::spawn(move || compacting.compact().map_err(|e| e.to_string()));
+    while engine.owed().queued.is_empty() {
+        std::thread::sleep(ms(1));
+    }
+    let turn = engine.prompt("after").unwrap();
+    assert_eq!(
+        turn.wait()
+            .map_err(|e| e.to_string())
+            .map(|t| t.answer().map(str::to_owned)),
+        Ok(Some("after".to_owned()))
+    );
+    assert!(compact.join().unwrap().is_ok());
+}
+
 /// The engine writes its pid, closes its stdout and runs on.
 const CLOSES_STDOUT_AND_RUNS: &str = r#"echo $$ > "$1"; exec 1>&-; exec sleep 30"#;
 
