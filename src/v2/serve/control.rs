@@ -1067,4 +1067,33 @@ mod tests {
             other => panic!("{:?}", other.map(|l| l.len())),
         }
     }
+
+    #[test]
+    fn a_call_answered_or_left_is_forgotten() {
+        use std::sync::mpsc;
+        let mut state: State<mpsc::Sender<Answer>> = State::new(8, None);
+        let mut tee = LineTee::new(false);
+        let (tx, rx) = mpsc::channel();
+        let line = b"{\"command\":\"jobs_snapshot\",\"request_id\":\"r\"}\n";
+        let (n, call) = state
+            .begin(line, Some((tx, rx, false, Clock::Answer)), false)
+            .unwrap();
+        assert_eq!((n, state.waiters.len()), (CommandLine(1), 1));
+        let reply = Event::JobsSnapshot {
+            request_id: "r".into(),
+            jobs: Vec::new(),
+        };
+        state.line(0, Ok(Item(Ok(reply))), 1, &mut tee);
+        assert!(state.waiters.is_empty(), "its answer ended the call");
+        assert!(call.is_some_and(|call| call.rx.try_recv().is_ok()));
+        // A call whose caller left: the first event it would take ends it.
+        let (tx, rx) = mpsc::channel();
+        let line = b"{\"command\":\"prompt\",\"content\":\"hi\"}\n";
+        state
+            .begin(line, Some((tx, rx, true, Clock::Work)), false)
+            .unwrap();
+        state.line(0, Ok(Item(Ok(Event::agent_step(1)))), 2, &mut tee);
+        assert!(state.waiters.is_empty(), "the turn's caller left");
+        assert_eq!(state.notices.len(), 1);
+    }
 }
