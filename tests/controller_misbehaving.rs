@@ -12,8 +12,8 @@
 #![cfg(unix)]
 
 use serve_command::v2::serve::{
-    CommandLine, Controller, ControllerError, Limits, Notice, Options, Owed, Stopped, TurnEnd,
-    Waiting, MAX_NOTICES,
+    CommandLine, Controller, ControllerError, Limits, Notice, Options, Owed, Reply, Stopped,
+    TurnEnd, Waiting, MAX_NOTICES,
 };
 use serve_command::v2::{Command, Event, JobEventKind, JobRecord, JobState, SteerKind};
 use std::sync::Arc;
@@ -769,6 +769,27 @@ fn a_prompt_queued_behind_a_compaction_waits_on_its_events() {
         Ok(Some("after".to_owned()))
     );
     assert!(compact.join().unwrap().is_ok());
+}
+
+/// `cancel`, `approval` and `cancel_prediction` have no answer of their
+/// own: `request` returns at once with the line written, whatever the
+/// engine does.
+#[test]
+fn commands_with_no_answer_of_their_own_return_at_once() {
+    let engine = sh("cat >/dev/null", &[], limits(LONG));
+    let commands = [
+        Command::Cancel,
+        Command::allow("a-1"),
+        Command::cancel_prediction("p-1"),
+    ];
+    for (n, command) in (1..).zip(commands) {
+        let (got, elapsed) = timed(|| engine.request(command));
+        in_time(elapsed, Duration::ZERO);
+        assert_eq!(
+            got.map_err(|e| e.to_string()),
+            Ok(Reply::Written(CommandLine(n)))
+        );
+    }
 }
 
 /// The engine writes its pid, closes its stdout and runs on.
