@@ -792,6 +792,20 @@ fn commands_with_no_answer_of_their_own_return_at_once() {
     }
 }
 
+/// A turn that fails ends with the engine's error, and the events before.
+#[test]
+fn a_failed_turn_ends_with_its_error() {
+    let engine = sh(
+        r#"read -r a; echo '{"event":"agent_step","step":1}'; echo '{"event":"turn_failed","error":"model unreachable"}'; cat >/dev/null"#,
+        &[],
+        limits(LONG),
+    );
+    let turn = engine.prompt("hi").unwrap().wait().unwrap();
+    assert_eq!(turn.end, TurnEnd::Failed("model unreachable".into()));
+    assert_eq!(turn.answer(), None);
+    assert_eq!(turn.events.len(), 2);
+}
+
 /// The engine writes its pid, closes its stdout and runs on.
 const CLOSES_STDOUT_AND_RUNS: &str = r#"echo $$ > "$1"; exec 1>&-; exec sleep 30"#;
 
