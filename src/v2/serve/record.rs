@@ -10,6 +10,7 @@
 use crate::v2::serve::{Attribution, Conversation};
 use crate::v2::DEFAULT_MAX_LINE_LEN;
 use crate::workbench::{Detail, Kind, Monitor, Violation};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, Write};
@@ -61,6 +62,9 @@ impl Direction {
 /// through `trace` up to its last record. Recording blocks on nothing but
 /// the writer: when a write fails, the first error is kept
 /// ([`Recorder::error`]) and nothing more is written; no call panics.
+///
+/// What users typed and what models said can be kept out of the
+/// recording with [`Recorder::redact`] (the tap's `--redact`).
 ///
 /// Feature `workbench`: the judgement is the workbench's `Monitor`.
 ///
@@ -134,6 +138,80 @@ impl Recorder {
         }
     }
 
+    /// The recorder, with `f` applied to the text it records, so that what
+    /// users typed and what models said (secrets, personal data) does not
+    /// reach the recording: `f` takes a text and gives it back with what
+    /// must not be kept replaced (`Cow::Borrowed` when nothing is). As the
+    /// tap's `--redact` does, and with the same code:
+    ///
+    /// - a line that is a JSON text (a command, an event): `f` is applied
+    ///   to the contents of its string values, each unescaped first, and
+    ///   a value `f` changes is written back escaped; object keys (the
+    ///   protocol's words) and every other byte of the line are kept as
+    ///   they are, and a line `f` changes nothing of is recorded byte for
+    ///   byte;
+    /// - a line that is UTF-8 but not JSON, and a stderr line: `f` is
+    ///   applied to the whole of it;
+    /// - a line that is not UTF-8 (recorded as `line_base64`) is recorded
+    ///   as it is, unredacted;
+    /// - the violations' messages and texts (a `not_canonical` line's
+    ///   `canonical`, a refused line's `owes`, ...) are redacted as the
+    ///   lines are.
+    ///
+    /// The judgement is made on the lines as they crossed: a record's
+    /// `verdict`, `violations` (but their texts), `answers` and `turn` are
+    /// what they are without redaction. A redacted recording holds
+    /// command lines other than those sent, so `serve-command trace` and
+    /// a replay of it read the redacted lines. Given more than once, the
+    /// redactions apply in turn, in the order given.
+    ///
+    /// ```
+    /// use serve_command::v2::serve::Recorder;
+    /// use std::borrow::Cow;
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// #[derive(Clone, Default)]
+    /// struct Shared(Arc<Mutex<Vec<u8>>>);
+    /// impl std::io::Write for Shared {
+    ///     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+    ///         self.0.lock().unwrap().write(buf)
+    ///     }
+    ///     fn flush(&mut self) -> std::io::Result<()> {
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let file = Shared::default();
+    /// let recorder = Recorder::new(file.clone()).redact(|text: &str| {
+    ///     if text.contains("hunter2") {
+    ///         Cow::Owned(text.replace("hunter2", "[redacted]"))
+    ///     } else {
+    ///         Cow::Borrowed(text)
+    ///     }
+    /// });
+    /// recorder.command(b"{\"command\":\"prompt\",\"content\":\"my password is hunter2\"}\n");
+    /// recorder.stderr(b"login with hunter2");
+    /// recorder.finish(None);
+    /// let log = String::from_utf8(file.0.lock().unwrap().clone()).unwrap();
+    /// let mut records = log.lines();
+    /// assert!(records.next().unwrap().ends_with(
+    ///     r#""dir":"command","n":1,"line":"{\"command\":\"prompt\",\"content\":\"my password is [redacted]\"}","verdict":"command","violations":[]}"#
+    /// ));
+    /// assert!(records.next().unwrap().ends_with(
+    ///     r#""dir":"stderr","n":1,"line":"login with [redacted]","verdict":"text","violations":[]}"#
+    /// ));
+    /// assert!(!log.contains("hunter2"));
+    /// ```
+    #[must_use]
+    pub fn redact(mut self, f: impl Fn(&str) -> Cow<'_, str> + Send + Sync + 'static) -> Recorder {
+        self.inner
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .log
+            .redact(Arc::new(f));
+        self
+    }
+
     /// Records a command line as the controller wrote it, its LF included
     /// or not: a line either way (bytes holding more than one line are
     /// recorded as their lines).
@@ -190,6 +268,15 @@ impl Recorder {
             rest = &rest[i + 1..];
         }
         inner.stderr = pending;
+    }
+
+    /// Records a line of `direction` that was over the limit and was not
+    /// held: `"line":null` (for a reader that keeps only the limit).
+    pub(crate) fn too_long(&self, direction: Direction) {
+        let mut inner = lock(&self.inner);
+        if inner.out.is_some() {
+            inner.record(direction, Piece::TooLong);
+        }
     }
 
     /// Records the last line of `direction` when its stream ended without a
@@ -385,6 +472,27 @@ pub struct Log {
     /// The last record(s), in a buffer kept from line to line: no
     /// allocation per line once it has grown to the longest.
     record: Vec<u8>,
+    /// What the records' texts are passed through ([`Log::redact`]).
+    redact: Option<Redaction>,
+}
+
+/// A redaction: a text, with what must not be recorded replaced
+/// ([`Log::redact`]); public for the CLI, not part of the crate's API.
+#[doc(hidden)]
+pub type Redact = dyn Fn(&str) -> Cow<'_, str> + Send + Sync;
+
+/// A [`Redact`], for a `Debug` log.
+struct Redaction(Arc<Redact>);
+
+impl fmt::Debug for Redaction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Redaction")
+    }
+}
+
+/// `f`, as a [`Redact`] (a closure's signature is inferred from the bound).
+fn redaction(f: impl Fn(&str) -> Cow<'_, str> + Send + Sync + 'static) -> Arc<Redact> {
+    Arc::new(f)
 }
 
 impl Log {
@@ -405,7 +513,22 @@ impl Log {
             found: Vec::new(),
             unattributed: None,
             record: Vec::new(),
+            redact: None,
         }
+    }
+
+    /// Passes the text of each record through `f` before it is written
+    /// (after any redaction given before): [`Recorder::redact`] says
+    /// what is redacted and how. The judgement is made on the lines as
+    /// they crossed.
+    pub fn redact(&mut self, f: Arc<Redact>) {
+        self.redact = Some(Redaction(match self.redact.take() {
+            None => f,
+            Some(Redaction(first)) => redaction(move |text| match first(text) {
+                Cow::Borrowed(text) => f(text),
+                Cow::Owned(text) => Cow::Owned(f(&text).into_owned()),
+            }),
+        }));
     }
 
     /// Judges one line of `direction`, counts what it shows and builds its
@@ -570,6 +693,7 @@ impl Log {
         }
         self.time();
         let r = &mut self.record;
+        let redact = self.redact.as_ref().map(|r| &*r.0);
         // Writes to a `Vec` cannot fail.
         let _ = write!(r, ",\"dir\":\"{dir}\"");
         if let Some(piece) = piece {
@@ -583,8 +707,15 @@ impl Log {
                     match std::str::from_utf8(text) {
                         Ok(text) => {
                             r.extend_from_slice(b",\"line\":");
-                            json_to(r, text);
+                            match redact {
+                                None => json_to(r, text),
+                                Some(f) if dir == Direction::Stderr.as_str() => {
+                                    json_to(r, &f(text));
+                                }
+                                Some(f) => json_to(r, &redact_line(f, text)),
+                            }
                         }
+                        // Left as it is, redaction or not: `f` takes text.
                         Err(_) => {
                             use base64::Engine;
                             r.extend_from_slice(b",\"line_base64\":\"");
@@ -620,13 +751,17 @@ impl Log {
                 "{comma}{{\"kind\":\"{}\",\"level\":\"{level}\",\"message\":",
                 v.kind().as_str()
             );
-            json_to(r, v.message());
+            json_to(r, &redact_text(redact, v.message()));
             for (key, detail) in v.details() {
                 r.push(b',');
                 json_to(r, key);
                 r.push(b':');
                 match detail {
-                    Detail::Text(text) => json_to(r, text),
+                    // A line (`canonical`, `owes`) or a message.
+                    Detail::Text(text) => match redact {
+                        Some(f) => json_to(r, &redact_line(f, text)),
+                        None => json_to(r, text),
+                    },
                     Detail::Number(n) => {
                         let _ = write!(r, "{n}");
                     }
@@ -640,9 +775,10 @@ impl Log {
                 r,
                 "{comma}{{\"kind\":\"{UNATTRIBUTED}\",\"level\":\"error\",\"message\":"
             );
+            let reason = redact_text(redact, reason);
             json_to(r, &format!("attributed to nothing: {reason}"));
             r.extend_from_slice(b",\"reason\":");
-            json_to(r, reason);
+            json_to(r, &reason);
             r.push(b'}');
         }
         r.extend_from_slice(b"]}\n");
@@ -655,6 +791,69 @@ const UNATTRIBUTED: &str = "unattributed";
 /// A line the model reads as not JSON: what a command line over the limit
 /// is to the engine (refused, and the end of its reading).
 const NOT_JSON: &[u8] = b"x";
+
+/// `text` through `f`, when there is one.
+fn redact_text<'a>(f: Option<&Redact>, text: &'a str) -> Cow<'a, str> {
+    match f {
+        Some(f) => f(text),
+        None => Cow::Borrowed(text),
+    }
+}
+
+/// `line` as recorded with the redaction `f`: when it is a JSON text, `f`
+/// applied to the contents of its string values (not its object keys, the
+/// protocol's words), each unescaped, and written back escaped when `f`
+/// changed it, every other byte kept; otherwise `f` applied to the whole.
+fn redact_line<'a>(f: &Redact, line: &'a str) -> Cow<'a, str> {
+    if serde_json::from_str::<serde::de::IgnoredAny>(line).is_err() {
+        return f(line);
+    }
+    let bytes = line.as_bytes();
+    // `line[..copied]` is in `out`, once a value has changed.
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut at = 0;
+    while let Some(start) = memchr::memchr(b'"', &bytes[at..]).map(|i| at + i) {
+        // The line is JSON: outside a string, a quote starts one, and it
+        // ends at the next quote not escaped.
+        let mut end = start + 1;
+        while bytes[end] != b'"' {
+            end += if bytes[end] == b'\\' { 2 } else { 1 };
+        }
+        at = end + 1;
+        let key = line[at..]
+            .trim_start_matches([' ', '\t', '\n', '\r'])
+            .starts_with(':');
+        if key {
+            continue;
+        }
+        if let Some(value) = redact_literal(f, &line[start..at]) {
+            out.push_str(&line[copied..start]);
+            out.push_str(&value);
+            copied = at;
+        }
+    }
+    if copied == 0 {
+        return Cow::Borrowed(line);
+    }
+    out.push_str(&line[copied..]);
+    Cow::Owned(out)
+}
+
+/// The JSON string `literal` (quotes included) redacted by `f`, escaped;
+/// `None` when `f` changes nothing.
+fn redact_literal(f: &Redact, literal: &str) -> Option<String> {
+    let raw = &literal[1..literal.len() - 1];
+    let text = if raw.contains('\\') {
+        // A lone surrogate (`\ud800`) cannot be unescaped: its text is
+        // redacted as written, escapes and all.
+        serde_json::from_str::<String>(literal).map_or(Cow::Borrowed(raw), Cow::Owned)
+    } else {
+        Cow::Borrowed(raw)
+    };
+    let redacted = f(&text);
+    (*redacted != *text).then(|| json(&redacted))
+}
 
 /// `n`, or `null`.
 fn number_or_null(out: &mut Vec<u8>, n: Option<u64>) {
@@ -889,5 +1088,211 @@ impl<R: io::BufRead> LogReader<R> {
             line,
             t_us,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `from` replaced by `[redacted]`, as the tap's `--redact` does.
+    fn replacing(from: &'static str) -> Arc<Redact> {
+        redaction(move |text| {
+            if text.contains(from) {
+                Cow::Owned(text.replace(from, "[redacted]"))
+            } else {
+                Cow::Borrowed(text)
+            }
+        })
+    }
+
+    /// The records of `lines` with the redaction, each without its times.
+    fn records(f: Option<Arc<Redact>>, lines: &[(Direction, &[u8])]) -> Vec<String> {
+        let mut log = Log::new(DEFAULT_MAX_LINE_LEN, true);
+        if let Some(f) = f {
+            log.redact(f);
+        }
+        lines
+            .iter()
+            .map(|&(direction, line)| {
+                let record = log.line(direction, Piece::Line(line)).record;
+                let record = std::str::from_utf8(record).unwrap();
+                let rest = &record[record.find(",\"dir\"").unwrap()..];
+                rest.to_owned()
+            })
+            .collect()
+    }
+
+    /// `(key, text)` of the record's line: `line` or `line_base64`.
+    fn line_of(record: &str) -> (&'static str, String) {
+        let value: serde_json::Value = serde_json::from_str(record).unwrap();
+        for key in ["line", "line_base64"] {
+            if let Some(text) = value.get(key) {
+                return (key, text.as_str().unwrap().to_owned());
+            }
+        }
+        panic!("no line: {record}");
+    }
+
+    #[test]
+    fn a_redaction_rewrites_the_string_values_of_a_json_line_and_the_whole_of_other_text() {
+        use Direction::{Command, Event, Stderr};
+        // (direction, line, what is replaced, the record's line)
+        type Case<'a> = (Direction, &'a [u8], &'a str, (&'a str, &'a str));
+        let table: &[Case<'_>] = &[
+            // A value.
+            (
+                Command,
+                br#"{"command":"prompt","content":"my secret plan"}"#,
+                "secret",
+                ("line", r#"{"command":"prompt","content":"my [redacted] plan"}"#),
+            ),
+            // A key that matches is a protocol word: kept; the value is not.
+            (
+                Command,
+                br#"{"command":"prompt","content":"content here"}"#,
+                "content",
+                ("line", r#"{"command":"prompt","content":"[redacted] here"}"#),
+            ),
+            // Unescaped, redacted, written back escaped as the crate
+            // escapes (`\u00e9` is `é` then).
+            (
+                Command,
+                br#"{"command":"prompt","content":"say \"secret\"\nto caf\u00e9"}"#,
+                "secret",
+                ("line", r#"{"command":"prompt","content":"say \"[redacted]\"\nto café"}"#),
+            ),
+            // Escapes in a value that does not match: kept as written, as
+            // is every other value, key and space of the line.
+            (
+                Command,
+                br#"{"command":"prompt" , "content":"a secret \"x\" caf\u00e9\/","k" :  "caf\u00e9\/"}"#,
+                "secret",
+                ("line", r#"{"command":"prompt" , "content":"a [redacted] \"x\" café/","k" :  "caf\u00e9\/"}"#),
+            ),
+            // Nothing matches: byte for byte, odd spacing and key order too.
+            (
+                Command,
+                b"{ \"content\" : \"hi\\u00e9\",\t\"command\":\"prompt\" }\r",
+                "secret",
+                ("line", "{ \"content\" : \"hi\\u00e9\",\t\"command\":\"prompt\" }\r"),
+            ),
+            // Strings in arrays and nested objects are values too; a
+            // string that is the whole line as well.
+            (
+                Event,
+                br#"{"event":"x","a":["secret",{"secret":"secret"}],"b":"secret"}"#,
+                "secret",
+                ("line", r#"{"event":"x","a":["[redacted]",{"secret":"[redacted]"}],"b":"[redacted]"}"#),
+            ),
+            (Event, br#""a secret""#, "secret", ("line", r#""a [redacted]""#)),
+            // A lone surrogate cannot be unescaped: its value is redacted
+            // as written.
+            (
+                Event,
+                br#"{"event":"x","a":"\ud800 secret"}"#,
+                "secret",
+                ("line", r#"{"event":"x","a":"\\ud800 [redacted]"}"#),
+            ),
+            // Not JSON, but UTF-8: the whole of it.
+            (
+                Command,
+                br#"secret: {"secret":1"#,
+                "secret",
+                ("line", r#"[redacted]: {"[redacted]":1"#),
+            ),
+            // Not UTF-8: as it is.
+            (Command, b"secret \xff", "secret", ("line_base64", "c2VjcmV0IP8=")),
+            // stderr: the whole of it, JSON or not.
+            (
+                Stderr,
+                br#"{"secret":"secret"}"#,
+                "secret",
+                ("line", r#"{"[redacted]":"[redacted]"}"#),
+            ),
+        ];
+        for &(direction, line, from, (key, expected)) in table {
+            let mut with_lf = line.to_vec();
+            with_lf.push(b'\n');
+            let record = &records(Some(replacing(from)), &[(direction, &with_lf)])[0];
+            let said = String::from_utf8_lossy(line);
+            let record = format!("{{\"t_us\":0{record}");
+            assert_eq!(line_of(&record), (key, expected.to_owned()), "{said}");
+        }
+    }
+
+    #[test]
+    fn a_redacted_record_is_the_same_record_but_its_texts() {
+        use Direction::{Command, Event};
+        // The escapes are not canonical: the note's message and its
+        // `canonical` (the line as the crate writes it) are redacted too.
+        let line: &[u8] =
+            b"{\"command\":\"prompt\",\"content\":\"say \\\"secret\\\"\\nto caf\\u00e9\"}\n";
+        assert_eq!(
+            records(Some(replacing("secret")), &[(Command, line)]),
+            [
+                r#","dir":"command","n":1,"line":"{\"command\":\"prompt\",\"content\":\"say \\\"[redacted]\\\"\\nto café\"}","verdict":"command","violations":[{"kind":"not_canonical","level":"note","message":"not canonical (extra keys, legacy fields, another key order or spacing); the crate writes {\"command\":\"prompt\",\"content\":\"say \\\"[redacted]\\\"\\nto café\"}","canonical":"{\"command\":\"prompt\",\"content\":\"say \\\"[redacted]\\\"\\nto café\"}"}]}
+"#
+            ]
+        );
+        // A refused line's `owes` and message.
+        assert_eq!(
+            records(Some(replacing("JSON")), &[(Command, b"secret\n")]),
+            [
+                r#","dir":"command","n":1,"line":"secret","verdict":"refused","violations":[{"kind":"refused","level":"error","message":"refused; the engine owes {\"event\":\"command_error\",\"error\":\"command stream: expected a [redacted] value at byte 0\"}","owes":"{\"event\":\"command_error\",\"error\":\"command stream: expected a [redacted] value at byte 0\"}"}]}
+"#
+            ]
+        );
+        // The judgement is the lines' as they crossed: redacted, the
+        // command would be refused, and the event would be stray,
+        // attributed to nothing.
+        let session: &[(Direction, &[u8])] = &[
+            (
+                Command,
+                b"{\"command\":\"jobs_snapshot\",\"request_id\":\"j1\"}\n",
+            ),
+            (
+                Event,
+                b"{\"event\":\"jobs_snapshot\",\"request_id\":\"j1\",\"jobs\":[]}\n",
+            ),
+        ];
+        assert_eq!(
+            records(Some(replacing("jobs_snapshot")), session),
+            [
+                r#","dir":"command","n":1,"line":"{\"command\":\"[redacted]\",\"request_id\":\"j1\"}","verdict":"command","violations":[]}
+"#,
+                r#","dir":"event","n":1,"line":"{\"event\":\"[redacted]\",\"request_id\":\"j1\",\"jobs\":[]}","verdict":"event","answers":1,"turn":null,"violations":[]}
+"#,
+            ]
+        );
+        // Without a redaction, or with one that changes nothing, the
+        // records are the lines'.
+        let plain = [
+            r#","dir":"command","n":1,"line":"{\"command\":\"jobs_snapshot\",\"request_id\":\"j1\"}","verdict":"command","violations":[]}
+"#,
+            r#","dir":"event","n":1,"line":"{\"event\":\"jobs_snapshot\",\"request_id\":\"j1\",\"jobs\":[]}","verdict":"event","answers":1,"turn":null,"violations":[]}
+"#,
+        ];
+        assert_eq!(records(None, session), plain);
+        assert_eq!(records(Some(replacing("secret")), session), plain);
+    }
+
+    #[test]
+    fn redactions_given_in_turn_apply_in_turn() {
+        let mut log = Log::new(DEFAULT_MAX_LINE_LEN, true);
+        log.redact(replacing("ab"));
+        // Sees the first's output: `[redacted]c` holds no `abc`, but `]c`.
+        log.redact(replacing("]c"));
+        let record = log
+            .line(Direction::Stderr, Piece::Line(b"abc ab xy\n"))
+            .record;
+        let (_, line) = line_of(std::str::from_utf8(record).unwrap());
+        assert_eq!(line, "[redacted[redacted] [redacted] xy");
+        let recorder = Recorder::new(io::sink())
+            .redact(|text: &str| Cow::Owned(text.replace('x', "y")))
+            .redact(|text: &str| Cow::Owned(text.replace('y', "z")));
+        let log = &lock(&recorder.inner).log;
+        let f = log.redact.as_ref().unwrap();
+        assert_eq!((f.0)("xyw"), "zzw");
     }
 }
