@@ -11,6 +11,7 @@ mod encode;
 mod fuzz_engine;
 mod mock_engine;
 mod output;
+mod redact;
 mod revision;
 // The program runner the library's engine check uses, compiled in here
 // too: `conform` runs programs the same way (and lets their stderr through,

@@ -6,9 +6,10 @@
 //! the log file, and the engine's stderr lines passed on between the
 //! reports, in the order they were read.
 
-use serve_command::v2::serve::record::{Direction, Log, Logged, Piece};
+use serve_command::v2::serve::record::{Direction, Log, Logged, Piece, Redact};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
+use std::sync::Arc;
 
 /// The tap's whole account of a session, shared by its three streams.
 pub struct Judge {
@@ -29,9 +30,15 @@ struct LogFile {
 }
 
 impl Judge {
-    pub fn new(max: usize, log: Option<(String, File)>) -> Self {
+    /// A judge of lines of at most `max` bytes, logging to `log` with
+    /// each record's text passed through `redact`.
+    pub fn new(max: usize, log: Option<(String, File)>, redact: Option<Arc<Redact>>) -> Self {
+        let mut judged = Log::new(max, log.is_some());
+        if let Some(f) = redact {
+            judged.redact(f);
+        }
         Judge {
-            log: Log::new(max, log.is_some()),
+            log: judged,
             out: log.map(|(name, file)| LogFile {
                 name,
                 out: BufWriter::with_capacity(64 * 1024, file),

@@ -123,6 +123,20 @@ const GRACE: Duration = Duration::from_millis(250);
 ///   {"t_ms":MS,"t_us":US,"dir":"summary","lines":{"command":A,"event":B,"stderr":C},
 ///    "violations":{KIND:COUNT,...},"status":"exit N"|"signal N","code":C}
 ///
+/// --redact REGEX (with --log; repeatable) keeps text out of the log:
+/// each match of REGEX (the `regex` crate's syntax; each pattern in turn)
+/// is logged as `[redacted]`. In a line that is JSON, only the contents of
+/// its string values are (unescaped, redacted, and escaped again when a
+/// match was replaced): its keys, the protocol's words, and every other
+/// byte are logged as they crossed, as is a line with no match. Another
+/// UTF-8 line, and a stderr line, is redacted whole; a line that is not
+/// UTF-8 (`line_base64`) is logged as it is. The violations' messages and
+/// texts (`canonical`, `owes`, ...) are redacted as the lines are. The
+/// judgement is the lines' as they crossed: `verdict`, `answers` and
+/// `turn` are what they would be without it. Only the log is redacted:
+/// the lines pass through, and the tap's reports on stderr say what they
+/// say, as they are.
+///
 /// A controller records its session in the same format, byte for byte but
 /// the times (`serve_command::v2::serve::Recorder`; its exit and summary
 /// say `"status":null,"code":null` when it does not know the engine's
@@ -137,6 +151,7 @@ const GRACE: Duration = Duration::from_millis(250);
   serve-command tap -- openseek serve < session.jsonl
   my-controller --engine 'serve-command tap --log wire.jsonl -- openseek serve'
   serve-command tap --max-line-len 1MiB --log wire.jsonl -- ./my_engine --flag
+  serve-command tap --log wire.jsonl --redact 'sk-[A-Za-z0-9]+' -- openseek serve
   jq -c 'select(.violations != [])' wire.jsonl
   serve-command trace wire.jsonl"
 )]
@@ -145,6 +160,10 @@ pub struct Tap {
     /// (created, or truncated).
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
+    /// With --log: log each match of REGEX in the lines' text as
+    /// `[redacted]` (repeatable; see above for what is redacted).
+    #[arg(long, value_name = "REGEX")]
+    redact: Vec<String>,
     /// Lines longer than this (LF excluded) are reported and forwarded in
     /// pieces, never held whole: bytes, or with KiB, MiB or GiB (`65536`,
     /// `64KiB`). Set it to the engine's own limit.
@@ -162,6 +181,14 @@ pub fn run(args: Tap, revision: Revision) -> output::Result<ExitCode> {
                 .to_owned(),
         ));
     }
+    if !args.redact.is_empty() && args.log.is_none() {
+        return Err(output::Failure::Error(
+            "tap: --redact needs --log FILE: it redacts the log, and the lines pass through as they are"
+                .to_owned(),
+        ));
+    }
+    let redact = crate::redact::redactor(&args.redact)
+        .map_err(|e| output::Failure::Error(format!("tap: {e}")))?;
     let log = match &args.log {
         Some(path) => {
             let name = path.display().to_string();
@@ -209,7 +236,7 @@ pub fn run(args: Tap, revision: Revision) -> output::Result<ExitCode> {
     let gone = Arc::new(AtomicBool::new(false));
     let stderr_gone = Arc::clone(&gone);
     let judge = std::thread::spawn(move || {
-        let mut judge = Judge::new(max, log);
+        let mut judge = Judge::new(max, log, redact);
         for batch in batches {
             match batch {
                 Batch::Lines { dir, bytes, parts } => {
