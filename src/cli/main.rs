@@ -12,6 +12,7 @@ mod fuzz_engine;
 mod mock_engine;
 mod output;
 mod redact;
+mod replay;
 mod revision;
 // The program runner the library's engine check uses, compiled in here
 // too: `conform` runs programs the same way (and lets their stderr through,
@@ -71,6 +72,7 @@ Examples:
   serve-command conform -- ./my_impl
   serve-command tap --log wire.jsonl -- openseek serve
   serve-command trace wire.jsonl
+  serve-command replay wire.jsonl -- ./my_engine
   serve-command mock-engine --script turns.jsonl < session.jsonl
   serve-command check-engine --report check.json -- ./my_engine
   serve-command fuzz-engine --time 60 -- ./my_engine
@@ -94,6 +96,7 @@ enum Cmd {
     Shell(shell::Shell),
     Tap(tap::Tap),
     Trace(trace::Trace),
+    Replay(replay::Replay),
     MockEngine(mock_engine::MockEngine),
     CheckEngine(check_engine::CheckEngine),
     FuzzEngine(fuzz_engine::FuzzEngine),
@@ -121,6 +124,7 @@ fn main() -> ExitCode {
         Cmd::Shell(args) => shell::run(args).map(|()| ExitCode::SUCCESS),
         Cmd::Tap(args) => tap::run(args, revision),
         Cmd::Trace(args) => trace::run(args, revision),
+        Cmd::Replay(args) => replay::run(args, revision),
         Cmd::MockEngine(args) => mock_engine::run(args, revision),
         Cmd::CheckEngine(args) => check_engine::run(args, revision),
         Cmd::FuzzEngine(args) => fuzz_engine::run(args, revision),

@@ -46,6 +46,7 @@ mod replay;
 mod run;
 mod runner;
 mod session;
+mod transcript;
 mod verdict;
 
 pub use check_engine::{Check, CheckEngine, Failure, Level, Report};
@@ -57,4 +58,5 @@ pub use pipes::{EngineInput, EngineOutput};
 pub use replay::{RecordingError, Replay};
 pub use runner::Runner;
 pub use session::{Action, After, Session, SessionError, Step};
+pub use transcript::{Compare, Comparison, Difference, Part, Place, Transcript};
 pub use verdict::{End, Received, Sent, SessionVerdict};

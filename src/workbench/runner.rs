@@ -8,7 +8,7 @@ use super::check_engine::{quoted, shown};
 use super::pipes::{ChildWire, EngineInput, EngineOutput, InProcess, Recv, Wire};
 use super::session::{Action, After, Session};
 use super::verdict::{CommandSeen, End, Received, Sent, SessionVerdict};
-use crate::v2::serve::{Conversation, Owed};
+use crate::v2::serve::{Conversation, Direction, Owed, Recorder};
 use crate::v2::{Command, CommandReader, ReadError, SteerKind, DEFAULT_MAX_LINE_LEN};
 use std::collections::{HashMap, HashSet};
 use std::io;
@@ -90,7 +90,28 @@ impl Runner {
         engine: &mut std::process::Command,
     ) -> io::Result<SessionVerdict> {
         let wire = ChildWire::spawn(engine, self.max_output)?;
-        Ok(self.drive(session, wire))
+        Ok(self.drive(session, wire, None))
+    }
+
+    /// Runs `session` against a fresh `engine`, as [`Runner::run`] does,
+    /// and records every line that crosses into `recorder` (commands and
+    /// stdout events; the recording is finished at the end, its status
+    /// unknown): what `serve-command replay --update` keeps as the new
+    /// recording, and what it compares with the old.
+    ///
+    /// # Errors
+    ///
+    /// The engine cannot be started.
+    pub fn run_recorded(
+        &self,
+        session: &Session,
+        engine: &mut std::process::Command,
+        recorder: &Recorder,
+    ) -> io::Result<SessionVerdict> {
+        let wire = ChildWire::spawn(engine, self.max_output)?;
+        let verdict = self.drive(session, wire, Some(recorder));
+        recorder.finish(None);
+        Ok(verdict)
     }
 
     /// Runs `session` against an engine in process, with no spawn: `serve`
@@ -105,11 +126,16 @@ impl Runner {
     where
         F: FnOnce(EngineInput, EngineOutput) -> io::Result<Option<ReadError>> + Send + 'static,
     {
-        self.drive(session, InProcess::start(serve, self.max_output))
+        self.drive(session, InProcess::start(serve, self.max_output), None)
     }
 
-    fn drive(&self, session: &Session, mut wire: impl Wire) -> SessionVerdict {
-        let mut run = Run::new(self, wire.virtual_pauses());
+    fn drive(
+        &self,
+        session: &Session,
+        mut wire: impl Wire,
+        recorder: Option<&Recorder>,
+    ) -> SessionVerdict {
+        let mut run = Run::new(self, wire.virtual_pauses(), recorder);
         for (i, step) in session.steps().iter().enumerate() {
             if run.stop.is_some() {
                 break;
@@ -154,8 +180,10 @@ impl Runner {
 }
 
 /// One session in progress.
-struct Run {
+struct Run<'r> {
     conversation: Conversation,
+    /// Where every line that crosses is recorded, if anywhere.
+    recorder: Option<&'r Recorder>,
     start: Instant,
     deadline: Instant,
     turn_timeout: Duration,
@@ -183,11 +211,12 @@ struct Run {
     stop: Option<End>,
 }
 
-impl Run {
-    fn new(runner: &Runner, virtual_pauses: bool) -> Run {
+impl<'r> Run<'r> {
+    fn new(runner: &Runner, virtual_pauses: bool, recorder: Option<&'r Recorder>) -> Run<'r> {
         let start = Instant::now();
         Run {
             conversation: Conversation::new(),
+            recorder,
             start,
             deadline: start + runner.timeout,
             turn_timeout: runner.turn_timeout,
@@ -213,6 +242,9 @@ impl Run {
 
     fn send(&mut self, wire: &mut impl Wire, line: Vec<u8>) {
         let n = self.conversation.command(&line);
+        if let Some(recorder) = self.recorder {
+            recorder.command(&line);
+        }
         let command = match CommandReader::new(&line[..]).next() {
             Some(Ok(command)) if command.serve_refusal().is_none() => Some(command),
             _ => None,
@@ -439,6 +471,13 @@ impl Run {
 
     fn event(&mut self, line: &[u8], len: usize) {
         self.received_lines += 1;
+        if let Some(recorder) = self.recorder {
+            if len > DEFAULT_MAX_LINE_LEN {
+                recorder.too_long(Direction::Event);
+            } else {
+                recorder.event(line);
+            }
+        }
         let attribution = if len > DEFAULT_MAX_LINE_LEN {
             self.conversation.decoded(None)
         } else {

@@ -135,6 +135,13 @@ macro_rules! events {
         }
 
         impl Event {
+            /// Every event's wire name, in upstream's order: what a
+            /// controller may name (`serve-command replay --ignore`).
+            pub const NAMES: &'static [&'static str] = &[
+                $( stringify!($uname), )*
+                $( stringify!($name), )*
+            ];
+
             /// The wire name, `"event"`'s value.
             #[must_use]
             pub fn name(&self) -> &'static str {

@@ -1,0 +1,369 @@
+//! `serve-command replay`: a session recorded from `mock-engine --delay`
+//! (prompts, a steer mid-turn, requests, a goal, a refused line, an
+//! approval, a compaction) run again against engines that hold the same
+//! conversation (the same engine, at another pace, with other model text,
+//! the recording replayed by `mock-engine --replay`) and against engines
+//! that do not (a second turn that fails, steers refused), each
+//! difference placed under its command.
+#![cfg(all(feature = "cli", unix))]
+
+use serve_command::v2::serve::Recorder;
+use serve_command::workbench::{Runner, Session};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+#[path = "support/bin.rs"]
+mod bin;
+
+use bin::{run, stdout_of, BIN};
+
+/// The turns: the first streams three deltas, the second asks an approval.
+const SCRIPT: &str = concat!(
+    r#"{"deltas":["Hel","lo"," there"]}"#,
+    "\n",
+    r#"{"approval":{"tool_name":"shell","detail":"run cargo test","body":"cargo test"}}"#,
+    "\n",
+);
+
+/// The recorded session, each line at a point of the conversation.
+const SESSION: &str = r#"{"send":{"command":"prompt","content":"one"}}
+{"after":{"step":1},"send":{"command":"steer","content":"shorter","submission_id":"s1"}}
+{"send":{"command":"jobs_snapshot","request_id":"j1"}}
+{"after":{"ended":1},"send":{"command":"prompt","content":"two"}}
+{"approval":{"asked":1,"allow":true}}
+{"after":{"ended":4},"send":{"command":"goal","action":"set","text":"ship it"}}
+{"after":{"answered":6},"send":{"command":"compact"}}
+{"after":{"ended":7},"send":{"command":"predict","request_id":"p1","source_sequence":1}}
+{"send":{"command":"bogus"}}
+"#;
+
+/// A directory of its own for `test`.
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "serve-command-replay-{test}-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Writes `text` to `dir/name`, and gives its path as a string.
+fn file(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// Records SESSION against `mock-engine --delay 20 --script SCRIPT`, into
+/// `dir/recording.jsonl`; gives its path and the script's.
+fn record(dir: &Path) -> (String, String) {
+    let script = file(dir, "script.jsonl", SCRIPT);
+    let buffer = Shared::default();
+    let recorder = Recorder::new(buffer.clone());
+    let verdict = Runner::new()
+        .run_recorded(
+            &Session::parse(SESSION).unwrap(),
+            Command::new(BIN).args(["mock-engine", "--delay", "20", "--script", &script]),
+            &recorder,
+        )
+        .unwrap();
+    assert!(verdict.missed.is_empty(), "{:?}", verdict.missed);
+    let recording = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    (file(dir, "recording.jsonl", &recording), script)
+}
+
+/// `replay LOG [flags] -- ENGINE...`: its stdout, after asserting `status`.
+#[track_caller]
+fn replay(log: &str, flags: &[&str], engine: &[&str], status: i32) -> String {
+    let mut args = vec!["replay", log];
+    args.extend_from_slice(flags);
+    args.push("--");
+    args.extend_from_slice(engine);
+    stdout_of(&args, b"", status)
+}
+
+/// The summary line when they agree, with the recording's counts.
+fn same(log: &str, events: u64) -> String {
+    format!(
+        "replay: {log}: the same conversation (9 command lines, 25 events recorded, {events} in this run)\n"
+    )
+}
+
+#[test]
+fn the_same_engine_at_its_pace_at_another_and_with_other_text_holds_the_same_conversation() {
+    let dir = scratch("same");
+    let (log, script) = record(&dir);
+    // The recording holds what the session was for.
+    let trace = stdout_of(&["trace", &log], b"", 0);
+    for line in [
+        "  event 4: steer_applied, answers command 2",
+        "  event 13: approval_resolved, answers command 5",
+        "event 21: goal_updated, answers command 6",
+        "event 22: compaction_started, answers command 7",
+        "command 9: refused: {\"command\":\"bogus\"}",
+        "owed: nothing",
+    ] {
+        assert!(trace.lines().any(|l| l == line), "{line}\n{trace}");
+    }
+    let mock = |delay: &'static str, script: &str| -> Vec<String> {
+        vec![
+            BIN.to_owned(),
+            "mock-engine".to_owned(),
+            "--delay".to_owned(),
+            delay.to_owned(),
+            "--script".to_owned(),
+            script.to_owned(),
+        ]
+    };
+    let as_strs = |v: &[String]| {
+        v.iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join("\u{0}")
+    };
+    let other_text = file(
+        &dir,
+        "other.jsonl",
+        concat!(
+            r#"{"deltas":["Hi"]}"#,
+            "\n",
+            r#"{"approval":{"tool_name":"shell","detail":"run make","body":"make"},"deltas":["o","k","!"]}"#,
+            "\n"
+        ),
+    );
+    for (engine, events) in [
+        (mock("20", &script), 25),
+        (mock("3", &script), 25),
+        (mock("5", &other_text), 24),
+    ] {
+        let joined = as_strs(&engine);
+        let engine: Vec<&str> = joined.split('\u{0}').collect();
+        assert_eq!(
+            replay(&log, &[], &engine, 0),
+            same(&log, events),
+            "{engine:?}"
+        );
+    }
+    // What the session felt like: every kind timed, from the recording.
+    let stats = stdout_of(&["trace", "--stats", &log], b"", 0);
+    let rows: Vec<String> = stats
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("sent:"))
+        .map(|l| {
+            l.split_whitespace()
+                .take_while(|w| !w.ends_with("ms"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "prompt first 2",
+            "prompt first delta 2",
+            "prompt end 2",
+            "steer first 1",
+            "steer end 1",
+            "compact first 1",
+            "compact end 1",
+            "goal first 1",
+            "goal end 1",
+            "approval first 1",
+            "approval end 1",
+            "jobs_snapshot first 1",
+            "jobs_snapshot end 1",
+            "predict first 1",
+            "predict end 1",
+            "refused first 1",
+            "refused end 1",
+        ]
+    );
+    assert!(stats.starts_with(
+        "kind           measure      count           p50           p95           p99           max\n"
+    ));
+    assert!(stats.contains(
+        "\nsent: prompt 2, steer 1, compact 1, goal 1, approval 1, jobs_snapshot 1, predict 1, refused 1\nowed at the end: nothing\n"
+    ));
+    // The recording, answered by the mock engine made from it.
+    assert_eq!(
+        replay(&log, &[], &[BIN, "mock-engine", "--replay", &log], 0),
+        same(&log, 25)
+    );
+}
+
+#[test]
+fn a_second_turn_that_fails_shows_under_its_command() {
+    let dir = scratch("fails");
+    let (log, _) = record(&dir);
+    let failing = file(
+        &dir,
+        "failing.jsonl",
+        concat!(
+            r#"{"deltas":["Hel","lo"]}"#,
+            "\n",
+            r#"{"fail":"provider error"}"#,
+            "\n"
+        ),
+    );
+    let engine = [BIN, "mock-engine", "--delay", "5", "--script", &failing];
+    assert_eq!(
+        replay(&log, &[], &engine, 1),
+        format!(
+            "command 4 (prompt), its turn:
+  - approval_requested tool \"shell\"
+  - approval_resolved outcome allowed_once
+  - tool_result tool \"shell\"
+  - agent_step
+  - assistant_message
+  - usage
+  - agent_finished
+  - assistant_delta… (streamed)
+  + turn_failed
+command 5 (approval): - approval_resolved outcome allowed_once (turn of command 4)
+replay: {log}: 2 differences (- the recording, + this run; 9 command lines, 25 events recorded, 16 in this run)
+note: this run: step 5: the engine asked 0 questions, not 1, and has no work left; sent then
+"
+        )
+    );
+    // For programs: one record per difference, then the summary.
+    let jsonl = replay(&log, &["--format", "jsonl"], &engine, 1);
+    let lines: Vec<&str> = jsonl.lines().collect();
+    assert_eq!(lines.len(), 3, "{jsonl}");
+    assert_eq!(
+        lines[1],
+        r#"{"command":5,"kind":"approval","part":"answers","recorded":["approval_resolved outcome allowed_once (turn of command 4)"],"replayed":[]}"#
+    );
+    assert_eq!(
+        lines[2],
+        r#"{"commands":9,"differences":2,"events":{"recorded":25,"replayed":16},"notes":["this run: step 5: the engine asked 0 questions, not 1, and has no work left; sent then"],"same":false,"updated":false}"#
+    );
+    // Accepted: the failing run is the recording now, and holds.
+    let updated = replay(&log, &["--update"], &engine, 0);
+    assert!(
+        updated.ends_with(&format!("replay: {log} now holds this run\n")),
+        "{updated}"
+    );
+    assert_eq!(
+        replay(&log, &[], &engine, 0),
+        format!(
+            "replay: {log}: the same conversation (9 command lines, 16 events recorded, 16 in this run)\n"
+        )
+    );
+}
+
+#[test]
+fn an_engine_that_refuses_steers_shows_under_the_steer() {
+    let dir = scratch("steers");
+    let (log, script) = record(&dir);
+    // The mock engine behind a filter that renames the steer command, so
+    // the engine refuses it as unknown.
+    let engine = file(
+        &dir,
+        "no-steers",
+        &format!(
+            "#!/bin/sh\nsed -u 's/\"command\":\"steer\"/\"command\":\"nudge\"/' | exec {BIN} mock-engine --delay 20 --script {script}\n"
+        ),
+    );
+    let chmod = Command::new("chmod")
+        .args(["+x", &engine])
+        .status()
+        .unwrap();
+    assert!(chmod.success());
+    assert_eq!(
+        replay(&log, &["--turn-timeout", "1"], &[&engine], 1),
+        format!(
+            "command 1 (prompt), its turn:
+  - agent_step
+  - steer_applied kind prompt submission_id \"s1\"
+command 2 (steer): - steer_applied kind prompt submission_id \"s1\" (turn of command 1)
+outside any command: + command_error \"unknown command: nudge\" (fits no rule)
+at the end: - owed nothing  + owed steer replies to command 2
+replay: {log}: 4 differences (- the recording, + this run; 9 command lines, 25 events recorded, 24 in this run)
+note: this run: the engine was silent for 1 s while it owed an answer; killed
+"
+        )
+    );
+}
+
+#[test]
+fn exact_compares_lines_and_ignore_leaves_a_kind_out() {
+    let dir = scratch("exact");
+    let (log, _) = record(&dir);
+    let other = file(&dir, "other.jsonl", concat!(r#"{"deltas":["Hi"]}"#, "\n"));
+    let engine = [BIN, "mock-engine", "--delay", "5", "--script", &other];
+    let exact = replay(
+        &log,
+        &["--exact", "--ignore", "assistant_delta"],
+        &engine,
+        1,
+    );
+    assert!(
+        exact.starts_with(
+            "command 1 (prompt), its turn:
+  - {\"event\":\"assistant_message\",\"content\":\"Hello there\"}
+  - {\"event\":\"usage\",\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":3,\"total_tokens\":4,\"prompt_cache_hit_tokens\":0,\"prompt_cache_miss_tokens\":1}}
+  - {\"event\":\"agent_finished\",\"answer\":\"Hello there\"}
+  + {\"event\":\"assistant_message\",\"content\":\"Hi\"}"
+        ),
+        "{exact}"
+    );
+    // The second turn is the default one now: no approval asked.
+    assert!(
+        exact.contains("command 5 (approval): - {\"event\":\"approval_resolved\""),
+        "{exact}"
+    );
+}
+
+#[test]
+fn a_recording_that_cannot_be_read_or_a_bad_flag_is_a_usage_error() {
+    let dir = scratch("bad");
+    let engine = [BIN, "mock-engine"];
+    let table: &[(&str, &[&str], String)] = &[
+        (
+            "{\"dir\":\"command\",\"n\":1,\"line\":\"{}\"}\n{oops\n",
+            &[],
+            "not JSON: key must be a string at line 1 column 2".to_owned(),
+        ),
+        (
+            "{\"dir\":\"command\",\"n\":2,\"line\":\"{}\"}\n",
+            &[],
+            "this command record's \"n\" is 2, but it is command 1 of the log: records left out or reordered cannot be attributed".to_owned(),
+        ),
+    ];
+    for (text, flags, why) in table {
+        let log = file(&dir, "bad.jsonl", text);
+        let mut args = vec!["replay", &log];
+        args.extend_from_slice(flags);
+        args.push("--");
+        args.extend_from_slice(&engine);
+        let out = run(&args, b"");
+        assert_eq!(out.status.code(), Some(2));
+        let line = if why.starts_with("not JSON") { 2 } else { 1 };
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            format!("serve-command: {log}:{line}: {why}\n")
+        );
+    }
+    let log = file(&dir, "ok.jsonl", "");
+    let out = run(&["replay", &log, "--ignore", "usages", "--", BIN], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "serve-command: --ignore usages: no such event (an event's wire name, such as usage, or `not an event`)\n"
+    );
+}
