@@ -270,6 +270,15 @@ impl Recorder {
         inner.stderr = pending;
     }
 
+    /// Records a line of `direction` that was over the limit and was not
+    /// held: `"line":null` (for a reader that keeps only the limit).
+    pub(crate) fn too_long(&self, direction: Direction) {
+        let mut inner = lock(&self.inner);
+        if inner.out.is_some() {
+            inner.record(direction, Piece::TooLong);
+        }
+    }
+
     /// Records the last line of `direction` when its stream ended without a
     /// LF after it (the engine died mid-line): `"lf":false`.
     pub fn unterminated(&self, direction: Direction, line: &[u8]) {
