@@ -15,9 +15,12 @@
 //! `assistant_message`, `usage` and `agent_finished` (47 events a turn).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use serve_command::v2::serve::Conversation;
+use serve_command::v2::serve::record::{LogReader, Wire};
+use serve_command::v2::serve::{Conversation, Direction, Recorder};
 use serve_command::v2::{Command, Event, Usage};
+use serve_command::workbench::{Compare, Transcript};
 use std::hint::black_box;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const TURNS: usize = 50;
@@ -103,6 +106,70 @@ fn bench(c: &mut Criterion) {
         });
     });
     g.finish();
+
+    let log = recording(&session);
+    // The comparison finds the recording the same as itself.
+    let recorded = Transcript::read(&log[..]).unwrap();
+    assert_eq!(recorded.events(), events.len() as u64);
+    assert!(recorded.compare(&recorded, &Compare::new()).is_same());
+    let mut g = c.benchmark_group("conversation");
+    g.throughput(Throughput::Elements(events.len() as u64));
+    g.bench_function("trace", |b| {
+        b.iter(|| {
+            let mut reader = LogReader::new(black_box(&log[..]));
+            let mut conversation = Conversation::new();
+            while let Some(record) = reader.read_record().unwrap() {
+                let Wire::Bytes(line) = record.line else {
+                    unreachable!()
+                };
+                if record.direction == Direction::Command {
+                    black_box(conversation.command(&line));
+                } else {
+                    black_box(conversation.event(&line));
+                }
+            }
+        });
+    });
+    // Two recordings read per iteration: twice the event lines.
+    g.throughput(Throughput::Elements(2 * events.len() as u64));
+    g.bench_function("replay", |b| {
+        b.iter(|| {
+            let recorded = Transcript::read(black_box(&log[..])).unwrap();
+            let replayed = Transcript::read(black_box(&log[..])).unwrap();
+            black_box(recorded.compare(&replayed, &Compare::new()).is_same())
+        });
+    });
+    g.finish();
+}
+
+/// A recording in memory.
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The session's recording, as a controller's `Recorder` writes it.
+fn recording(session: &[(bool, Vec<u8>)]) -> Vec<u8> {
+    let file = Shared::default();
+    let recorder = Recorder::new(file.clone());
+    for (command, line) in session {
+        if *command {
+            recorder.command(line);
+        } else {
+            recorder.event(line);
+        }
+    }
+    recorder.finish(None);
+    let log = file.0.lock().unwrap().clone();
+    log
 }
 
 fn config() -> Criterion {
