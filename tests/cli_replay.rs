@@ -367,3 +367,68 @@ fn a_recording_that_cannot_be_read_or_a_bad_flag_is_a_usage_error() {
         "serve-command: --ignore usages: no such event (an event's wire name, such as usage, or `not an event`)\n"
     );
 }
+
+#[test]
+fn an_engine_that_dies_mid_session_shows_what_never_came() {
+    let dir = scratch("dies");
+    let (log, script) = record(&dir);
+    // The first three command lines, then the engine exits 3.
+    let engine = file(
+        &dir,
+        "dies",
+        &format!(
+            "#!/bin/sh\n{{ for i in 1 2 3; do IFS= read -r line; printf '%s\\n' \"$line\"; done; }} | {BIN} mock-engine --delay 20 --script {script}\nexit 3\n"
+        ),
+    );
+    let chmod = Command::new("chmod")
+        .args(["+x", &engine])
+        .status()
+        .unwrap();
+    assert!(chmod.success());
+    let out = replay(&log, &[], &[&engine], 1);
+    assert!(
+        out.starts_with(
+            "command 4 (prompt), its turn:
+  - agent_step
+  - approval_requested tool \"shell\"
+"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("\ncommand 6 (goal): - goal_updated set\ncommand 7 (compact):\n  - compaction_started\n  - compaction_finished\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("note: this run: the engine exited with status 3\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn update_with_redact_keeps_the_matches_out_of_the_new_recording() {
+    let dir = scratch("redact");
+    let (log, script) = record(&dir);
+    let engine = [BIN, "mock-engine", "--delay", "5", "--script", &script];
+    let out = replay(&log, &["--update", "--redact", "Hel+o"], &engine, 0);
+    assert!(
+        out.ends_with(&format!("replay: {log} now holds this run\n")),
+        "{out}"
+    );
+    let recording = std::fs::read_to_string(&log).unwrap();
+    assert!(!recording.contains("Hello"), "{recording}");
+    assert!(
+        recording
+            .contains(r#""line":"{\"event\":\"agent_finished\",\"answer\":\"[redacted] there\"}""#),
+        "{recording}"
+    );
+    // Compared as written, the redacted recording holds.
+    assert_eq!(
+        replay(&log, &["--update", "--redact", "Hel+o"], &engine, 0),
+        format!("replay: {log}: the same conversation (9 command lines, 25 events recorded, 25 in this run)\nreplay: {log} now holds this run\n")
+    );
+    // --redact only with --update.
+    let out = run(&["replay", &log, "--redact", "x", "--", BIN], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("--update"),);
+}

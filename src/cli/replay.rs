@@ -239,8 +239,9 @@ fn notes(recorded: &Transcript, verdict: &SessionVerdict) -> Vec<String> {
     for missed in &verdict.missed {
         notes.push(format!("this run: {missed}"));
     }
-    if !matches!(&verdict.end, End::Exited(_)) {
-        notes.push(format!("this run: the engine {}", &verdict.end));
+    match &verdict.end {
+        End::Exited(how) if how == "exited with status 0" => {}
+        end => notes.push(format!("this run: the engine {end}")),
     }
     notes
 }
