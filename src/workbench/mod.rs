@@ -26,6 +26,10 @@
 //!   sessions ([`sessions`], a proptest `Strategy`) on the same runner,
 //!   the first broken promise shrunk to a minimal session. With
 //!   `arbitrary`, `Session` is `Arbitrary`, for a cargo-fuzz target.
+//! - [`Transcript`] is `serve-command replay`: a recording read as the
+//!   conversation it holds, the [`Session`] that sends its lines again at
+//!   the same points ([`Runner::run_recorded`] records the new run), and
+//!   the two conversations compared ([`Transcript::compare`]).
 //!
 //! Like every other path, each reads and writes through the crate's one
 //! rule set ([`v2`]'s readers, serve policy and encoders): none writes a
