@@ -35,9 +35,7 @@
 //! ```
 
 // The events' strategies live beside the events (`src/v2/event/`).
-#[path = "event/strategy.rs"]
-mod event;
-pub use self::event::{event, event_line, job_record};
+pub use crate::v2::event::strategy::{event, event_line, job_record};
 
 use crate::error::LineError;
 use crate::v1::strategy::{
@@ -111,7 +109,7 @@ pub fn content() -> impl Strategy<Value = Content> {
 }
 
 /// A job component the decoder accepts.
-fn component() -> impl Strategy<Value = String> {
+pub(crate) fn component() -> impl Strategy<Value = String> {
     "[A-Za-z0-9._-]{1,12}".prop_map(|s| if s == "." || s == ".." { s + "x" } else { s })
 }
 
@@ -381,7 +379,7 @@ fn part_value() -> BoxedStrategy<J> {
 }
 
 /// A `content` value: a string, an array of parts, or neither.
-fn content_value() -> BoxedStrategy<J> {
+pub(crate) fn content_value() -> BoxedStrategy<J> {
     prop_oneof![
         2 => wire_string().prop_map(J::Str),
         5 => vec(part_value(), 0..4).prop_map(J::Arr),
@@ -516,7 +514,7 @@ const SEQUENCES: &[&str] = &[
 
 /// A `source_sequence` text: an edge, a whole number in or out of range, or
 /// one spelled with a fraction or an exponent.
-fn sequence_text() -> impl Strategy<Value = String> {
+pub(crate) fn sequence_text() -> impl Strategy<Value = String> {
     prop_oneof![
         4 => select(SEQUENCES).prop_map(str::to_owned),
         2 => (1..=i32::MAX).prop_map(|n| n.to_string()),
@@ -586,7 +584,7 @@ fn entries_of(cmd: &Command) -> Vec<(String, J)> {
     out
 }
 
-fn content_j(content: &Content) -> J {
+pub(crate) fn content_j(content: &Content) -> J {
     if let Some(text) = content.as_single_text() {
         return J::Str(text.to_owned());
     }

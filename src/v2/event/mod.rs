@@ -17,6 +17,9 @@ mod json_text;
 mod names;
 mod rules;
 mod serde;
+// The events' proptest strategies, re-exported from `v2::strategy`.
+#[cfg(feature = "proptest")]
+pub(crate) mod strategy;
 mod write;
 
 pub use self::build::{SubrunFinishedBuilder, WorkflowStartedBuilder};
