@@ -3,9 +3,9 @@
 use crate::decode::escape_line_breaks;
 use crate::output::{self, io_error, stdout_error, Failure};
 use crate::revision::{Revision, NO_EVENTS_IN_V1};
-use crate::run::{ended, lines, run_program, visible, Feed, MAX_OUTPUT};
 use clap::Args;
 use serde_json::Value;
+use serve_command::workbench::run::{ended, lines, run_program, visible, Feed, MAX_OUTPUT};
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;

@@ -14,12 +14,6 @@ mod output;
 mod redact;
 mod replay;
 mod revision;
-// The program runner the library's engine check uses, compiled in here
-// too: `conform` runs programs the same way (and lets their stderr through,
-// so it never reads what the runner collects of it).
-#[path = "../workbench/run.rs"]
-#[allow(dead_code)]
-mod run;
 mod shell;
 mod size;
 mod tap;

@@ -47,7 +47,10 @@ mod mock_engine;
 mod monitor;
 mod pipes;
 mod replay;
-mod run;
+// Starting a program over pipes and bounding it: the runner's and
+// `serve-command conform`'s (public for the CLI, not the crate's API).
+#[doc(hidden)]
+pub mod run;
 mod runner;
 mod session;
 mod transcript;

@@ -1,8 +1,7 @@
 //! Running a program under test: fed its input in pieces, its output
 //! collected, within a timeout and an output cap. Shared by the
-//! workbench's engine check and the CLI's `conform` (which includes this
-//! file by path: the binary sees only the library's public API), so it
-//! uses nothing but `std`.
+//! workbench's engine check and the CLI's `conform` (through the library,
+//! as `workbench::run`: public for the CLI, not the crate's API).
 
 use std::io::{self, Read, Write};
 use std::process::{Command, ExitStatus, Stdio};
