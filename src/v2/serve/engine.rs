@@ -295,6 +295,9 @@ impl<'a> EventWriter<'a> {
 
 /// A poisoned lock still holds sound data here: no user code runs while one
 /// of the loop's locks is held.
+/// Tells the loop a turn waits for an answer (in-order mode).
+pub(crate) type Parked<'o> = Arc<dyn Fn() + Send + Sync + 'o>;
+
 pub(crate) fn lock<T: ?Sized>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -489,7 +492,7 @@ pub(crate) struct Lent<'a> {
     /// Questions asked so far, over the loop (ids `approval-N`).
     pub(crate) asked: Arc<AtomicU64>,
     /// Tells the loop a turn waits for an answer (in-order mode).
-    pub(crate) parked: Option<super::engine_loop::Parked<'a>>,
+    pub(crate) parked: Option<Parked<'a>>,
 }
 
 /// The turn the engine runs ([`Engine::turn`]): its prompt, and the

@@ -4,7 +4,7 @@
 //! ("The engine loop").
 
 use super::engine::{
-    lock, Compacted, Control, Engine, EventWriter, Inbox, Lent, Prediction, Queued,
+    lock, Compacted, Control, Engine, EventWriter, Inbox, Lent, Parked, Prediction, Queued,
     RunningCompaction, RunningTurn, WorkError,
 };
 use crate::v2::{
@@ -283,9 +283,6 @@ impl JobStop {
         Event::job_stop_result(self.request_id, self.generation, self.job_id, outcome)
     }
 }
-
-/// Tells the loop a turn waits for an answer (in-order mode).
-pub(crate) type Parked<'o> = Arc<dyn Fn() + Send + Sync + 'o>;
 
 /// Writes a turn's terminal event from how it ended, unless it wrote its
 /// own; whether it finished cleanly (what auto-continuation keys off).

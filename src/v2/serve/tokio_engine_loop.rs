@@ -5,11 +5,9 @@
 //! [`EngineLoop`]: crate::v2::serve::EngineLoop
 
 use super::engine::{
-    Compacted, EventWriter, Prediction, RunningCompaction, RunningTurn, WorkError,
+    Compacted, EventWriter, Parked, Prediction, RunningCompaction, RunningTurn, WorkError,
 };
-use super::engine_loop::{
-    classify, end_compaction, end_turn, Driver, Flow, JobStop, Parked, Pump, Step,
-};
+use super::engine_loop::{classify, end_compaction, end_turn, Driver, Flow, JobStop, Pump, Step};
 use crate::v2::{CommandCodec, Content, JobRecord, JobStopOutcome, PredictionOutcome, ReadError};
 use bytes::BytesMut;
 use std::any::Any;
