@@ -44,7 +44,6 @@ mod fuzz;
 #[cfg(any(feature = "proptest", feature = "arbitrary"))]
 mod generate;
 mod mock_engine;
-mod monitor;
 mod pipes;
 mod replay;
 // Starting a program over pipes and bounding it: the runner's and
@@ -60,7 +59,7 @@ pub use check_engine::{Check, CheckEngine, Failure, Level, Report};
 #[cfg(feature = "proptest")]
 pub use fuzz::{failure_kind, sessions, Budget, Campaign, Finding, Fuzzer, Progress};
 pub use mock_engine::{MockEngine, ScriptError};
-pub use monitor::{Detail, Judged, Kind, Monitor, Verdict, Violation};
+pub use crate::v2::serve::monitor::{Detail, Judged, Kind, Monitor, Verdict, Violation};
 pub use pipes::{EngineInput, EngineOutput};
 pub use replay::{RecordingError, Replay};
 pub use runner::Runner;

@@ -8,7 +8,8 @@ use super::controller_error::{ControllerError, Stopped, Unreadable};
 use super::engine::Decision;
 use super::model::{Attribution, Conversation};
 use super::reply::{
-    Approval, CommandLine, Compaction, EventLine, Notice, Reply, Steered, Turn, TurnEnd, Waiting,
+    Approval, CommandLine, Compaction, EventLine, Notice, Reply, Sink, Steered, Turn, TurnEnd,
+    Waiting,
 };
 use crate::revision::sealed::FromRead;
 use crate::v2::event::EventLine as Item;
@@ -35,20 +36,6 @@ pub(super) const GRACE: Duration = Duration::from_secs(2);
 
 /// How much of a last line cut short a [`Stopped`] keeps.
 const PARTIAL_KEEP: usize = 1024;
-
-/// Where a controller records its session: the workbench's
-/// [`Recorder`](super::Recorder), behind a trait so that the controller
-/// does not depend on the workbench.
-pub(crate) trait Sink: Send + Sync {
-    /// A command line as written.
-    fn command(&self, line: &[u8]);
-    /// A line of the engine's stdout; `lf`: it ended with one.
-    fn event(&self, line: &[u8], lf: bool);
-    /// A line of the engine's stderr; `lf`: it ended with one.
-    fn stderr(&self, line: &[u8], lf: bool);
-    /// The engine stopped, with this exit status if known.
-    fn finish(&self, status: Option<ExitStatus>);
-}
 
 /// An event for a waiting call, with what the model made of it.
 pub(super) type Answer = (Event, Attribution);

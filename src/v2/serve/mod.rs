@@ -40,6 +40,9 @@ mod controller_error;
 mod engine;
 mod engine_loop;
 mod model;
+// The tap's judgement of each line, both ways (re-exported by `workbench`).
+#[cfg(feature = "workbench")]
+pub(crate) mod monitor;
 mod pipe;
 #[cfg(feature = "workbench")]
 #[doc(hidden)]

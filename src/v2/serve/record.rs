@@ -7,9 +7,10 @@
 //! code for both) and writes the same records, byte for byte but the
 //! times.
 
+use super::monitor::{Detail, Kind, Monitor, Violation};
+use super::reply::{Options, Sink};
 use crate::v2::serve::{Attribution, Conversation};
 use crate::v2::DEFAULT_MAX_LINE_LEN;
-use crate::workbench::{Detail, Kind, Monitor, Violation};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -336,6 +337,18 @@ impl Recorder {
         for text in bytes.split(|&b| b == b'\n') {
             inner.line(direction, text);
         }
+    }
+}
+
+impl Options {
+    /// These options recording the session to `recorder`, in the log
+    /// format of `serve-command tap --log` (`serve-command trace` reads
+    /// it): each line as it crosses, in the order the controller's model
+    /// takes them, so `trace` attributes every event as the controller did.
+    #[must_use]
+    pub fn record(mut self, recorder: Recorder) -> Options {
+        self.recording = Some(Box::new(recorder));
+        self
     }
 }
 
@@ -877,7 +890,7 @@ fn json_to(out: &mut Vec<u8>, s: &str) {
     let _ = serde_json::to_writer(out, s);
 }
 
-impl crate::v2::serve::control::Sink for Recorder {
+impl Sink for Recorder {
     fn command(&self, line: &[u8]) {
         Recorder::command(self, line);
     }

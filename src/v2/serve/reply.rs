@@ -2,10 +2,10 @@
 //! notices, and the limits that bound every wait. Shared by the blocking
 //! and the tokio controller.
 
-use super::control::Sink;
 use super::model::Attribution;
 use crate::v2::{Event, EventReadError, JobRecord, JobStopOutcome, PredictionOutcome, Usage};
 use std::fmt;
+use std::process::ExitStatus;
 use std::time::Duration;
 
 /// The number of a line the controller wrote to the engine's stdin, from 1,
@@ -172,17 +172,20 @@ impl Options {
         self.limits = limits;
         self
     }
+}
 
-    /// These options recording the session to `recorder`, in the log
-    /// format of `serve-command tap --log` (`serve-command trace` reads
-    /// it): each line as it crosses, in the order the controller's model
-    /// takes them, so `trace` attributes every event as the controller did.
-    #[cfg(feature = "workbench")]
-    #[must_use]
-    pub fn record(mut self, recorder: super::Recorder) -> Options {
-        self.recording = Some(Box::new(recorder));
-        self
-    }
+/// Where a controller records its session: the workbench's
+/// [`Recorder`](super::Recorder), behind a trait so that the controller
+/// does not depend on the workbench.
+pub(crate) trait Sink: Send + Sync {
+    /// A command line as written.
+    fn command(&self, line: &[u8]);
+    /// A line of the engine's stdout; `lf`: it ended with one.
+    fn event(&self, line: &[u8], lf: bool);
+    /// A line of the engine's stderr; `lf`: it ended with one.
+    fn stderr(&self, line: &[u8], lf: bool);
+    /// The engine stopped, with this exit status if known.
+    fn finish(&self, status: Option<ExitStatus>);
 }
 
 /// What a call waited for when its limit ran out.
