@@ -158,7 +158,7 @@ pub mod workbench;
 /// ```
 pub mod generic {
     pub use crate::error::{LineError, ReadError, SyntaxError, UnknownMessage};
-    pub use crate::revision::{Message, Revision};
+    pub use crate::wire::message::{Message, Revision};
     #[cfg(feature = "tokio")]
     pub use crate::wire::codec::CommandCodec;
     pub use crate::wire::read::{CommandReader, DEFAULT_MAX_LINE_LEN};

@@ -1,7 +1,7 @@
 //! The tokio codec: [`CommandReader`]'s framing for `FramedRead`, and the
 //! wire line for `FramedWrite`, written once for every revision.
 
-use crate::revision::Message;
+use crate::wire::message::Message;
 use crate::wire::framing::{Framer, Item};
 use crate::wire::read::DEFAULT_MAX_LINE_LEN;
 use bytes::{Buf, BufMut, BytesMut};

@@ -7,8 +7,8 @@
 //! is reported once and then discarded without being buffered. Every chunking
 //! of the same bytes yields the same items, with the same line numbers.
 
-use crate::revision::sealed::FromRead;
-use crate::revision::Message;
+use crate::wire::message::sealed::FromRead;
+use crate::wire::message::Message;
 use crate::wire::find;
 use std::fmt;
 

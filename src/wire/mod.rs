@@ -8,6 +8,7 @@ pub(crate) mod de;
 pub(crate) mod escape;
 pub(crate) mod fields;
 pub(crate) mod find;
+pub(crate) mod message;
 pub(crate) mod framing;
 pub(crate) mod read;
 pub(crate) mod scan;

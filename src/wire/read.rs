@@ -1,8 +1,8 @@
 //! Reading commands from a byte stream, as an engine reads its stdin:
 //! written once, for every revision.
 
-use crate::revision::sealed::FromRead;
-use crate::revision::Message;
+use crate::wire::message::sealed::FromRead;
+use crate::wire::message::Message;
 use crate::wire::framing::{Framer, Item};
 use std::fmt;
 use std::io::{self, BufRead};

@@ -270,7 +270,7 @@ impl error::Error for EventReadError {
     }
 }
 
-impl crate::revision::sealed::FromRead<EventLineError> for EventReadError {
+impl crate::wire::message::sealed::FromRead<EventLineError> for EventReadError {
     #[cold]
     fn line(line: u64, error: EventLineError) -> Self {
         match error {

@@ -590,12 +590,12 @@ fn tree_of(value: &serde_json::Value) -> Json<'_> {
     }
 }
 
-impl crate::revision::sealed::Sealed for Event {}
+impl crate::wire::message::sealed::Sealed for Event {}
 
 /// Events go through the same framing, limit and line numbers as
 /// commands: [`EventReader`] is the commands' reader with `Event` filled
 /// in, and its errors are the event direction's own.
-impl crate::revision::Message for Event {
+impl crate::wire::message::Message for Event {
     type ParseError = EventError;
     type LineError = EventLineError;
     type ReadError = EventReadError;
@@ -618,9 +618,9 @@ impl crate::revision::Message for Event {
 #[derive(Debug)]
 pub(crate) struct EventLine(pub(crate) Result<Event, (EventLineError, Vec<u8>)>);
 
-impl crate::revision::sealed::Sealed for EventLine {}
+impl crate::wire::message::sealed::Sealed for EventLine {}
 
-impl crate::revision::Message for EventLine {
+impl crate::wire::message::Message for EventLine {
     type ParseError = EventError;
     type LineError = EventLineError;
     type ReadError = EventReadError;

@@ -11,7 +11,7 @@ use super::reply::{
     Approval, CommandLine, Compaction, EventLine, Notice, Reply, Sink, Steered, Turn, TurnEnd,
     Waiting,
 };
-use crate::revision::sealed::FromRead;
+use crate::wire::message::sealed::FromRead;
 use crate::v2::event::EventLine as Item;
 use crate::v2::{
     Command, CommandErrorCause, CommandReader, Event, EventReadError, JobRecord, JobStopOutcome,
