@@ -37,12 +37,15 @@
 //!
 //! [`v2`]: crate::v2
 
+mod answers;
 mod check_engine;
 mod conversation_checks;
 #[cfg(feature = "proptest")]
 mod fuzz;
 #[cfg(any(feature = "proptest", feature = "arbitrary"))]
 mod generate;
+mod line_checks;
+mod line_scenarios;
 mod mock_engine;
 mod pipes;
 mod replay;
@@ -52,6 +55,7 @@ mod replay;
 pub mod run;
 mod runner;
 mod session;
+mod shown;
 mod transcript;
 mod verdict;
 

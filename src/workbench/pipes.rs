@@ -4,8 +4,8 @@
 //! its own), each stdout line bounded by the line limit and the whole by
 //! the runner's bound.
 
-use super::check_engine::shown;
 use super::run::ended;
+use super::shown::shown;
 use super::verdict::End;
 use crate::v2::{ReadError, DEFAULT_MAX_LINE_LEN};
 use std::collections::VecDeque;

@@ -4,9 +4,9 @@
 //! --session` all run here; the engine is a child process over its stdio
 //! or an engine loop in process.
 
-use super::check_engine::{quoted, shown};
 use super::pipes::{ChildWire, EngineInput, EngineOutput, InProcess, Recv, Wire};
 use super::session::{Action, After, Session};
+use super::shown::{quoted, shown};
 use super::verdict::{CommandSeen, End, Received, Sent, SessionVerdict};
 use crate::v2::serve::{Conversation, Direction, Owed, Recorder};
 use crate::v2::{Command, CommandReader, ReadError, SteerKind, DEFAULT_MAX_LINE_LEN};
