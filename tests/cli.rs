@@ -677,6 +677,7 @@ Commands:
   shell         Encode and parse `!` command envelopes (`<user_shell_command>`), one JSON request per line
   tap           Sit between a controller and an engine: pass every byte through, judge every line
   trace         Attribute every event of a log of the wire: the command it answers, the turn it belongs to
+  replay        Run a recorded session again against an engine, and compare the two conversations
   mock-engine   A deterministic engine with no model, for controllers' tests
   check-engine  Check an engine over its real stdio: what every engine must do
   fuzz-engine   Fuzz an engine: generated sessions, judged by the conversation's model
@@ -701,6 +702,7 @@ Examples:
   serve-command conform -- ./my_impl
   serve-command tap --log wire.jsonl -- openseek serve
   serve-command trace wire.jsonl
+  serve-command replay wire.jsonl -- ./my_engine
   serve-command mock-engine --script turns.jsonl < session.jsonl
   serve-command check-engine --report check.json -- ./my_engine
   serve-command fuzz-engine --time 60 -- ./my_engine
