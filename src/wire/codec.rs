@@ -1,8 +1,8 @@
 //! The tokio codec: [`CommandReader`]'s framing for `FramedRead`, and the
 //! wire line for `FramedWrite`, written once for every revision.
 
-use crate::wire::message::Message;
 use crate::wire::framing::{Framer, Item};
+use crate::wire::message::Message;
 use crate::wire::read::DEFAULT_MAX_LINE_LEN;
 use bytes::{Buf, BufMut, BytesMut};
 use std::fmt;

@@ -7,9 +7,9 @@
 //! is reported once and then discarded without being buffered. Every chunking
 //! of the same bytes yields the same items, with the same line numbers.
 
+use crate::wire::find;
 use crate::wire::message::sealed::FromRead;
 use crate::wire::message::Message;
-use crate::wire::find;
 use std::fmt;
 
 /// What one line turns into.

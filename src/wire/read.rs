@@ -1,9 +1,9 @@
 //! Reading commands from a byte stream, as an engine reads its stdin:
 //! written once, for every revision.
 
+use crate::wire::framing::{Framer, Item};
 use crate::wire::message::sealed::FromRead;
 use crate::wire::message::Message;
-use crate::wire::framing::{Framer, Item};
 use std::fmt;
 use std::io::{self, BufRead};
 use std::marker::PhantomData;

@@ -11,10 +11,8 @@
 //! also needs to write a big integer back as it came.
 
 use crate::wire::fields::WireStr;
-use crate::wire::scan::RawStr;
+use crate::wire::raw_str::RawStr;
 use std::borrow::Cow;
-
-pub(crate) use crate::wire::scan::parse_tree as parse;
 
 /// One JSON value of a line.
 #[derive(Clone)]
@@ -128,7 +126,7 @@ impl Num<'_> {
                 .fold(0i64, |n, d| n * 10 + i64::from(d - b'0')) as f64;
             return if negative { -n } else { n };
         }
-        crate::wire::scan::number_value(text)
+        crate::wire::number::number_value(text)
     }
 }
 

@@ -58,7 +58,7 @@ impl std::str::FromStr for JsonText {
     /// is not JSON (never the other kind).
     fn from_str(s: &str) -> Result<JsonText, Self::Err> {
         let tree =
-            crate::wire::tree::parse(s.as_bytes()).map_err(crate::error::LineError::Syntax)?;
+            crate::wire::scan::parse_tree(s.as_bytes()).map_err(crate::error::LineError::Syntax)?;
         Ok(JsonText::of(&tree))
     }
 }

@@ -8,7 +8,7 @@ use crate::v2::event::jobs::{
 };
 use crate::v2::event::json_text::JsonText;
 use crate::v2::event::{decode, Event};
-use crate::wire::tree::{self, JStr, Json, Num};
+use crate::wire::tree::{JStr, Json, Num};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use std::borrow::Cow;
@@ -214,7 +214,7 @@ impl Serialize for JsonText {
     /// is one that fits 64 bits, else as a double.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         // The text is canonical JSON: it always parses.
-        let tree = tree::parse(self.as_str().as_bytes()).unwrap_or(Json::Null);
+        let tree = crate::wire::scan::parse_tree(self.as_str().as_bytes()).unwrap_or(Json::Null);
         Value(&tree).serialize(serializer)
     }
 }
