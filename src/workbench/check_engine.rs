@@ -1,4 +1,5 @@
-//! The engine check's face: [`CheckEngine`] and the [`Report`] of each [`Check`].
+//! The engine check's face: [`CheckEngine`], which runs the checks and
+//! gives their [`Report`](super::Report) (`report.rs`).
 //!
 //! `serve-command check-engine` in process: [`CheckEngine`] runs the
 //! checks, and its [`Report`] tells how each went.
@@ -16,12 +17,10 @@
 
 use super::conversation_checks::{self, session_check};
 use super::line_checks::{self, LINE_CHECKS};
+use super::report::Report;
 use super::runner::Runner;
 use super::session::Session;
-use super::shown::listed;
-use super::verdict::SessionVerdict;
 use crate::v2::DEFAULT_MAX_LINE_LEN;
-use std::fmt;
 use std::io;
 use std::time::Duration;
 
@@ -31,7 +30,7 @@ use std::time::Duration;
 /// [`CheckEngine::run`] starts the engine afresh for each scenario, writes
 /// the scenario's lines to its stdin, closes it, and reads its stdout and
 /// stderr until it exits (or the timeout: then it is killed and judged by
-/// what it wrote). Each [`Check`] has a [`Level`]:
+/// what it wrote). Each [`Check`](super::Check) has a [`Level`](super::Level):
 ///
 /// | level | check | what it holds the engine to |
 /// | --- | --- | --- |
@@ -201,7 +200,7 @@ impl CheckEngine {
         } else {
             Vec::new()
         };
-        checks.retain(|c| self.wanted(&c.name));
+        checks.retain(|c| self.wanted(c.name()));
         let runner = self.runner();
         for check in conversation_checks::checks() {
             if self.wanted(check.name) {
@@ -210,324 +209,4 @@ impl CheckEngine {
         }
         Ok(Report { checks })
     }
-}
-
-/// What [`CheckEngine::run`] found: every check, passed, failed or not
-/// judged. `Display` is `check-engine`'s summary: one line per check,
-/// `PASS`, `FAIL` or `SKIP` (not judged), its level and name; after each
-/// failure why, the lines sent, the lines received and the tail of the
-/// engine's stderr (at most 20 lines each); after a check not judged,
-/// why; then a count.
-#[derive(Clone, Debug)]
-pub struct Report {
-    checks: Vec<Check>,
-}
-
-impl Report {
-    /// Every check, in the order of the table on [`CheckEngine`].
-    #[must_use]
-    pub fn checks(&self) -> &[Check] {
-        &self.checks
-    }
-
-    /// Whether every `must` check passed or was not judged (a `should`
-    /// may fail). A check goes unjudged only because of a `must` that
-    /// failed, so an engine with one does not conform.
-    #[must_use]
-    pub fn conforms(&self) -> bool {
-        self.must_failed() == 0
-    }
-
-    /// How many checks failed.
-    #[must_use]
-    pub fn failed(&self) -> usize {
-        self.checks.iter().filter(|c| c.failure.is_some()).count()
-    }
-
-    /// How many `must` checks failed.
-    #[must_use]
-    pub fn must_failed(&self) -> usize {
-        self.checks
-            .iter()
-            .filter(|c| c.failure.is_some() && c.level == Level::Must)
-            .count()
-    }
-
-    /// How many checks were not judged ([`Check::not_judged`]).
-    #[must_use]
-    pub fn not_judged(&self) -> usize {
-        self.checks
-            .iter()
-            .filter(|c| c.not_judged.is_some())
-            .count()
-    }
-}
-
-impl fmt::Display for Report {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for check in &self.checks {
-            let verdict = match (&check.failure, &check.not_judged) {
-                (Some(_), _) => "FAIL",
-                (None, Some(_)) => "SKIP",
-                (None, None) => "PASS",
-            };
-            writeln!(f, "{verdict} {:<6} {}", check.level.as_str(), check.name)?;
-            if let Some(failure) = &check.failure {
-                f.write_str(&details(failure))?;
-            }
-            if let Some(why) = &check.not_judged {
-                writeln!(f, "  why: not judged: {why}")?;
-            }
-        }
-        let (failed, must_failed, not_judged) =
-            (self.failed(), self.must_failed(), self.not_judged());
-        write!(
-            f,
-            "{}/{} checks pass; {}",
-            self.checks.len() - failed - not_judged,
-            self.checks.len(),
-            if must_failed == 0 {
-                "every must holds".to_owned()
-            } else {
-                format!(
-                    "{must_failed} must check{} fail{}",
-                    if must_failed == 1 { "" } else { "s" },
-                    if must_failed == 1 { "s" } else { "" }
-                )
-            }
-        )?;
-        if not_judged > 0 {
-            write!(f, "; {not_judged} not judged")?;
-        }
-        writeln!(f)
-    }
-}
-
-/// One check's outcome: passed, failed ([`Check::failure`]) or not judged
-/// ([`Check::not_judged`]).
-#[derive(Clone, Debug)]
-pub struct Check {
-    name: String,
-    level: Level,
-    rule: String,
-    failure: Option<Failure>,
-    not_judged: Option<String>,
-}
-
-impl Check {
-    /// A check judged elsewhere (a line check's, a session's), with its
-    /// failure shown.
-    pub(super) fn judged(
-        name: &str,
-        level: Level,
-        rule: String,
-        outcome: Outcome,
-        failure: Option<Failure>,
-    ) -> Check {
-        let not_judged = match outcome {
-            Outcome::NotJudged(why) => Some(why),
-            _ => None,
-        };
-        Check {
-            name: name.to_owned(),
-            level,
-            rule,
-            failure,
-            not_judged,
-        }
-    }
-
-    /// Its name: `protocol-errors`, `not-json`, ... (the table on
-    /// [`CheckEngine`]).
-    #[must_use]
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Whether an engine must pass it, or should.
-    #[must_use]
-    pub fn level(&self) -> Level {
-        self.level
-    }
-
-    /// What it holds the engine to, in a sentence.
-    #[must_use]
-    pub fn rule(&self) -> &str {
-        &self.rule
-    }
-
-    /// Whether the engine passed it (false when it was not judged).
-    #[must_use]
-    pub fn passed(&self) -> bool {
-        self.failure.is_none() && self.not_judged.is_none()
-    }
-
-    /// How the engine failed it, if it did.
-    #[must_use]
-    pub fn failure(&self) -> Option<&Failure> {
-        self.failure.as_ref()
-    }
-
-    /// Why it was not judged, if it was not: what it would look at is not
-    /// where a controller reads it, which another check fails (`its 382
-    /// answers owed are on stderr, not stdout (no-stderr-answers)`).
-    #[must_use]
-    pub fn not_judged(&self) -> Option<&str> {
-        self.not_judged.as_deref()
-    }
-}
-
-/// How an engine failed a [`Check`], in the scenario that showed it. Lines
-/// are shown as a person reads them: without their LF, control characters
-/// made visible, at most 300 characters of each.
-#[derive(Clone, Debug)]
-pub struct Failure {
-    why: String,
-    scenario: String,
-    sent: Vec<String>,
-    received: Vec<String>,
-    received_lines: usize,
-    stderr_tail: Vec<String>,
-    ended: String,
-}
-
-impl Failure {
-    /// A failure shown by the lines of `scenario`'s run.
-    pub(super) fn new(
-        why: String,
-        scenario: String,
-        sent: Vec<String>,
-        received: Vec<String>,
-        received_lines: usize,
-        stderr_tail: Vec<String>,
-        ended: String,
-    ) -> Failure {
-        Failure {
-            why,
-            scenario,
-            sent,
-            received,
-            received_lines,
-            stderr_tail,
-            ended,
-        }
-    }
-
-    /// A session's failure: the lines sent, and those received with what
-    /// each answers and its turn.
-    pub(super) fn of_session(why: String, scenario: &str, verdict: &SessionVerdict) -> Failure {
-        Failure {
-            why,
-            scenario: scenario.to_owned(),
-            sent: verdict
-                .sent
-                .iter()
-                .map(|s| format!("{:>3}  {}", s.n, s.line))
-                .collect(),
-            received: verdict
-                .received
-                .iter()
-                .map(|r| format!("{:>3}  {}{}", r.attribution.n, r.line, r.note()))
-                .collect(),
-            received_lines: usize::try_from(verdict.received_lines).unwrap_or(usize::MAX),
-            stderr_tail: verdict.stderr_tail.clone(),
-            ended: verdict.end.to_string(),
-        }
-    }
-
-    /// Why it failed: `command_error 2 says "..."; owed "..."`.
-    #[must_use]
-    pub fn why(&self) -> &str {
-        &self.why
-    }
-
-    /// The scenario (a check's name) whose run showed it.
-    #[must_use]
-    pub fn scenario(&self) -> &str {
-        &self.scenario
-    }
-
-    /// Every line the scenario sent.
-    #[must_use]
-    pub fn sent(&self) -> &[String] {
-        &self.sent
-    }
-
-    /// The lines the engine wrote on stdout: all of them, or the first
-    /// 1,000 of an engine that wrote more ([`Failure::received_lines`]).
-    #[must_use]
-    pub fn received(&self) -> &[String] {
-        &self.received
-    }
-
-    /// How many lines the engine wrote on stdout, those
-    /// [`Failure::received`] leaves out included.
-    #[must_use]
-    pub fn received_lines(&self) -> usize {
-        self.received_lines
-    }
-
-    /// The last 20 lines the engine wrote on stderr.
-    #[must_use]
-    pub fn stderr_tail(&self) -> &[String] {
-        &self.stderr_tail
-    }
-
-    /// How the engine ended: `exited with status 0`, `was killed by signal
-    /// 9`, `did not exit within the timeout; killed`.
-    #[must_use]
-    pub fn ended(&self) -> &str {
-        &self.ended
-    }
-}
-
-/// Why, the lines sent and received, the stderr tail and how the engine
-/// ended, as the summary shows a failure under its check.
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&details(self))
-    }
-}
-
-/// How much a check matters: an engine conforms when every `Must` holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Level {
-    /// Every engine must: a failure means a controller cannot rely on it.
-    Must,
-    /// Every engine should: a failure is worth fixing, but the engine
-    /// still conforms.
-    Should,
-}
-
-impl Level {
-    /// `must` or `should`, as the report writes it.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::Must => "must",
-            Level::Should => "should",
-        }
-    }
-}
-
-/// What a check concluded.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Outcome {
-    Pass,
-    Fail(String),
-    /// Not judged, and why: what it looks at went where another check
-    /// fails it.
-    NotJudged(String),
-}
-
-/// A failure's details in the human summary.
-fn details(failure: &Failure) -> String {
-    let mut out = format!("  why: {}\n", failure.why);
-    out += &listed("sent", &failure.sent, failure.sent.len());
-    out += &listed("received", &failure.received, failure.received_lines);
-    let tail = &failure.stderr_tail;
-    out += &listed("stderr tail", tail, tail.len());
-    out += &format!("  engine: {}\n", failure.ended);
-    out
 }

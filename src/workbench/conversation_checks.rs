@@ -2,7 +2,7 @@
 //! [`Runner`], judged by what the model attributes, with the promise it
 //! holds the engine to named in the protocol's words when it breaks.
 
-use super::check_engine::{Check, Failure, Level, Outcome};
+use super::report::{Check, Failure, Level, Outcome};
 use super::runner::Runner;
 use super::session::Session;
 use super::verdict::SessionVerdict;

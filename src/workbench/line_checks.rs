@@ -4,8 +4,8 @@
 //! once, so that only what a report shows is kept of the engine's output.
 
 use super::answers::{owed, read_event, Answer, Owed, STREAM};
-use super::check_engine::{Check, Failure, Level, Outcome};
 use super::line_scenarios::{scenarios, Scenario};
+use super::report::{Check, Failure, Level, Outcome};
 use super::run::{ended, lines, run_program, Feed, Ran, MAX_OUTPUT};
 use super::shown::{quoted, shown, stderr_tail};
 use std::io;

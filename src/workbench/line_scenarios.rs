@@ -3,7 +3,7 @@
 //! Each is one run of the engine: the lines fed, from the crate's vectors
 //! (built in), and in what pieces.
 
-use super::check_engine::Level;
+use super::report::Level;
 use super::run::Feed;
 use crate::v2::{self, Command, CommandReader, Content, ContentPart, Image, DEFAULT_MAX_LINE_LEN};
 use serde_json::Value;

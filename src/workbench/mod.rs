@@ -49,6 +49,7 @@ mod line_scenarios;
 mod mock_engine;
 mod pipes;
 mod replay;
+mod report;
 // Starting a program over pipes and bounding it: the runner's and
 // `serve-command conform`'s (public for the CLI, not the crate's API).
 #[doc(hidden)]
@@ -59,13 +60,14 @@ mod shown;
 mod transcript;
 mod verdict;
 
-pub use check_engine::{Check, CheckEngine, Failure, Level, Report};
+pub use crate::v2::serve::monitor::{Detail, Judged, Kind, Monitor, Verdict, Violation};
+pub use check_engine::CheckEngine;
 #[cfg(feature = "proptest")]
 pub use fuzz::{failure_kind, sessions, Budget, Campaign, Finding, Fuzzer, Progress};
 pub use mock_engine::{MockEngine, ScriptError};
-pub use crate::v2::serve::monitor::{Detail, Judged, Kind, Monitor, Verdict, Violation};
 pub use pipes::{EngineInput, EngineOutput};
 pub use replay::{RecordingError, Replay};
+pub use report::{Check, Failure, Level, Report};
 pub use runner::Runner;
 pub use session::{Action, After, Session, SessionError, Step};
 pub use transcript::{Compare, Comparison, Difference, Part, Place, Transcript};

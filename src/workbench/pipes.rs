@@ -6,7 +6,7 @@
 
 use super::run::ended;
 use super::shown::shown;
-use super::verdict::End;
+use super::verdict::{End, EXIT_GRACE};
 use crate::v2::{ReadError, DEFAULT_MAX_LINE_LEN};
 use std::collections::VecDeque;
 use std::io::{self, BufRead, Read, Write};
@@ -16,8 +16,6 @@ use std::time::{Duration, Instant};
 
 /// The last lines of the engine's stderr a verdict keeps.
 const STDERR_TAIL: usize = 20;
-/// How long an engine may take to exit once its stdout closed.
-pub(super) const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How long its stderr may stay open after it exited (a child of it
 /// holding it), before that child is killed with the group.
 const STDERR_GRACE: Duration = Duration::from_millis(200);

@@ -2,10 +2,13 @@
 //! received with the model's attribution, what was still owed at the end,
 //! how the engine ended, and the broken promises in the protocol's words.
 
-use super::pipes::EXIT_GRACE;
 use crate::v2::serve::{Attribution, Owed};
 use std::fmt;
 use std::time::Duration;
+
+/// How long an engine may take to exit once its stdout closed (then it
+/// is killed: [`End::Lingered`]).
+pub(super) const EXIT_GRACE: Duration = Duration::from_secs(2);
 
 /// What the runner found: every line sent and received, each event's
 /// attribution, what was still owed at the end, and how the engine ended.
