@@ -126,6 +126,7 @@
 // revisions, each a complete face over it, and data flows down:
 // revision -> wire -> error.
 mod error;
+mod refusal;
 mod revision;
 pub mod shell;
 pub mod v1;
@@ -158,9 +159,9 @@ pub mod workbench;
 /// ```
 pub mod generic {
     pub use crate::error::{LineError, ReadError, SyntaxError, UnknownMessage};
-    pub use crate::wire::message::{Message, Revision};
     #[cfg(feature = "tokio")]
     pub use crate::wire::codec::CommandCodec;
+    pub use crate::wire::message::{Message, Revision};
     pub use crate::wire::read::{CommandReader, DEFAULT_MAX_LINE_LEN};
 }
 

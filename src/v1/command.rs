@@ -56,30 +56,6 @@ impl std::fmt::Display for SteerKind {
     }
 }
 
-impl std::str::FromStr for SteerKind {
-    type Err = crate::v1::ParseError;
-
-    /// The kind a wire spelling names, by the decoder's rule for `kind`:
-    /// exactly `"prompt"` or `"command"`, case-sensitive.
-    ///
-    /// # Errors
-    ///
-    /// [`ParseError::UnknownSteerKind`](crate::v1::ParseError::UnknownSteerKind)
-    /// holding `kind` verbatim, the error a line with that `kind` gets
-    /// (`unknown steer kind: <kind>`).
-    ///
-    /// ```
-    /// use serve_command::v1::{ParseError, SteerKind};
-    /// assert_eq!("command".parse(), Ok(SteerKind::Command));
-    /// let err = "COMMAND".parse::<SteerKind>().unwrap_err();
-    /// assert_eq!(err, ParseError::UnknownSteerKind("COMMAND".into()));
-    /// assert_eq!(err.to_string(), "unknown steer kind: COMMAND");
-    /// ```
-    fn from_str(kind: &str) -> Result<SteerKind, crate::v1::ParseError> {
-        crate::v1::rules::steer_kind(&crate::wire::fields::Slot::Str(kind))
-    }
-}
-
 /// One command a controller writes to the engine's stdin.
 ///
 /// Decode with [`Command::from_slice`] (a raw line), [`Command::from_json`] (a

@@ -6,8 +6,8 @@
 //! a string, `true`, `false`, or anything else. Then [`decide`] applies the
 //! reference's match arms to those fields. No other file knows the arms.
 
+use crate::refusal::Refusal;
 use crate::v1::{Command, ParseError, SteerKind};
-use crate::v2::Refusal;
 use crate::wire::fields::{Field, FieldSet, KeyTable, NoFields, Slot, WireStr};
 
 /// The protocol's keys, as found in one object: a slot per [`Key`], in its
@@ -182,6 +182,31 @@ pub(crate) fn submission_id<S: WireStr>(slot: Slot<S>) -> Result<Option<String>,
     }
 }
 
+// `str::parse` for a steer kind is the rule itself, written here once.
+impl std::str::FromStr for SteerKind {
+    type Err = crate::v1::ParseError;
+
+    /// The kind a wire spelling names, by the decoder's rule for `kind`:
+    /// exactly `"prompt"` or `"command"`, case-sensitive.
+    ///
+    /// # Errors
+    ///
+    /// [`ParseError::UnknownSteerKind`](crate::v1::ParseError::UnknownSteerKind)
+    /// holding `kind` verbatim, the error a line with that `kind` gets
+    /// (`unknown steer kind: <kind>`).
+    ///
+    /// ```
+    /// use serve_command::v1::{ParseError, SteerKind};
+    /// assert_eq!("command".parse(), Ok(SteerKind::Command));
+    /// let err = "COMMAND".parse::<SteerKind>().unwrap_err();
+    /// assert_eq!(err, ParseError::UnknownSteerKind("COMMAND".into()));
+    /// assert_eq!(err.to_string(), "unknown steer kind: COMMAND");
+    /// ```
+    fn from_str(kind: &str) -> Result<SteerKind, crate::v1::ParseError> {
+        steer_kind(&Slot::Str(kind))
+    }
+}
+
 /// A steer's `kind`, read where the scan left it (copied only for the
 /// error).
 // Always inlined: v2's larger `decide` otherwise calls it, the slot and
@@ -268,9 +293,6 @@ seed_arms!(#[inline]);
 // oracle's serve/policy_v1.mbt and policy_v2.mbt). Not parse errors: the
 // line is a command, and the engine declines it. Written once here; the
 // later revision calls these and adds only its image check.
-
-/// The engine's message for a `goal` `set` whose text is blank.
-pub(crate) const BLANK_GOAL: &str = "goal text must not be blank";
 
 /// MoonBit core's `String::is_blank`: empty, or only `"\t\n\r "`. Narrower
 /// than Rust's `str::trim` (Unicode `White_Space`): U+3000, NBSP, VT, FF and

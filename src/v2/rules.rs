@@ -8,8 +8,8 @@
 //! reference's arms (`latest/upstream/command.mbt`, `content.mbt`). No other
 //! file knows the arms or builds a content error's path.
 
+use crate::refusal::Refusal;
 use crate::v1::rules as v1;
-use crate::v2::Refusal;
 use crate::v2::{Command, Content, ContentPart, Image, ParseError, SteerKind};
 use crate::wire::fields::{ArrayField, Field, FieldSet, Item, KeyTable, NoFields, Slot, WireStr};
 use std::mem;
@@ -648,9 +648,6 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
 // The seed's `goal` and `approval` arms, building this revision's command;
 // inlined, so it never crosses a call through memory.
 v1::seed_arms!(#[inline(always)]);
-
-/// The engine's message for a `command` steer whose content holds an image.
-pub(crate) const COMMAND_STEER_IMAGES: &str = "command steering does not accept images";
 
 /// The engine's refusals (`Command::serve_refusal`): written here, beside
 /// the rules whose commands they refuse.

@@ -4,6 +4,7 @@
 //! `ReadError::event_line`, `Command::serve_refusal_event_line`), and a
 //! test holds every message the crate writes to the cause it came from.
 
+use crate::refusal::Refusal;
 use crate::v2::ParseError;
 use std::fmt;
 
@@ -41,42 +42,6 @@ pub enum CommandErrorCause {
     StreamEnded(String),
     /// A message this crate does not know (a newer engine's), verbatim.
     Unknown(String),
-}
-
-/// A readable command that `openseek serve` declines, as
-/// `Command::serve_refusal` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Refusal {
-    /// `goal text must not be blank`: a goal whose text is only whitespace.
-    BlankGoal,
-    /// `command steering does not accept images`: a command steer holding
-    /// an image.
-    CommandSteerImage,
-}
-
-impl Refusal {
-    /// The message, as the engine writes it.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Refusal::BlankGoal => crate::v1::rules::BLANK_GOAL,
-            Refusal::CommandSteerImage => crate::v2::rules::COMMAND_STEER_IMAGES,
-        }
-    }
-
-    /// The refusal `message` names, if it names one.
-    pub(crate) fn of(message: &str) -> Option<Refusal> {
-        [Refusal::BlankGoal, Refusal::CommandSteerImage]
-            .into_iter()
-            .find(|r| r.as_str() == message)
-    }
-}
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 /// The prefix of the messages after which the engine stops reading.

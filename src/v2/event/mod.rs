@@ -23,11 +23,12 @@ pub(crate) mod strategy;
 mod write;
 
 pub use self::build::{SubrunFinishedBuilder, WorkflowStartedBuilder};
-pub use self::command_error::{CommandErrorCause, Refusal};
+pub use self::command_error::CommandErrorCause;
 pub use self::error::{EventError, EventLineError, EventReadError};
 pub use self::jobs::{JobEventKind, JobRecord, JobState, JobStopOutcome, PredictionOutcome, Usage};
 pub use self::json_text::JsonText;
 pub use self::names::{AppliedSteerKind, ApprovalOutcome, SubrunStatus};
+pub use crate::refusal::Refusal;
 
 use self::rules::{required, text};
 use self::write::WriteValue;
