@@ -11,12 +11,12 @@ use super::reply::{
     Approval, CommandLine, Compaction, EventLine, Notice, Reply, Sink, Steered, Turn, TurnEnd,
     Waiting,
 };
-use crate::wire::message::sealed::FromRead;
 use crate::v2::event::EventLine as Item;
 use crate::v2::{
     Command, CommandErrorCause, CommandReader, Event, EventReadError, JobRecord, JobStopOutcome,
     PredictionOutcome, Usage, DEFAULT_MAX_LINE_LEN,
 };
+use crate::wire::message::sealed::FromRead;
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::process::ExitStatus;
