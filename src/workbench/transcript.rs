@@ -188,16 +188,14 @@ impl Transcript {
             if let Some(Event::ApprovalRequested { id, .. }) = &decoded {
                 asked.push(id.clone());
             }
-            let held = |n: u64| usize::try_from(n - 1).ok();
             match (attribution.turn, attribution.answers) {
                 (Some(t), _) => {
-                    let i = held(t).filter(|&i| i < steps.len());
-                    if name == "agent_step" {
-                        if let Some(i) = i {
-                            steps[i] += 1;
-                        }
-                    }
-                    let steps = i.map_or(0, |i| steps[i]);
+                    // The model attributes only to command lines it was given.
+                    let count = index(t).and_then(|i| steps.get_mut(i));
+                    let steps = count.map_or(0, |count| {
+                        *count += u64::from(name == "agent_step");
+                        *count
+                    });
                     let point = match (name, attribution.answers) {
                         ("agent_finished" | "turn_failed" | "agent_aborted", _) => {
                             Some(After::Ended(t))
@@ -245,12 +243,9 @@ impl Transcript {
     /// Puts an event where it belongs: under the command it answers, in
     /// its turn, or outside both.
     fn place(&mut self, mut seen: Seen, answers: Option<u64>, turn: Option<u64>) {
-        let index = |n: u64| usize::try_from(n.checked_sub(1)?).ok();
-        let turn_at = turn.and_then(index).filter(|&i| i < self.commands.len());
-        let answer_at = answers
-            .filter(|&c| Some(c) != turn)
-            .and_then(index)
-            .filter(|&i| i < self.commands.len());
+        // The model attributes only to command lines it was given.
+        let turn_at = turn.and_then(index);
+        let answer_at = answers.filter(|&c| Some(c) != turn).and_then(index);
         match (answer_at, turn_at) {
             (Some(a), Some(t)) => {
                 self.commands[t].turn.push(seen.clone());
@@ -356,6 +351,11 @@ impl Transcript {
         ));
         Comparison { differences }
     }
+}
+
+/// Command line `n`'s place among a transcript's, counted from 0.
+fn index(n: u64) -> Option<usize> {
+    usize::try_from(n.checked_sub(1)?).ok()
 }
 
 /// What of an event a comparison that normalises keeps, after its kind:
@@ -779,6 +779,36 @@ mod tests {
                 ],
                 "{\"send\":{\"command\":\"jobs_snapshot\",\"request_id\":\"j\"}}\n{\"after\":{\"ended\":1},\"send\":{\"command\":\"predict\",\"request_id\":\"p\",\"source_sequence\":1}}\n",
             ),
+            // A steer's reply inside the turn is the point after it.
+            (
+                &[
+                    PROMPT,
+                    STEP1,
+                    r#">{"command":"steer","content":"x"}"#,
+                    r#"<{"event":"agent_step","step":2}"#,
+                    r#"<{"event":"steer_applied","kind":"prompt","content":"x"}"#,
+                    DELTA,
+                    r#">{"command":"cancel"}"#,
+                ],
+                "{\"after\":{\"step\":1,\"turn\":1},\"send\":{\"command\":\"steer\",\"content\":\"x\"}}\n{\"after\":{\"answered\":2},\"send\":{\"command\":\"cancel\"}}\n",
+            ),
+            // A step after a reply is the later point.
+            (
+                &[
+                    PROMPT,
+                    STEP1,
+                    JOBS,
+                    SNAPSHOT,
+                    r#"<{"event":"agent_step","step":2}"#,
+                    r#">{"command":"cancel"}"#,
+                ],
+                "{\"after\":{\"step\":1,\"turn\":1},\"send\":{\"command\":\"jobs_snapshot\",\"request_id\":\"j\"}}\n{\"after\":{\"step\":2,\"turn\":1},\"send\":{\"command\":\"cancel\"}}\n",
+            ),
+            // Only deltas since the line before: the turn's last step.
+            (
+                &[PROMPT, STEP1, DELTA, JOBS, DELTA, r#">{"command":"cancel"}"#],
+                "{\"after\":{\"step\":1,\"turn\":1},\"send\":{\"command\":\"jobs_snapshot\",\"request_id\":\"j\"}}\n{\"after\":{\"step\":1,\"turn\":1},\"send\":{\"command\":\"cancel\"}}\n",
+            ),
             // Events that answer nothing mark no point.
             (
                 &[
@@ -804,10 +834,11 @@ mod tests {
     /// engine's reading keep their kind.
     #[test]
     fn kinds_of_lines_the_engine_does_not_use() {
-        let t = read(&[r#">{"command":"nope"}"#, ">", ">{x", PROMPT]);
+        let blank_goal = r#">{"command":"goal","action":"set","text":" "}"#;
+        let t = read(&[r#">{"command":"nope"}"#, blank_goal, ">", ">{x", PROMPT]);
         let kinds: Vec<&str> = t.commands.iter().map(|c| c.kind).collect();
-        assert_eq!(kinds, ["refused", "blank", "refused", "unread"]);
-        assert_eq!((t.commands(), t.events()), (4, 0));
+        assert_eq!(kinds, ["refused", "refused", "blank", "refused", "unread"]);
+        assert_eq!((t.commands(), t.events()), (5, 0));
     }
 
     /// Two conversations compared: (recording, new run, how, the diff).
@@ -871,5 +902,18 @@ mod tests {
             assert_eq!(comparison.to_string(), *want, "{a:?} vs {b:?}");
             assert_eq!(comparison.is_same(), want.is_empty());
         }
+    }
+
+    /// What fits no rule is kept, by the event's number, with why.
+    #[test]
+    fn violations_are_kept_with_their_numbers() {
+        let t = read(&[JOBS, SNAPSHOT, DONE]);
+        assert_eq!(
+            t.violations(),
+            [(
+                2,
+                "agent_finished with no turn running (no prompt was sent)".to_owned()
+            )]
+        );
     }
 }
