@@ -147,8 +147,8 @@ fn the_same_engine_at_its_pace_at_another_and_with_other_text_holds_the_same_con
     );
     for (engine, events) in [
         (mock("20", &script), 25),
-        (mock("3", &script), 25),
-        (mock("5", &other_text), 24),
+        (mock("10", &script), 25),
+        (mock("10", &other_text), 24),
     ] {
         let joined = as_strs(&engine);
         let engine: Vec<&str> = joined.split('\u{0}').collect();
@@ -220,7 +220,7 @@ fn a_second_turn_that_fails_shows_under_its_command() {
             "\n"
         ),
     );
-    let engine = [BIN, "mock-engine", "--delay", "5", "--script", &failing];
+    let engine = [BIN, "mock-engine", "--delay", "10", "--script", &failing];
     assert_eq!(
         replay(&log, &[], &engine, 1),
         format!(
@@ -305,7 +305,7 @@ fn exact_compares_lines_and_ignore_leaves_a_kind_out() {
     let dir = scratch("exact");
     let (log, _) = record(&dir);
     let other = file(&dir, "other.jsonl", concat!(r#"{"deltas":["Hi"]}"#, "\n"));
-    let engine = [BIN, "mock-engine", "--delay", "5", "--script", &other];
+    let engine = [BIN, "mock-engine", "--delay", "10", "--script", &other];
     let exact = replay(
         &log,
         &["--exact", "--ignore", "assistant_delta"],
@@ -409,7 +409,7 @@ fn an_engine_that_dies_mid_session_shows_what_never_came() {
 fn update_with_redact_keeps_the_matches_out_of_the_new_recording() {
     let dir = scratch("redact");
     let (log, script) = record(&dir);
-    let engine = [BIN, "mock-engine", "--delay", "5", "--script", &script];
+    let engine = [BIN, "mock-engine", "--delay", "10", "--script", &script];
     let out = replay(&log, &["--update", "--redact", "Hel+o"], &engine, 0);
     assert!(
         out.ends_with(&format!("replay: {log} now holds this run\n")),
