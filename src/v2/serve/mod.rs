@@ -39,6 +39,10 @@ mod controller;
 mod controller_error;
 mod engine;
 mod engine_loop;
+#[cfg(feature = "workbench")]
+mod log;
+#[cfg(feature = "workbench")]
+mod log_reader;
 mod model;
 // The tap's judgement of each line, both ways (re-exported by `workbench`).
 #[cfg(feature = "workbench")]
