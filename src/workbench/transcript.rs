@@ -916,4 +916,81 @@ mod tests {
             )]
         );
     }
+
+    /// What a normalised comparison keeps of each event, after its kind:
+    /// what a controller acts on, never model text or the engine's ids.
+    #[test]
+    fn the_detail_each_event_keeps() {
+        let table: &[(&str, &str)] = &[
+            (
+                r#"{"event":"command_error","error":"unknown command: x"}"#,
+                r#" "unknown command: x""#,
+            ),
+            (
+                r#"{"event":"jobs_snapshot","request_id":"j","jobs":[]}"#,
+                r#" request_id "j""#,
+            ),
+            (
+                r#"{"event":"job_stop_result","request_id":"s","generation":"g1","job_id":"job-1","outcome":"not_found"}"#,
+                r#" request_id "s" outcome not_found"#,
+            ),
+            (
+                r#"{"event":"prediction_result","request_id":"p","source_sequence":1,"outcome":{"kind":"skipped"}}"#,
+                r#" request_id "p" outcome skipped"#,
+            ),
+            (
+                r#"{"event":"prediction_result","request_id":"p","source_sequence":1,"outcome":{"kind":"completed","text":"hi","input_tokens":1,"output_tokens":1}}"#,
+                r#" request_id "p" outcome completed"#,
+            ),
+            (
+                r#"{"event":"prediction_result","request_id":"p","source_sequence":1,"outcome":{"kind":"cancelled"}}"#,
+                r#" request_id "p" outcome cancelled"#,
+            ),
+            (
+                r#"{"event":"prediction_result","request_id":"p","source_sequence":1,"outcome":{"kind":"failed","message":"m"}}"#,
+                r#" request_id "p" outcome failed"#,
+            ),
+            (
+                r#"{"event":"steer_applied","kind":"command","content":"x","submission_id":"s1"}"#,
+                r#" kind command submission_id "s1""#,
+            ),
+            (
+                r#"{"event":"steer_applied","kind":"prompt","content":"x"}"#,
+                " kind prompt",
+            ),
+            (
+                r#"{"event":"steer_dropped","content":"x","submission_id":"s2"}"#,
+                r#" submission_id "s2""#,
+            ),
+            (r#"{"event":"steer_dropped","content":"x"}"#, ""),
+            (
+                r#"{"event":"approval_requested","id":"a","tool_name":"shell","detail":"d","body":null}"#,
+                r#" tool "shell""#,
+            ),
+            (
+                r#"{"event":"approval_resolved","id":"a","outcome":"denied"}"#,
+                " outcome denied",
+            ),
+            (r#"{"event":"goal_updated","goal":"ship"}"#, " set"),
+            (r#"{"event":"goal_updated","goal":null}"#, " cleared"),
+            (
+                r#"{"event":"job_changed","kind":"failed","job":{"schema_version":1,"cleanup_error":null,"generation":"g-20260701","id":"job-3","revision":2,"command":"cargo test --workspace","description":"run the test suite","cwd":"/home/dev/project","state":{"kind":"running"},"started_at_ms":1751328000000,"backgrounded_at_ms":1751328001500,"finished_at_ms":null,"last_output_at_ms":1751328004200,"output_file":"job-3.log","output_persistent":true,"output_bytes":4096,"output_chars":4000,"output_truncated":false,"invalid_utf8":false,"output_error":null,"persistence_error":null}}"#,
+                " failed",
+            ),
+            (
+                r#"{"event":"tool_result","tool_call_id":"c","tool_name":"shell","is_error":true,"content":"x","brief":null}"#,
+                r#" tool "shell" error"#,
+            ),
+            (
+                r#"{"event":"tool_result","tool_call_id":"c","tool_name":"read","is_error":false,"content":"x","brief":null}"#,
+                r#" tool "read""#,
+            ),
+            (r#"{"event":"agent_finished","answer":"x"}"#, ""),
+        ];
+        for (line, want) in table {
+            let event = crate::v2::Event::from_slice(line.as_bytes())
+                .unwrap_or_else(|e| panic!("{line}: {e}"));
+            assert_eq!(super::detail(&event), *want, "{line}");
+        }
+    }
 }
