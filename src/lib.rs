@@ -121,10 +121,12 @@
 // Every fallible public function says when it fails (CI runs clippy with -D warnings).
 #![warn(clippy::missing_errors_doc)]
 
-// The file list is the architecture: `wire/` is what every revision shares
-// (scanning, escaping, framing, reading), `v1/` and `v2/` are the two
-// revisions, each a complete face over it, and data flows down:
-// revision -> wire -> error.
+// The file list is the architecture, in rooms that only look down
+// (CONTRIBUTING.md, "The rooms"; `.ci/layers` checks it): `wire/` (and
+// `error.rs`) is what every revision shares, `v1/` and `v2/` are the two
+// revisions' messages, each a complete face over it (`revision.rs`), the
+// conversation (`v2/serve/`) sits above the messages, the workbench above
+// the conversation, and the CLI (`cli/`) above all, through the library.
 mod error;
 mod refusal;
 mod revision;
