@@ -19,6 +19,7 @@ use super::model::Owed;
 use super::reply::{
     Approval, CommandLine, Compaction, Limits, Notice, Options, Reply, Steered, Turn, Waiting,
 };
+use super::shared::{controller_methods, turn_methods};
 use crate::v2::event::EventLine as Item;
 use crate::v2::{
     Command, CommandErrorCause, Content, Event, JobRecord, JobStopOutcome, PredictionOutcome,
@@ -221,13 +222,6 @@ impl Controller {
         }
     }
 
-    /// The controller with `limits` for every call from now on.
-    #[must_use]
-    pub fn with_limits(mut self, limits: Limits) -> Controller {
-        self.limits = limits;
-        self
-    }
-
     /// The controller with every wait on a silent engine (an answer, a
     /// turn's next event, closing) bounded by `timeout`: [`Limits`] with
     /// `answer`, `stall` and `close` all `timeout`.
@@ -237,39 +231,7 @@ impl Controller {
         self.with_limits(limits)
     }
 
-    /// The limits of its calls.
-    #[must_use]
-    pub fn limits(&self) -> Limits {
-        self.limits
-    }
-
-    /// Sends a `prompt` of `content` (text, an image, parts); its turn is on
-    /// the handle.
-    ///
-    /// # Errors
-    ///
-    /// Not written ([`ControllerError`]'s `Declined`, `TooLong`,
-    /// `StoppedReading`, `WriteFailed`), or the engine had stopped.
-    pub fn prompt(&self, content: impl Into<Content>) -> Result<TurnHandle, ControllerError> {
-        self.submit(Command::prompt(content))
-    }
-
-    /// Sends `prompt`, a [`Command::Prompt`] as built (tagged, say).
-    ///
-    /// # Errors
-    ///
-    /// As [`Controller::prompt`]; [`ControllerError::WrongCommand`] for
-    /// another command.
-    pub fn submit(&self, prompt: Command) -> Result<TurnHandle, ControllerError> {
-        is_prompt(&prompt)?;
-        let (command, call) = self.inner.send(&prompt, Some((true, Clock::Work)))?;
-        Ok(TurnHandle {
-            inner: Arc::clone(&self.inner),
-            call,
-            stall: self.limits.stall,
-            log: TurnLog::new(command),
-        })
-    }
+    controller_methods!(Controller, TurnHandle);
 
     /// Sends any command but a prompt, as built, and waits for what answers
     /// it (at once for a command with no answer of its own:
@@ -388,16 +350,6 @@ impl Controller {
         compacted(self.request(Command::Compact)?)
     }
 
-    /// `cancel`: the running turn ends `agent_aborted` (on its handle), a
-    /// running compaction fails. Returns its command line.
-    ///
-    /// # Errors
-    ///
-    /// Not written.
-    pub fn cancel(&self) -> Result<CommandLine, ControllerError> {
-        Ok(self.inner.send(&Command::Cancel, None)?.0)
-    }
-
     /// Writes `line` (an LF is added when it has none) as it is, for a line
     /// that may not be a command: returns the `command_error` that answers
     /// it when the engine refuses it, `None` when the engine reads it as a
@@ -416,13 +368,6 @@ impl Controller {
             None => Ok(None),
             Some(mut call) => refusal_of(self.inner.recv(&mut call, self.limits.answer)),
         }
-    }
-
-    /// Takes the notices that arrived: events no call waited for, events
-    /// that fit no rule, lines that are not events.
-    #[must_use]
-    pub fn notices(&self) -> Vec<Notice> {
-        lock(&self.inner.state).notices.drain(..).collect()
     }
 
     /// The next notice, waiting up to `timeout` for one; `None` if none
@@ -446,25 +391,6 @@ impl Controller {
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
-    }
-
-    /// How many notices were dropped, oldest first, because
-    /// [`MAX_NOTICES`](super::MAX_NOTICES) waited unread.
-    #[must_use]
-    pub fn notices_dropped(&self) -> u64 {
-        lock(&self.inner.state).notices_dropped
-    }
-
-    /// What the engine owes now, as the model counts it.
-    #[must_use]
-    pub fn owed(&self) -> Owed {
-        lock(&self.inner.state).conversation.owed()
-    }
-
-    /// How the engine stopped, once it has.
-    #[must_use]
-    pub fn stopped(&self) -> Option<Arc<Stopped>> {
-        lock(&self.inner.state).stopped.clone()
     }
 
     /// Closes the engine's stdin (it finishes its work and exits, as
@@ -772,20 +698,7 @@ pub struct TurnHandle {
 }
 
 impl TurnHandle {
-    /// The prompt's command line.
-    #[must_use]
-    pub fn command(&self) -> CommandLine {
-        self.log.command
-    }
-
-    /// The turn with `stall` as its [`Limits::stall`]: the longest the
-    /// engine may be silent on it (while it runs, or while it waits behind
-    /// other work) before a call on it fails.
-    #[must_use]
-    pub fn stall(mut self, stall: Duration) -> TurnHandle {
-        self.stall = stall;
-        self
-    }
+    turn_methods!(TurnHandle);
 
     /// The turn's next event, waiting for it; `None` once the turn has
     /// ended. An `approval_requested` blocks the turn until it is answered
@@ -807,39 +720,6 @@ impl TurnHandle {
         let (event, _) = self.inner.recv(call, self.stall)?;
         self.log.take(&event);
         Ok(Some(event))
-    }
-
-    /// Allows the tool call the question `id` asked about.
-    ///
-    /// # Errors
-    ///
-    /// Not written.
-    pub fn allow(&mut self, id: &str) -> Result<(), ControllerError> {
-        self.decide(id, Decision::Allowed)
-    }
-
-    /// Rejects the tool call the question `id` asked about.
-    ///
-    /// # Errors
-    ///
-    /// Not written.
-    pub fn reject(&mut self, id: &str) -> Result<(), ControllerError> {
-        self.decide(id, Decision::Rejected)
-    }
-
-    /// Answers the question `id` as `decision` says:
-    /// [`Allowed`](Decision::Allowed) and [`Rejected`](Decision::Rejected)
-    /// answer it, [`Cancelled`](Decision::Cancelled) cancels the turn,
-    /// [`Withdrawn`](Decision::Withdrawn) leaves it open.
-    ///
-    /// # Errors
-    ///
-    /// Not written.
-    pub fn decide(&mut self, id: &str, decision: Decision) -> Result<(), ControllerError> {
-        if let Some(command) = self.log.answer(id, decision) {
-            self.inner.send(&command, None)?;
-        }
-        Ok(())
     }
 
     /// Waits for the turn's end, for a turn that asks nothing (questions

@@ -52,6 +52,7 @@ mod pipe;
 #[doc(hidden)]
 pub mod record;
 mod reply;
+mod shared;
 #[cfg(feature = "tokio")]
 mod tokio_controller;
 #[cfg(feature = "tokio")]

@@ -435,6 +435,9 @@ mod tests {
             .redact(|text: &str| Cow::Owned(text.replace('y', "z")));
         recorder.stderr(b"xyw");
         let log = String::from_utf8(lock(&file.0).clone()).unwrap();
-        assert!(log.contains(r#""dir":"stderr","n":1,"line":"zzw""#), "{log}");
+        assert!(
+            log.contains(r#""dir":"stderr","n":1,"line":"zzw""#),
+            "{log}"
+        );
     }
 }

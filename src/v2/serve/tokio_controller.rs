@@ -16,6 +16,7 @@ use super::model::Owed;
 use super::reply::{
     Approval, CommandLine, Compaction, Limits, Notice, Options, Reply, Steered, Turn, Waiting,
 };
+use super::shared::{controller_methods, turn_methods};
 use crate::v2::event::EventLine;
 use crate::v2::{
     Command, CommandErrorCause, Content, Event, EventReadError, JobRecord, JobStopOutcome,
@@ -180,6 +181,8 @@ impl TokioController {
         ))
     }
 
+    controller_methods!(TokioController, TokioTurn);
+
     fn start(
         runtime: &tokio::runtime::Handle,
         writer: impl AsyncWrite + Send + Unpin + 'static,
@@ -204,45 +207,6 @@ impl TokioController {
             limits: options.limits,
             closed: false,
         }
-    }
-
-    /// The controller with `limits` for every call from now on.
-    #[must_use]
-    pub fn with_limits(mut self, limits: Limits) -> TokioController {
-        self.limits = limits;
-        self
-    }
-
-    /// The limits of its calls.
-    #[must_use]
-    pub fn limits(&self) -> Limits {
-        self.limits
-    }
-
-    /// Sends a `prompt` of `content`; its turn is on the handle.
-    ///
-    /// # Errors
-    ///
-    /// Not written, or the engine had stopped.
-    pub fn prompt(&self, content: impl Into<Content>) -> Result<TokioTurn, ControllerError> {
-        self.submit(Command::prompt(content))
-    }
-
-    /// Sends `prompt`, a [`Command::Prompt`] as built (tagged, say).
-    ///
-    /// # Errors
-    ///
-    /// As [`TokioController::prompt`];
-    /// [`ControllerError::WrongCommand`] for another command.
-    pub fn submit(&self, prompt: Command) -> Result<TokioTurn, ControllerError> {
-        is_prompt(&prompt)?;
-        let (command, call) = self.inner.send(&prompt, Some((true, Clock::Work)))?;
-        Ok(TokioTurn {
-            inner: Arc::clone(&self.inner),
-            call,
-            stall: self.limits.stall,
-            log: TurnLog::new(command),
-        })
     }
 
     /// Sends any command but a prompt, as built, and awaits what answers
@@ -360,15 +324,6 @@ impl TokioController {
         compacted(self.request(Command::Compact).await?)
     }
 
-    /// `cancel`; returns its command line.
-    ///
-    /// # Errors
-    ///
-    /// Not written.
-    pub fn cancel(&self) -> Result<CommandLine, ControllerError> {
-        Ok(self.inner.send(&Command::Cancel, None)?.0)
-    }
-
     /// Writes `line` as it is, as
     /// [`Controller::send_line`](super::Controller::send_line).
     ///
@@ -389,12 +344,6 @@ impl TokioController {
         }
     }
 
-    /// Takes the notices that arrived.
-    #[must_use]
-    pub fn notices(&self) -> Vec<Notice> {
-        lock(&self.inner.state).notices.drain(..).collect()
-    }
-
     /// The next notice, awaiting one; `None` once the engine has stopped
     /// and none is left.
     pub async fn next_notice(&self) -> Option<Notice> {
@@ -413,24 +362,6 @@ impl TokioController {
             }
             notified.await;
         }
-    }
-
-    /// How many notices were dropped, oldest first.
-    #[must_use]
-    pub fn notices_dropped(&self) -> u64 {
-        lock(&self.inner.state).notices_dropped
-    }
-
-    /// What the engine owes now.
-    #[must_use]
-    pub fn owed(&self) -> Owed {
-        lock(&self.inner.state).conversation.owed()
-    }
-
-    /// How the engine stopped, once it has.
-    #[must_use]
-    pub fn stopped(&self) -> Option<Arc<Stopped>> {
-        lock(&self.inner.state).stopped.clone()
     }
 
     /// Closes the engine's stdin once the lines queued are written, and
@@ -740,19 +671,7 @@ pub struct TokioTurn {
 }
 
 impl TokioTurn {
-    /// The prompt's command line.
-    #[must_use]
-    pub fn command(&self) -> CommandLine {
-        self.log.command
-    }
-
-    /// The turn with `stall` as its stall limit, as
-    /// [`TurnHandle::stall`](super::TurnHandle::stall).
-    #[must_use]
-    pub fn stall(mut self, stall: Duration) -> TokioTurn {
-        self.stall = stall;
-        self
-    }
+    turn_methods!(TokioTurn);
 
     /// The turn's next event; `None` once it has ended.
     ///
@@ -769,37 +688,6 @@ impl TokioTurn {
         let (event, _) = self.inner.recv(call, self.stall).await?;
         self.log.take(&event);
         Ok(Some(event))
-    }
-
-    /// Allows the tool call the question `id` asked about.
-    ///
-    /// # Errors
-    ///
-    /// Not written.
-    pub fn allow(&mut self, id: &str) -> Result<(), ControllerError> {
-        self.decide(id, Decision::Allowed)
-    }
-
-    /// Rejects the tool call the question `id` asked about.
-    ///
-    /// # Errors
-    ///
-    /// Not written.
-    pub fn reject(&mut self, id: &str) -> Result<(), ControllerError> {
-        self.decide(id, Decision::Rejected)
-    }
-
-    /// Answers the question `id` as `decision` says, as
-    /// [`TurnHandle::decide`](super::TurnHandle::decide).
-    ///
-    /// # Errors
-    ///
-    /// Not written.
-    pub fn decide(&mut self, id: &str, decision: Decision) -> Result<(), ControllerError> {
-        if let Some(command) = self.log.answer(id, decision) {
-            self.inner.send(&command, None)?;
-        }
-        Ok(())
     }
 
     /// Awaits the turn's end, for a turn that asks nothing.

@@ -1,0 +1,140 @@
+//! What the blocking and the tokio controller share to the letter, the
+//! methods that never wait, written once: each form expands these macros
+//! in its own `impl`, so a fix cannot land in one form only.
+
+/// The controller's methods that never wait; `$turn` is its turn's type.
+macro_rules! controller_methods {
+    ($controller:ident, $turn:ident) => {
+        /// The controller with `limits` for every call from now on.
+        #[must_use]
+        pub fn with_limits(mut self, limits: Limits) -> $controller {
+            self.limits = limits;
+            self
+        }
+
+        /// The limits of its calls.
+        #[must_use]
+        pub fn limits(&self) -> Limits {
+            self.limits
+        }
+
+        /// Sends a `prompt` of `content` (text, an image, parts); its turn
+        /// is on the handle.
+        ///
+        /// # Errors
+        ///
+        /// Not written ([`ControllerError`]'s `Declined`, `TooLong`,
+        /// `StoppedReading`, `WriteFailed`), or the engine had stopped.
+        pub fn prompt(&self, content: impl Into<Content>) -> Result<$turn, ControllerError> {
+            self.submit(Command::prompt(content))
+        }
+
+        /// Sends `prompt`, a [`Command::Prompt`] as built (tagged, say).
+        ///
+        /// # Errors
+        ///
+        /// As [`prompt`](Self::prompt); [`ControllerError::WrongCommand`]
+        /// for another command.
+        pub fn submit(&self, prompt: Command) -> Result<$turn, ControllerError> {
+            is_prompt(&prompt)?;
+            let (command, call) = self.inner.send(&prompt, Some((true, Clock::Work)))?;
+            Ok($turn {
+                inner: Arc::clone(&self.inner),
+                call,
+                stall: self.limits.stall,
+                log: TurnLog::new(command),
+            })
+        }
+
+        /// `cancel`: the running turn ends `agent_aborted` (on its handle),
+        /// a running compaction fails. Returns its command line.
+        ///
+        /// # Errors
+        ///
+        /// Not written.
+        pub fn cancel(&self) -> Result<CommandLine, ControllerError> {
+            Ok(self.inner.send(&Command::Cancel, None)?.0)
+        }
+
+        /// Takes the notices that arrived: events no call waited for,
+        /// events that fit no rule, lines that are not events.
+        #[must_use]
+        pub fn notices(&self) -> Vec<Notice> {
+            lock(&self.inner.state).notices.drain(..).collect()
+        }
+
+        /// How many notices were dropped, oldest first, because
+        /// [`MAX_NOTICES`](super::MAX_NOTICES) waited unread.
+        #[must_use]
+        pub fn notices_dropped(&self) -> u64 {
+            lock(&self.inner.state).notices_dropped
+        }
+
+        /// What the engine owes now, as the model counts it.
+        #[must_use]
+        pub fn owed(&self) -> Owed {
+            lock(&self.inner.state).conversation.owed()
+        }
+
+        /// How the engine stopped, once it has.
+        #[must_use]
+        pub fn stopped(&self) -> Option<Arc<Stopped>> {
+            lock(&self.inner.state).stopped.clone()
+        }
+    };
+}
+pub(super) use controller_methods;
+
+/// A turn's methods that never wait.
+macro_rules! turn_methods {
+    ($turn:ident) => {
+        /// The prompt's command line.
+        #[must_use]
+        pub fn command(&self) -> CommandLine {
+            self.log.command
+        }
+
+        /// The turn with `stall` as its [`Limits::stall`]: the longest the
+        /// engine may be silent on it (while it runs, or while it waits
+        /// behind other work) before a call on it fails.
+        #[must_use]
+        pub fn stall(mut self, stall: Duration) -> $turn {
+            self.stall = stall;
+            self
+        }
+
+        /// Allows the tool call the question `id` asked about.
+        ///
+        /// # Errors
+        ///
+        /// Not written.
+        pub fn allow(&mut self, id: &str) -> Result<(), ControllerError> {
+            self.decide(id, Decision::Allowed)
+        }
+
+        /// Rejects the tool call the question `id` asked about.
+        ///
+        /// # Errors
+        ///
+        /// Not written.
+        pub fn reject(&mut self, id: &str) -> Result<(), ControllerError> {
+            self.decide(id, Decision::Rejected)
+        }
+
+        /// Answers the question `id` as `decision` says:
+        /// [`Allowed`](Decision::Allowed) and [`Rejected`](Decision::Rejected)
+        /// answer it, [`Cancelled`](Decision::Cancelled) cancels the turn,
+        /// [`Withdrawn`](Decision::Withdrawn) leaves it open.
+        ///
+        /// # Errors
+        ///
+        /// Not written.
+        pub fn decide(&mut self, id: &str, decision: Decision) -> Result<(), ControllerError> {
+            if let Some(command) = self.log.answer(id, decision) {
+                self.inner.send(&command, None)?;
+            }
+            Ok(())
+        }
+    };
+}
+pub(super) use turn_methods;
