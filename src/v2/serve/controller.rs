@@ -17,7 +17,7 @@ use super::controller_error::{ControllerError, Stopped};
 use super::engine::Decision;
 use super::model::Owed;
 use super::reply::{
-    Approval, CommandLine, Compaction, Limits, Notice, Options, Reply, Steered, Turn, Waiting,
+    Approval, CommandLine, Compaction, Limits, Notice, Options, Reply, Steered, Turn,
 };
 use super::shared::{controller_methods, turn_methods};
 use crate::v2::event::EventLine as Item;
@@ -28,7 +28,7 @@ use crate::v2::{
 use std::fmt;
 use std::io::{self, BufReader, Read, Write};
 use std::process::{self, Child, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
@@ -231,7 +231,7 @@ impl Controller {
         self.with_limits(limits)
     }
 
-    controller_methods!(Controller, TurnHandle);
+    controller_methods!(Controller, TurnHandle, StdCall);
 
     /// Sends any command but a prompt, as built, and waits for what answers
     /// it (at once for a command with no answer of its own:
@@ -263,15 +263,9 @@ impl Controller {
         command: Command,
         limit: Duration,
     ) -> Result<Reply, ControllerError> {
-        if unanswered_kind(&command)? {
-            return Ok(Reply::Written(self.inner.send(&command, None)?.0));
-        }
-        let (_, call) = self
-            .inner
-            .send(&command, Some((false, Clock::of(&command))))?;
-        // A waiter asked for is always given.
-        let Some(mut call) = call else {
-            return Err(closed());
+        let mut call = match self.open_request(&command)? {
+            Ok(call) => call,
+            Err(written) => return Ok(written),
         };
         loop {
             // `compaction_started` is no reply: the end follows.
@@ -410,19 +404,7 @@ impl Controller {
             return Ok(status);
         }
         self.inner.kill();
-        Err(ControllerError::Timeout {
-            command: None,
-            waiting: Waiting::Exit,
-            after: limit,
-        })
-    }
-
-    /// A request id no other call of this controller uses.
-    fn mint(&self) -> String {
-        format!(
-            "ctl-{}",
-            self.inner.minted.fetch_add(1, Ordering::Relaxed) + 1
-        )
+        Err(ControllerError::exit_timeout(limit))
     }
 }
 

@@ -197,6 +197,18 @@ pub enum ControllerError {
     },
 }
 
+impl ControllerError {
+    /// The engine did not stop within `limit` of its stdin closing.
+    #[cold]
+    pub(super) fn exit_timeout(limit: Duration) -> ControllerError {
+        ControllerError::Timeout {
+            command: None,
+            waiting: Waiting::Exit,
+            after: limit,
+        }
+    }
+}
+
 impl fmt::Display for ControllerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

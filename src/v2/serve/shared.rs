@@ -2,9 +2,10 @@
 //! methods that never wait, written once: each form expands these macros
 //! in its own `impl`, so a fix cannot land in one form only.
 
-/// The controller's methods that never wait; `$turn` is its turn's type.
+/// The controller's methods that never wait; `$turn` is its turn's type,
+/// `$call` its waiting call's.
 macro_rules! controller_methods {
-    ($controller:ident, $turn:ident) => {
+    ($controller:ident, $turn:ident, $call:ident) => {
         /// The controller with `limits` for every call from now on.
         #[must_use]
         pub fn with_limits(mut self, limits: Limits) -> $controller {
@@ -80,6 +81,31 @@ macro_rules! controller_methods {
         #[must_use]
         pub fn stopped(&self) -> Option<Arc<Stopped>> {
             lock(&self.inner.state).stopped.clone()
+        }
+
+        /// Writes `command`, a request: the call that waits on its answer,
+        /// or `Err` with [`Reply::Written`] for a command with no answer of
+        /// its own.
+        fn open_request(&self, command: &Command) -> Result<Result<$call, Reply>, ControllerError> {
+            if unanswered_kind(command)? {
+                return Ok(Err(Reply::Written(self.inner.send(command, None)?.0)));
+            }
+            let (_, call) = self
+                .inner
+                .send(command, Some((false, Clock::of(command))))?;
+            // A waiter asked for is always given.
+            call.map(Ok).ok_or_else(closed)
+        }
+
+        /// A request id no other call of this controller uses.
+        fn mint(&self) -> String {
+            format!(
+                "ctl-{}",
+                self.inner
+                    .minted
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                    + 1
+            )
         }
     };
 }

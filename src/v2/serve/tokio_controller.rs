@@ -14,7 +14,7 @@ use super::controller_error::{ControllerError, Stopped};
 use super::engine::Decision;
 use super::model::Owed;
 use super::reply::{
-    Approval, CommandLine, Compaction, Limits, Notice, Options, Reply, Steered, Turn, Waiting,
+    Approval, CommandLine, Compaction, Limits, Notice, Options, Reply, Steered, Turn,
 };
 use super::shared::{controller_methods, turn_methods};
 use crate::v2::event::EventLine;
@@ -26,7 +26,7 @@ use crate::wire::framing::Framer;
 use std::fmt;
 use std::io;
 use std::process::{ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -181,7 +181,7 @@ impl TokioController {
         ))
     }
 
-    controller_methods!(TokioController, TokioTurn);
+    controller_methods!(TokioController, TokioTurn, TokioCall);
 
     fn start(
         runtime: &tokio::runtime::Handle,
@@ -235,15 +235,9 @@ impl TokioController {
         command: Command,
         limit: Duration,
     ) -> Result<Reply, ControllerError> {
-        if unanswered_kind(&command)? {
-            return Ok(Reply::Written(self.inner.send(&command, None)?.0));
-        }
-        let (_, call) = self
-            .inner
-            .send(&command, Some((false, Clock::of(&command))))?;
-        // A waiter asked for is always given.
-        let Some(mut call) = call else {
-            return Err(closed());
+        let mut call = match self.open_request(&command)? {
+            Ok(call) => call,
+            Err(written) => return Ok(written),
         };
         loop {
             if let Some(reply) = reply_of(self.inner.recv(&mut call, limit).await?) {
@@ -380,20 +374,9 @@ impl TokioController {
             Ok(status) => Ok(status),
             Err(_) => {
                 self.inner.kill();
-                Err(ControllerError::Timeout {
-                    command: None,
-                    waiting: Waiting::Exit,
-                    after: limit,
-                })
+                Err(ControllerError::exit_timeout(limit))
             }
         }
-    }
-
-    fn mint(&self) -> String {
-        format!(
-            "ctl-{}",
-            self.inner.minted.fetch_add(1, Ordering::Relaxed) + 1
-        )
     }
 }
 
