@@ -292,7 +292,7 @@ pub fn buffered(debug: &str) -> usize {
 }
 
 /// Whether `data` may hold a number the reference reads by its quirks
-/// (src/wire/scan.rs, `number_value`): an exponent of ten digits or more,
+/// (src/wire/number.rs, `number_value`): an exponent of ten digits or more,
 /// which its slow path wraps to 32 bits, or a run of 800 digits, past
 /// which it drops integer digits. serde_json reads such a number exactly,
 /// so the serde paths may judge it otherwise than `from_slice`, by design
