@@ -125,8 +125,9 @@
 // (CONTRIBUTING.md, "The rooms"; `.ci/layers` checks it): `wire/` (and
 // `error.rs`) is what every revision shares, `v1/` and `v2/` are the two
 // revisions' messages, each a complete face over it (`revision.rs`), the
-// conversation (`v2/serve/`) sits above the messages, the workbench above
+// conversation (`conversation/`, public as `v2::serve`) sits above the messages, the workbench above
 // the conversation, and the CLI (`cli/`) above all, through the library.
+mod conversation;
 mod error;
 mod refusal;
 mod revision;

@@ -40,7 +40,7 @@ mod content;
 mod decode;
 mod encode;
 mod error;
-mod event;
+pub(crate) mod event;
 mod image;
 mod rules;
 mod serde;

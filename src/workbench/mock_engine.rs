@@ -1,7 +1,7 @@
 //! The mock engine: `serve-command mock-engine` in process (what it
 //! answers, and why, is on [`MockEngine`]).
 
-use crate::v2::serve::{
+use crate::conversation::{
     Compacted, Decision, Engine, EngineLoop, Question, RunningCompaction, RunningTurn, WorkError,
 };
 use crate::v2::{Event, ReadError, Usage};

@@ -60,7 +60,7 @@ mod shown;
 mod transcript;
 mod verdict;
 
-pub use crate::v2::serve::monitor::{Detail, Judged, Kind, Monitor, Verdict, Violation};
+pub use crate::conversation::monitor::{Detail, Judged, Kind, Monitor, Verdict, Violation};
 pub use check_engine::CheckEngine;
 #[cfg(feature = "proptest")]
 pub use fuzz::{failure_kind, sessions, Budget, Campaign, Finding, Fuzzer, Progress};

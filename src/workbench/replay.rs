@@ -2,8 +2,8 @@
 //! (what it answers, and why, is on [`Replay`]).
 
 use super::MockEngine;
-use crate::v2::serve::record::{LogError, LogReader, Wire};
-use crate::v2::serve::{Conversation, Direction};
+use crate::conversation::record::{LogError, LogReader, Wire};
+use crate::conversation::{Conversation, Direction};
 use crate::v2::{Command, CommandReader, ReadError};
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;

@@ -8,7 +8,7 @@ use super::pipes::{ChildWire, EngineInput, EngineOutput, InProcess, Recv, Wire};
 use super::session::{Action, After, Session};
 use super::shown::{quoted, shown};
 use super::verdict::{CommandSeen, End, Received, Sent, SessionVerdict};
-use crate::v2::serve::{Conversation, Direction, Owed, Recorder};
+use crate::conversation::{Conversation, Direction, Owed, Recorder};
 use crate::v2::{Command, CommandReader, ReadError, SteerKind, DEFAULT_MAX_LINE_LEN};
 use std::collections::{HashMap, HashSet};
 use std::io;

@@ -6,8 +6,8 @@
 
 use super::replay::RecordingError;
 use super::session::{Action, After, Session, Step};
-use crate::v2::serve::record::{LogReader, Wire};
-use crate::v2::serve::{Conversation, Direction, Owed};
+use crate::conversation::record::{LogReader, Wire};
+use crate::conversation::{Conversation, Direction, Owed};
 use crate::v2::{Command, CommandReader, Event, PredictionOutcome};
 use std::fmt::{self, Write as _};
 use std::io::BufRead;

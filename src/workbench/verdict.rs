@@ -2,7 +2,7 @@
 //! received with the model's attribution, what was still owed at the end,
 //! how the engine ended, and the broken promises in the protocol's words.
 
-use crate::v2::serve::{Attribution, Owed};
+use crate::conversation::{Attribution, Owed};
 use std::fmt;
 use std::time::Duration;
 

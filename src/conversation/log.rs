@@ -5,7 +5,7 @@
 //! [`Recorder`](super::Recorder); public for the CLI, not the crate's API.
 
 use super::monitor::{Detail, Kind, Monitor, Violation};
-use crate::v2::serve::{Attribution, Conversation};
+use crate::conversation::{Attribution, Conversation};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
