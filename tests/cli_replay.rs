@@ -432,3 +432,30 @@ fn update_with_redact_keeps_the_matches_out_of_the_new_recording() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8(out.stderr).unwrap().contains("--update"),);
 }
+
+#[test]
+fn a_recording_with_violations_replays_them_and_says_so() {
+    let dir = scratch("violations");
+    // The engine answered the request, then wrote a turn's end with no turn.
+    let log = file(
+        &dir,
+        "recording.jsonl",
+        concat!(
+            r#"{"dir":"command","n":1,"line":"{\"command\":\"jobs_snapshot\",\"request_id\":\"j\"}"}"#,
+            "\n",
+            r#"{"dir":"event","n":1,"line":"{\"event\":\"jobs_snapshot\",\"request_id\":\"j\",\"jobs\":[]}"}"#,
+            "\n",
+            r#"{"dir":"event","n":2,"line":"{\"event\":\"agent_finished\",\"answer\":\"x\"}"}"#,
+            "\n",
+        ),
+    );
+    assert_eq!(
+        replay(&log, &[], &[BIN, "mock-engine"], 1),
+        format!(
+            "outside any command: - agent_finished (fits no rule)
+replay: {log}: 1 difference (- the recording, + this run; 1 command line, 2 events recorded, 1 in this run)
+note: the recording holds 1 event that fits no rule, sent again as it was (first: event 2: agent_finished with no turn running (no prompt was sent))
+"
+        )
+    );
+}

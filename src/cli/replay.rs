@@ -228,10 +228,14 @@ fn notes(recorded: &Transcript, verdict: &SessionVerdict) -> Vec<String> {
     let mut notes = Vec::new();
     let violations = recorded.violations();
     if !violations.is_empty() {
+        let (events, fit, were) = if violations.len() == 1 {
+            ("event", "fits", "it was")
+        } else {
+            ("events", "fit", "they were")
+        };
         notes.push(format!(
-            "the recording holds {} event{} that fit no rule, replayed as they were (first: event {}: {})",
+            "the recording holds {} {events} that {fit} no rule, sent again as {were} (first: event {}: {})",
             violations.len(),
-            if violations.len() == 1 { "" } else { "s" },
             violations[0].0,
             violations[0].1
         ));
