@@ -9,9 +9,9 @@
 //! full.
 
 use super::control::{
-    blanks, closed, compacted, goal_held, is_goal, is_prompt, job_stopped, jobs, line_of, lock,
-    predicted, raw_line, refusal_of, refused, reply_of, steered, unanswered_kind, Answer, Call,
-    Clock, Deliver, End, Inbox, LineTee, State, StderrTail, Step, TurnLog, GRACE,
+    blanks, closed, compacted, goal_held, is_goal, is_prompt, job_stopped, jobs, lock, predicted,
+    raw_line, refusal_of, refused, reply_of, steered, unanswered_kind, Answer, Call, Clock,
+    Deliver, End, Inbox, LineTee, State, StderrTail, Step, TurnLog, GRACE,
 };
 use super::controller_error::{ControllerError, Stopped};
 use super::engine::Decision;
@@ -19,7 +19,7 @@ use super::model::Owed;
 use super::reply::{
     Approval, CommandLine, Compaction, Limits, Notice, Options, Reply, Steered, Turn,
 };
-use super::shared::{controller_methods, turn_methods};
+use super::shared::{controller_debug, controller_methods, turn_methods, Writer};
 use crate::v2::event::EventLine as Item;
 use crate::v2::{
     Command, CommandErrorCause, Content, Event, JobRecord, JobStopOutcome, PredictionOutcome,
@@ -357,7 +357,7 @@ impl Controller {
     pub fn send_line(&self, line: &[u8]) -> Result<Option<CommandErrorCause>, ControllerError> {
         let (owned, refused, ends_reading) = raw_line(line)?;
         let waiter = refused.then_some((false, Clock::Answer));
-        let (_, call) = self.inner.write(&owned, waiter, ends_reading)?;
+        let (_, call) = self.inner.write(owned, waiter, ends_reading)?;
         match call {
             None => Ok(None),
             Some(mut call) => refusal_of(self.inner.recv(&mut call, self.limits.answer)),
@@ -434,14 +434,7 @@ impl Drop for Controller {
     }
 }
 
-impl fmt::Debug for Controller {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Controller")
-            .field("limits", &self.limits)
-            .field("owed", &self.owed())
-            .finish_non_exhaustive()
-    }
-}
+controller_debug!(Controller);
 
 impl fmt::Debug for Inner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -452,22 +445,12 @@ impl fmt::Debug for Inner {
 /// A command line written, and the call waiting on it, if one does.
 type Sent = (CommandLine, Option<StdCall>);
 
-impl Inner {
-    /// Encodes and writes `command`, refusing first what serve declines or
-    /// cannot read.
-    fn send(
-        &self,
-        command: &Command,
-        waiter: Option<(bool, Clock)>,
-    ) -> Result<Sent, ControllerError> {
-        self.write(line_of(command)?.as_bytes(), waiter, false)
-    }
+impl Writer for Inner {
+    type Call = StdCall;
 
-    /// Writes one line, LF included, taken by the state machine under the
-    /// writer's lock before it is written.
     fn write(
         &self,
-        line: &[u8],
+        line: Vec<u8>,
         waiter: Option<(bool, Clock)>,
         ends_reading: bool,
     ) -> Result<Sent, ControllerError> {
@@ -479,9 +462,9 @@ impl Inner {
             let (tx, rx) = mpsc::channel();
             (tx, rx, turn, clock)
         });
-        let (n, call) = lock(&self.state).begin(line, waiter, ends_reading)?;
+        let (n, call) = lock(&self.state).begin(&line, waiter, ends_reading)?;
         let result = match writer.as_mut() {
-            Some(w) => w.write_all(line).and_then(|()| w.flush()),
+            Some(w) => w.write_all(&line).and_then(|()| w.flush()),
             None => Ok(()),
         };
         let Err(error) = result else {
@@ -502,7 +485,9 @@ impl Inner {
             None => Err(ControllerError::WriteFailed(error)),
         }
     }
+}
 
+impl Inner {
     /// The next event for `call`, the engine silent on it at most `limit`;
     /// a `command_error` is the call's error.
     fn recv(&self, call: &mut StdCall, limit: Duration) -> Result<Answer, ControllerError> {
@@ -739,9 +724,7 @@ impl TurnHandle {
     ) -> Result<Turn, ControllerError> {
         self.log.start_wait(decide.is_some());
         loop {
-            while let Some(command) = self.log.next_answer(&mut decide)? {
-                self.inner.send(&command, None)?;
-            }
+            self.answer_questions(&mut decide)?;
             if self.next_event()?.is_none() {
                 return Ok(self.log.into_turn());
             }

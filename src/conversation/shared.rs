@@ -1,6 +1,39 @@
 //! What the blocking and the tokio controller share to the letter, the
 //! methods that never wait, written once: each form expands these macros
-//! in its own `impl`, so a fix cannot land in one form only.
+//! in its own `impl`, and implements [`Writer`] with how it writes a line,
+//! so a fix cannot land in one form only.
+
+use super::control::{line_of, Clock};
+use super::controller_error::ControllerError;
+use super::reply::CommandLine;
+use crate::v2::Command;
+
+/// How a controller's engine side writes a line; sending a command is
+/// written once on it.
+pub(super) trait Writer {
+    /// The call that waits on a line's answer.
+    type Call;
+
+    /// Writes one line, LF included, taken by the state machine under the
+    /// writer's lock first; `waiter`: a call waits on its answer (for a
+    /// turn, or not; on which clock).
+    fn write(
+        &self,
+        line: Vec<u8>,
+        waiter: Option<(bool, Clock)>,
+        ends_reading: bool,
+    ) -> Result<(CommandLine, Option<Self::Call>), ControllerError>;
+
+    /// Encodes and writes `command`, refusing first what serve declines or
+    /// cannot read.
+    fn send(
+        &self,
+        command: &Command,
+        waiter: Option<(bool, Clock)>,
+    ) -> Result<(CommandLine, Option<Self::Call>), ControllerError> {
+        self.write(line_of(command)?.into_bytes(), waiter, false)
+    }
+}
 
 /// The controller's methods that never wait; `$turn` is its turn's type,
 /// `$call` its waiting call's.
@@ -161,6 +194,33 @@ macro_rules! turn_methods {
             }
             Ok(())
         }
+
+        /// Answers, as `decide` says, the questions the turn has asked so
+        /// far and not yet had answered.
+        fn answer_questions(
+            &mut self,
+            decide: &mut Option<impl FnMut(&Approval) -> Decision>,
+        ) -> Result<(), ControllerError> {
+            while let Some(command) = self.log.next_answer(decide)? {
+                self.inner.send(&command, None)?;
+            }
+            Ok(())
+        }
     };
 }
 pub(super) use turn_methods;
+
+/// A controller's `Debug`: its limits and what the engine owes.
+macro_rules! controller_debug {
+    ($controller:ident) => {
+        impl fmt::Debug for $controller {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($controller))
+                    .field("limits", &self.limits)
+                    .field("owed", &self.owed())
+                    .finish_non_exhaustive()
+            }
+        }
+    };
+}
+pub(super) use controller_debug;

@@ -6,9 +6,9 @@
 //! (by `tokio::time::timeout`, say) never leaves half a line on the wire.
 
 use super::control::{
-    blanks, closed, compacted, goal_held, is_goal, is_prompt, job_stopped, jobs, line_of, lock,
-    predicted, raw_line, refusal_of, refused, reply_of, steered, unanswered_kind, Answer, Call,
-    Clock, Deliver, End, Inbox, LineTee, State, StderrTail, Step, TurnLog, GRACE,
+    blanks, closed, compacted, goal_held, is_goal, is_prompt, job_stopped, jobs, lock, predicted,
+    raw_line, refusal_of, refused, reply_of, steered, unanswered_kind, Answer, Call, Clock,
+    Deliver, End, Inbox, LineTee, State, StderrTail, Step, TurnLog, GRACE,
 };
 use super::controller_error::{ControllerError, Stopped};
 use super::engine::Decision;
@@ -16,7 +16,7 @@ use super::model::Owed;
 use super::reply::{
     Approval, CommandLine, Compaction, Limits, Notice, Options, Reply, Steered, Turn,
 };
-use super::shared::{controller_methods, turn_methods};
+use super::shared::{controller_debug, controller_methods, turn_methods, Writer};
 use crate::v2::event::EventLine;
 use crate::v2::{
     Command, CommandErrorCause, Content, Event, EventReadError, JobRecord, JobStopOutcome,
@@ -405,29 +405,15 @@ impl Drop for TokioController {
     }
 }
 
-impl fmt::Debug for TokioController {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TokioController")
-            .field("limits", &self.limits)
-            .field("owed", &self.owed())
-            .finish_non_exhaustive()
-    }
-}
+controller_debug!(TokioController);
 
 type Sent = (CommandLine, Option<TokioCall>);
 
-impl Inner {
-    fn send(
-        &self,
-        command: &Command,
-        waiter: Option<(bool, Clock)>,
-    ) -> Result<Sent, ControllerError> {
-        self.write(line_of(command)?.into_bytes(), waiter, false)
-    }
+impl Writer for Inner {
+    type Call = TokioCall;
 
-    /// Queues one line, LF included, taken by the state machine under the
-    /// queue's lock: the model sees the lines in the order the writer task
-    /// writes them.
+    /// Queues the line under the queue's lock: the model sees the lines in
+    /// the order the writer task writes them.
     fn write(
         &self,
         line: Vec<u8>,
@@ -451,7 +437,9 @@ impl Inner {
         }
         Ok((n, call))
     }
+}
 
+impl Inner {
     /// The next event for `call`, the engine silent on it at most `limit`.
     async fn recv(&self, call: &mut TokioCall, limit: Duration) -> Result<Answer, ControllerError> {
         loop {
@@ -701,9 +689,7 @@ impl TokioTurn {
     ) -> Result<Turn, ControllerError> {
         self.log.start_wait(decide.is_some());
         loop {
-            while let Some(command) = self.log.next_answer(&mut decide)? {
-                self.inner.send(&command, None)?;
-            }
+            self.answer_questions(&mut decide)?;
             if self.next_event().await?.is_none() {
                 return Ok(self.log.into_turn());
             }
