@@ -262,20 +262,10 @@ impl Recording {
                     Wire::TooLong => b"x",
                 };
                 let n = conversation.command(bytes);
-                let (kind, ids) = if stopped {
-                    (None, Ids::default())
-                } else {
-                    match CommandReader::new(bytes).next() {
-                        None => (None, Ids::default()),
-                        Some(Err(error)) => {
-                            stopped = error.is_stream_error();
-                            (Some(REFUSED), Ids::default())
-                        }
-                        Some(Ok(command)) if command.serve_refusal().is_some() => {
-                            (Some(REFUSED), Ids::default())
-                        }
-                        Some(Ok(command)) => (Some(command.name()), Ids::of(&command)),
-                    }
+                let (kind, ids) = match engine_reads(bytes, &mut stopped) {
+                    Reads::Unread | Reads::Blank => (None, Ids::default()),
+                    Reads::Refused => (Some(REFUSED), Ids::default()),
+                    Reads::Command(command) => (Some(command.name()), Ids::of(&command)),
                 };
                 if let Some(kind) = kind {
                     recording.by_kind.entry(kind).or_default().push(n);
@@ -418,6 +408,35 @@ impl Recording {
 
 /// The kind of a refused line.
 const REFUSED: &str = "refused";
+
+/// What the engine makes of a command line, as a recording is read.
+pub(super) enum Reads {
+    /// Sent after a line that ended its reading.
+    Unread,
+    /// Blank: skipped.
+    Blank,
+    /// Refused: by the reader or the serve policy.
+    Refused,
+    /// A command it runs.
+    Command(Command),
+}
+
+/// What the engine makes of `line`; `stopped` says whether an earlier line
+/// ended its reading, and is set when this one does.
+pub(super) fn engine_reads(line: &[u8], stopped: &mut bool) -> Reads {
+    if *stopped {
+        return Reads::Unread;
+    }
+    match CommandReader::new(line).next() {
+        None => Reads::Blank,
+        Some(Err(error)) => {
+            *stopped = error.is_stream_error();
+            Reads::Refused
+        }
+        Some(Ok(command)) if command.serve_refusal().is_some() => Reads::Refused,
+        Some(Ok(command)) => Reads::Command(command),
+    }
+}
 
 /// A JSON object's members, in order, each value as written.
 struct Members<'a>(Vec<(String, &'a RawValue)>);

@@ -4,11 +4,11 @@
 //! conversation, and the difference between two conversations: what
 //! `serve-command replay` runs and prints.
 
-use super::replay::RecordingError;
+use super::replay::{engine_reads, Reads, RecordingError};
 use super::session::{Action, After, Session, Step};
 use crate::conversation::record::{LogReader, Wire};
 use crate::conversation::{Conversation, Direction, Owed};
-use crate::v2::{Command, CommandReader, Event, PredictionOutcome};
+use crate::v2::{Command, Event, PredictionOutcome};
 use std::fmt::{self, Write as _};
 use std::io::BufRead;
 
@@ -139,22 +139,15 @@ impl Transcript {
             };
             if record.direction == Direction::Command {
                 conversation.command(&line);
-                let (kind, approves) = if stopped {
-                    ("unread", None)
-                } else {
-                    match CommandReader::new(&line[..]).next() {
-                        None => ("blank", None),
-                        Some(Err(error)) => {
-                            stopped = error.is_stream_error();
-                            ("refused", None)
-                        }
-                        Some(Ok(command)) if command.serve_refusal().is_some() => ("refused", None),
-                        Some(Ok(Command::ApprovalDecision { id, allow })) => {
-                            let k = asked.iter().position(|a| *a == id);
-                            ("approval", k.map(|k| (k as u64 + 1, allow)))
-                        }
-                        Some(Ok(command)) => (command.name(), None),
+                let (kind, approves) = match engine_reads(&line, &mut stopped) {
+                    Reads::Unread => ("unread", None),
+                    Reads::Blank => ("blank", None),
+                    Reads::Refused => ("refused", None),
+                    Reads::Command(Command::ApprovalDecision { id, allow }) => {
+                        let k = asked.iter().position(|a| *a == id);
+                        ("approval", k.map(|k| (k as u64 + 1, allow)))
                     }
+                    Reads::Command(command) => (command.name(), None),
                 };
                 transcript.commands.push(Held {
                     line,
