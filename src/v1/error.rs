@@ -76,12 +76,6 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
-impl From<ParseError> for crate::error::LineError<ParseError> {
-    fn from(e: ParseError) -> Self {
-        crate::error::LineError::Parse(e)
-    }
-}
-
 impl FromStr for ParseError {
     type Err = UnknownMessage;
 

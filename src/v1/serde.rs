@@ -4,7 +4,7 @@
 use crate::v1::encode::Val;
 use crate::v1::rules::{self, Fields, Key};
 use crate::v1::{Command, SteerKind};
-use crate::wire::de::{deserialize_command, FieldValue, FromMap};
+use crate::wire::de::{FieldValue, FromMap};
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::borrow::Cow;
@@ -26,15 +26,6 @@ impl Serialize for Command {
             Val::Bool(b) => map.serialize_entry(key, &b),
         })?;
         map.end()
-    }
-}
-
-impl<'de> Deserialize<'de> for Command {
-    /// Decodes by the same rules as [`Command::from_json`]. A JSON value that is
-    /// not a command fails with a custom error whose message is the wire
-    /// string (`serde_json` appends the position).
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserialize_command(deserializer)
     }
 }
 

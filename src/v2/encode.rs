@@ -86,35 +86,6 @@ impl Out for Fmt<'_, '_> {
     }
 }
 
-/// Writes `cmd` as its wire line, LF included.
-#[inline(always)]
-pub(crate) fn write_command<K: Out>(cmd: &Command, k: &mut K) -> Result<(), K::Error> {
-    write_object::<K, true>(cmd, k)
-}
-
-/// The line's JSON object, and its LF when `LF`: the one encoder, for the
-/// line and for `Display` (which leaves the LF out). A constant, so that
-/// the last piece is still one copy of a known length.
-fn write_object<K: Out, const LF: bool>(cmd: &Command, k: &mut K) -> Result<(), K::Error> {
-    let mut first = true;
-    cmd.entries(
-        #[inline(always)]
-        |key, val| {
-            k.put(if first { "{\"" } else { ",\"" })?;
-            first = false;
-            k.put(key)?;
-            k.put("\":")?;
-            match val {
-                Val::Str(s) => write_str(k, s),
-                Val::Bool(b) => k.put(if b { "true" } else { "false" }),
-                Val::Int(n) => escape::write_int(k, n.into()),
-                Val::Content(c) => write_content(k, c),
-            }
-        },
-    )?;
-    k.put(if LF { "}\n" } else { "}" })
-}
-
 /// `content`'s value: a string for exactly one text part, else the array.
 pub(crate) fn write_content<K: Out>(k: &mut K, content: &Content) -> Result<(), K::Error> {
     if let Some(text) = content.as_single_text() {
@@ -144,15 +115,6 @@ pub(crate) fn write_content<K: Out>(k: &mut K, content: &Content) -> Result<(), 
     k.put("]")
 }
 
-/// The wire line in a `String` allocated once, at its exact length.
-pub(crate) fn to_line(cmd: &Command) -> String {
-    let mut len = Len(0);
-    let Ok(()) = write_command(cmd, &mut len);
-    let mut line = String::with_capacity(len.0);
-    let Ok(()) = write_command(cmd, &mut line);
-    line
-}
-
 /// A value in the wire line.
 #[derive(Clone, Copy)]
 pub(crate) enum Val<'a> {
@@ -160,6 +122,17 @@ pub(crate) enum Val<'a> {
     Bool(bool),
     Int(i32),
     Content(&'a Content),
+}
+
+/// Writes one value of the line.
+#[inline(always)]
+fn write_val<K: Out>(k: &mut K, val: Val<'_>) -> Result<(), K::Error> {
+    match val {
+        Val::Str(s) => write_str(k, s),
+        Val::Bool(b) => k.put(if b { "true" } else { "false" }),
+        Val::Int(n) => escape::write_int(k, n.into()),
+        Val::Content(c) => write_content(k, c),
+    }
 }
 
 impl Command {
@@ -227,70 +200,41 @@ impl Command {
         }
         Ok(())
     }
-
-    /// The wire line: compact JSON in the reference's key order, ending in
-    /// exactly one `"\n"`. Allocates once.
-    ///
-    /// ```
-    /// use serve_command::v2::Command;
-    /// let cmd = Command::prompt("fix it");
-    /// assert_eq!(cmd.to_line(), "{\"command\":\"prompt\",\"content\":\"fix it\"}\n");
-    /// ```
-    #[must_use]
-    pub fn to_line(&self) -> String {
-        to_line(self)
-    }
-
-    /// Writes the same bytes as [`Command::to_line`] to `out`, without
-    /// allocating (image data is base64-encoded straight into the buffer).
-    ///
-    /// The line is gathered in a buffer on the stack and reaches `out` in a
-    /// single `write_all` when it is up to 8 KiB long (on an unbuffered pipe,
-    /// one `write` system call, so that lines written to one pipe by several
-    /// threads do not interleave), and in one `write_all` per 8 KiB at most
-    /// when it is longer: every write but the last is of whole 8 KiB
-    /// buffers (a plain run of text longer than the buffer goes straight
-    /// from the string, several buffers in one write).
-    ///
-    /// So writing each command straight to a child's stdin or a socket costs
-    /// one system call per command. A [`BufWriter`](io::BufWriter) around
-    /// `out` still helps when many commands are written in a burst and can
-    /// share a call (flush it after the last one), or when `out` is slow per
-    /// call whatever the size; it costs one more copy of every line.
-    ///
-    /// # Errors
-    ///
-    /// The first error `out` returns, as it is; what was written before it
-    /// stays written.
-    ///
-    /// ```
-    /// use serve_command::v2::Command;
-    /// let mut out = Vec::new();
-    /// Command::prompt("hi").write_line(&mut out)?;
-    /// assert_eq!(out, b"{\"command\":\"prompt\",\"content\":\"hi\"}\n");
-    /// let mut small = [0u8; 4];
-    /// let err = Command::Cancel.write_line(&mut small[..]).unwrap_err();
-    /// assert_eq!(err.kind(), std::io::ErrorKind::WriteZero);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    pub fn write_line<W: io::Write>(&self, out: W) -> io::Result<()> {
-        escape::write_line(out, |k| write_command(self, k), |k| write_command(self, k))
-    }
 }
 
-impl fmt::Display for Command {
-    /// The wire line without its LF: [`Command::to_line`] but its last
-    /// byte, written by the same encoder (image data base64-encoded a
-    /// chunk at a time, without allocating). Width, fill and precision are
-    /// ignored: the line is written as it is.
-    ///
-    /// ```
-    /// use serve_command::v2::{Command, SteerKind};
-    /// let cmd = Command::steer_tagged(SteerKind::Prompt, "café\tau lait", "s1");
-    /// assert_eq!(cmd.to_string(), r#"{"command":"steer","kind":"prompt","content":"café\tau lait","submission_id":"s1"}"#);
-    /// assert_eq!(format!("{cmd}\n"), cmd.to_line());
-    /// ```
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_object::<_, false>(self, &mut Fmt(f))
-    }
+crate::revision::encode_methods! {
+    sink: Out,
+    write_val: write_val,
+    to_line: {
+        /// ```
+        /// use serve_command::v2::Command;
+        /// let cmd = Command::prompt("fix it");
+        /// assert_eq!(cmd.to_line(), "{\"command\":\"prompt\",\"content\":\"fix it\"}\n");
+        /// ```
+    },
+    write_line: {
+        /// Image data is base64-encoded straight into the buffer.
+    } {
+        /// ```
+        /// use serve_command::v2::Command;
+        /// let mut out = Vec::new();
+        /// Command::prompt("hi").write_line(&mut out)?;
+        /// assert_eq!(out, b"{\"command\":\"prompt\",\"content\":\"hi\"}\n");
+        /// let mut small = [0u8; 4];
+        /// let err = Command::Cancel.write_line(&mut small[..]).unwrap_err();
+        /// assert_eq!(err.kind(), std::io::ErrorKind::WriteZero);
+        /// # Ok::<(), std::io::Error>(())
+        /// ```
+    },
+    display: {
+        /// Image data is base64-encoded a chunk at a time, without
+        /// allocating.
+    } {
+        /// ```
+        /// use serve_command::v2::{Command, SteerKind};
+        /// let cmd = Command::steer_tagged(SteerKind::Prompt, "café\tau lait", "s1");
+        /// assert_eq!(cmd.to_string(), r#"{"command":"steer","kind":"prompt","content":"café\tau lait","submission_id":"s1"}"#);
+        /// assert_eq!(format!("{cmd}\n"), cmd.to_line());
+        /// ```
+    },
 }

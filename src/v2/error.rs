@@ -2,7 +2,6 @@
 
 use crate::error::UnknownMessage;
 use crate::v2::ImageError;
-use crate::v2::LineError;
 use std::fmt;
 use std::str::FromStr;
 
@@ -124,12 +123,6 @@ impl From<crate::v1::ParseError> for ParseError {
             V1::UnknownCommand(name) => ParseError::UnknownCommand(name),
             V1::ExpectedCommand => ParseError::ExpectedCommand,
         }
-    }
-}
-
-impl From<ParseError> for LineError {
-    fn from(e: ParseError) -> Self {
-        LineError::Parse(e)
     }
 }
 

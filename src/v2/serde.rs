@@ -4,7 +4,7 @@
 use crate::v2::encode::Val;
 use crate::v2::rules::{self, Fields, Key, PartFields, PartList};
 use crate::v2::{Command, Content, ContentPart, Image};
-use crate::wire::de::{deserialize_command, FieldValue, FromMap};
+use crate::wire::de::{FieldValue, FromMap};
 use crate::wire::fields::{ArrayField, Field, Item, Slot};
 use base64::display::Base64Display;
 use base64::engine::general_purpose::STANDARD;
@@ -153,15 +153,6 @@ struct Base64<'a>(&'a Image);
 impl Serialize for Base64<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(&Base64Display::new(self.0.bytes(), &STANDARD))
-    }
-}
-
-impl<'de> Deserialize<'de> for Command {
-    /// Decodes by the same rules as [`Command::from_json`]. A JSON value that is
-    /// not a command fails with a custom error whose message is the wire
-    /// string (`serde_json` appends the position).
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserialize_command(deserializer)
     }
 }
 

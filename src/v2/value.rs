@@ -5,7 +5,6 @@ use crate::v2::rules::{self, Fields, Key, PartFields};
 use crate::v2::{Command, Content, ContentPart, ParseError};
 use crate::wire::fields::{ArrayField, Field, Item, Slot};
 use serde_json::{Map, Value};
-use std::convert::Infallible;
 
 pub(crate) fn parse(value: &Value) -> Result<Command, ParseError> {
     let Value::Object(map) = value else {
@@ -91,57 +90,37 @@ fn content_json(content: &Content) -> Value {
     Value::Array(content.iter().map(part).collect())
 }
 
-pub(crate) fn to_json(cmd: &Command) -> Value {
-    let mut map = Map::new();
-    let Ok(()) = cmd.entries(|key, val| -> Result<(), Infallible> {
-        let value = match val {
-            Val::Str(s) => Value::String(s.to_owned()),
-            Val::Bool(b) => Value::Bool(b),
-            Val::Int(n) => Value::from(n),
-            Val::Content(c) => content_json(c),
-        };
-        map.insert(key.to_owned(), value);
-        Ok(())
-    });
-    Value::Object(map)
+/// One value of the line, as JSON.
+fn value_of(val: Val<'_>) -> Value {
+    match val {
+        Val::Str(s) => Value::String(s.to_owned()),
+        Val::Bool(b) => Value::Bool(b),
+        Val::Int(n) => Value::from(n),
+        Val::Content(c) => content_json(c),
+    }
 }
 
-impl Command {
-    /// Decodes a JSON value, exactly as the reference's `Command::parse`
-    /// (the pair of [`Command::to_json`]).
-    ///
-    /// # Errors
-    ///
-    /// The [`ParseError`] a line holding `value` gets: a value that is not
-    /// an object is [`ParseError::ExpectedCommand`].
-    ///
-    /// ```
-    /// use serve_command::v2::{Command, Content, ParseError};
-    /// let v = serde_json::json!({"command": "prompt", "text": "hi"});
-    /// assert_eq!(Command::from_json(&v), Ok(Command::prompt(Content::from("hi"))));
-    /// let v = serde_json::json!({"command": "prompt", "content": 7, "text": "hi"});
-    /// assert_eq!(
-    ///     Command::from_json(&v).unwrap_err().to_string(),
-    ///     "invalid content: JsonDecodeError((, expected content string or array))",
-    /// );
-    /// ```
-    #[must_use = "a command, or why the value is not one"]
-    #[doc(alias = "parse")]
-    pub fn from_json(value: &serde_json::Value) -> Result<Command, ParseError> {
-        parse(value)
-    }
-
-    /// The command as a JSON object with the keys and values of
-    /// [`Command::to_line`] (key order is `serde_json`'s).
-    ///
-    /// ```
-    /// use serve_command::v2::Command;
-    /// let cmd = Command::jobs_snapshot("r1");
-    /// assert_eq!(cmd.to_json(), serde_json::json!({"command": "jobs_snapshot", "request_id": "r1"}));
-    /// assert_eq!(Command::from_json(&cmd.to_json()), Ok(cmd));
-    /// ```
-    #[must_use]
-    pub fn to_json(&self) -> serde_json::Value {
-        to_json(self)
-    }
+crate::revision::json_methods! {
+    parse: parse,
+    value: value_of,
+    from_json: {
+        /// ```
+        /// use serve_command::v2::{Command, Content, ParseError};
+        /// let v = serde_json::json!({"command": "prompt", "text": "hi"});
+        /// assert_eq!(Command::from_json(&v), Ok(Command::prompt(Content::from("hi"))));
+        /// let v = serde_json::json!({"command": "prompt", "content": 7, "text": "hi"});
+        /// assert_eq!(
+        ///     Command::from_json(&v).unwrap_err().to_string(),
+        ///     "invalid content: JsonDecodeError((, expected content string or array))",
+        /// );
+        /// ```
+    },
+    to_json: {
+        /// ```
+        /// use serve_command::v2::Command;
+        /// let cmd = Command::jobs_snapshot("r1");
+        /// assert_eq!(cmd.to_json(), serde_json::json!({"command": "jobs_snapshot", "request_id": "r1"}));
+        /// assert_eq!(Command::from_json(&cmd.to_json()), Ok(cmd));
+        /// ```
+    },
 }
