@@ -8,31 +8,15 @@
 //! write to the engine, so the reader never waits on a writer whose pipe is
 //! full.
 
-use super::control::{
-    blanks, closed, compacted, goal_held, is_goal, is_prompt, job_stopped, jobs, lock, predicted,
-    raw_line, refusal_of, refused, reply_of, steered, unanswered_kind, Answer, Call, Clock,
-    Deliver, End, Inbox, LineTee, State, StderrTail, Step, TurnLog, GRACE,
-};
-use super::controller_error::{ControllerError, Stopped};
-use super::engine::Decision;
-use super::model::Owed;
-use super::reply::{
-    Approval, CommandLine, Compaction, Limits, Notice, Options, Reply, Steered, Turn,
-};
-use super::shared::{controller_debug, controller_methods, turn_methods, Writer};
+use super::shared::names::*;
 use crate::v2::event::EventLine as Item;
-use crate::v2::{
-    Command, CommandErrorCause, Content, Event, JobRecord, JobStopOutcome, PredictionOutcome,
-    SteerKind,
-};
-use std::fmt;
 use std::io::{self, BufReader, Read, Write};
-use std::process::{self, Child, ExitStatus, Stdio};
-use std::sync::atomic::AtomicU64;
+use std::process;
+use std::process::Child;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Condvar, PoisonError};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// An `openseek serve` engine driven over its stdin and stdout, with
 /// [`Conversation`](super::Conversation)'s rules: every call returns what
@@ -101,18 +85,7 @@ struct Inner {
     minted: AtomicU64,
 }
 
-impl Inbox for Receiver<Answer> {
-    fn try_take(&mut self) -> Result<Answer, bool> {
-        self.try_recv()
-            .map_err(|e| matches!(e, TryRecvError::Disconnected))
-    }
-}
-
-impl Deliver for Sender<Answer> {
-    fn deliver(&self, answer: Answer) -> bool {
-        self.send(answer).is_ok()
-    }
-}
+channel!(Sender, Receiver, TryRecvError);
 
 /// A call's channel, on std.
 type StdCall = Call<Receiver<Answer>>;
@@ -135,18 +108,7 @@ impl Controller {
     ///
     /// The spawn's.
     pub fn spawn_with(command: &mut process::Command, options: Options) -> io::Result<Controller> {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()?;
-        let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(io::Error::other("the engine's pipes were not set up"));
-        };
+        let (child, (stdin, stdout, stderr)) = spawn_piped::<Child>(command)?;
         Ok(Controller::start(
             Box::new(stdin),
             stdout,
@@ -263,15 +225,14 @@ impl Controller {
         command: Command,
         limit: Duration,
     ) -> Result<Reply, ControllerError> {
-        let mut call = match self.open_request(&command)? {
-            Ok(call) => call,
-            Err(written) => return Ok(written),
-        };
-        loop {
+        match self.open_request(&command)? {
+            Err(written) => Ok(written),
             // `compaction_started` is no reply: the end follows.
-            if let Some(reply) = reply_of(self.inner.recv(&mut call, limit)?) {
-                return Ok(reply);
-            }
+            Ok(mut call) => loop {
+                if let Some(reply) = reply_of(self.inner.recv(&mut call, limit)?) {
+                    return Ok(reply);
+                }
+            },
         }
     }
 
@@ -397,14 +358,11 @@ impl Controller {
     /// [`ControllerError::Timeout`] when it did not stop in time: a spawned
     /// engine is then killed.
     pub fn close(mut self) -> Result<Option<ExitStatus>, ControllerError> {
-        self.closed = true;
-        *lock(&self.inner.writer) = None;
-        let limit = self.limits.close;
-        if let Some(status) = self.inner.wait_exit(Instant::now() + limit) {
-            return Ok(status);
+        let limit = self.closing();
+        match self.inner.wait_exit(Instant::now() + limit) {
+            Some(status) => Ok(status),
+            None => Err(self.gave_up(limit)),
         }
-        self.inner.kill();
-        Err(ControllerError::exit_timeout(limit))
     }
 }
 
@@ -413,12 +371,9 @@ impl Drop for Controller {
     /// within [`Limits::close`] is then killed, by a thread of its own, so
     /// dropping never blocks. [`Controller::close`] waits for it instead.
     fn drop(&mut self) {
-        *lock(&self.inner.writer) = None;
-        if self.closed || lock(&self.inner.child).is_none() {
+        let Some((inner, limit)) = self.dropping() else {
             return;
-        }
-        let inner = Arc::clone(&self.inner);
-        let limit = self.limits.close;
+        };
         let reaper = move || {
             if inner.wait_exit(Instant::now() + limit).is_none() {
                 inner.kill();
@@ -442,18 +397,10 @@ impl fmt::Debug for Inner {
     }
 }
 
-/// A command line written, and the call waiting on it, if one does.
-type Sent = (CommandLine, Option<StdCall>);
-
 impl Writer for Inner {
     type Call = StdCall;
 
-    fn write(
-        &self,
-        line: Vec<u8>,
-        waiter: Option<(bool, Clock)>,
-        ends_reading: bool,
-    ) -> Result<Sent, ControllerError> {
+    fn write(&self, line: Vec<u8>, waiter: Option<Waiter>, ends_reading: bool) -> Written<StdCall> {
         let mut writer = lock(&self.writer);
         if writer.is_none() {
             return Err(closed());
@@ -484,6 +431,9 @@ impl Writer for Inner {
             Some(stopped) => Err(ControllerError::Stopped(stopped)),
             None => Err(ControllerError::WriteFailed(error)),
         }
+    }
+    fn close_input(&self) {
+        *lock(&self.writer) = None;
     }
 }
 
@@ -547,29 +497,27 @@ impl Inner {
 
     /// Kills a spawned engine that still runs.
     fn kill(&self) {
-        if let Some(child) = lock(&self.child).as_mut() {
-            if let Ok(None) = child.try_wait() {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
-        }
+        kill(&self.child);
     }
 
     /// The exit status of a spawned engine, if it exits before `deadline`.
     fn exit_status(&self, deadline: Instant) -> Option<ExitStatus> {
         loop {
-            match lock(&self.child).as_mut()?.try_wait() {
-                Ok(Some(status)) => return Some(status),
-                Ok(None) => {}
-                Err(_) => return None,
+            if let Some(status) = poll_exit(&self.child) {
+                return status;
             }
             if Instant::now() >= deadline {
                 return None;
             }
-            thread::sleep(Duration::from_millis(5));
+            thread::sleep(POLL);
         }
     }
 }
+
+process!(std::process, |child| {
+    let _ = child.kill();
+    let _ = child.wait();
+});
 
 /// Reads `stderr` to its end through `tail`; returns the tail.
 fn keep_tail(mut stderr: impl Read, inner: &Inner) -> String {
@@ -718,16 +666,15 @@ impl TurnHandle {
         self.run(Some(decide))
     }
 
-    fn run(
-        mut self,
-        mut decide: Option<impl FnMut(&Approval) -> Decision>,
-    ) -> Result<Turn, ControllerError> {
+    fn run<D>(mut self, mut decide: Option<D>) -> Result<Turn, ControllerError>
+    where
+        D: FnMut(&Approval) -> Decision,
+    {
         self.log.start_wait(decide.is_some());
-        loop {
+        self.answer_questions(&mut decide)?;
+        while self.next_event()?.is_some() {
             self.answer_questions(&mut decide)?;
-            if self.next_event()?.is_none() {
-                return Ok(self.log.into_turn());
-            }
         }
+        Ok(self.log.into_turn())
     }
 }

@@ -293,11 +293,11 @@ impl<'a> EventWriter<'a> {
     }
 }
 
-/// A poisoned lock still holds sound data here: no user code runs while one
-/// of the loop's locks is held.
 /// Tells the loop a turn waits for an answer (in-order mode).
 pub(crate) type Parked<'o> = Arc<dyn Fn() + Send + Sync + 'o>;
 
+/// A poisoned lock still holds sound data here: no user code runs while one
+/// of the loop's locks is held.
 pub(crate) fn lock<T: ?Sized>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

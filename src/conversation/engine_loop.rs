@@ -7,6 +7,7 @@ use super::engine::{
     lock, Compacted, Control, Engine, EventWriter, Inbox, Lent, Parked, Prediction, Queued,
     RunningCompaction, RunningTurn, WorkError,
 };
+use super::shared::{loop_settings, Settings};
 use crate::v2::{
     AppliedSteerKind, Command, CommandReader, Content, Event, JobRecord, JobStopOutcome,
     PredictionOutcome, ReadError, SteerKind,
@@ -87,40 +88,17 @@ pub const GOAL_AUTO_CONTINUE_MAX_TURNS: i32 = 20;
 #[derive(Debug)]
 pub struct EngineLoop<E> {
     engine: E,
-    in_order: bool,
-    max_line_len: Option<usize>,
+    settings: Settings,
 }
 
 impl<E: Engine> EngineLoop<E> {
     /// The loop around `engine`, reading commands as they come.
     pub fn new(engine: E) -> EngineLoop<E> {
-        EngineLoop {
-            engine,
-            in_order: false,
-            max_line_len: None,
-        }
+        let settings = Settings::default();
+        EngineLoop { engine, settings }
     }
 
-    /// Reads the next command only once the running turn has run as far
-    /// as it can (to its end, or to a question it waits on): what the loop
-    /// writes then depends on its input alone, never on timing. For tests,
-    /// scripted engines (the mock engine) and canned turns; an engine
-    /// around a model leaves it off, so that `cancel`, steers and refused
-    /// lines are read while a turn streams.
-    #[must_use]
-    pub fn in_order(mut self) -> EngineLoop<E> {
-        self.in_order = true;
-        self
-    }
-
-    /// Refuses command lines longer than `max` bytes (a `command_error`, and
-    /// reading stops, as for a line that is not JSON); the default is the
-    /// reader's, 64 MiB, as upstream's.
-    #[must_use]
-    pub fn max_line_len(mut self, max: usize) -> EngineLoop<E> {
-        self.max_line_len = Some(max);
-        self
-    }
+    loop_settings!(EngineLoop);
 
     /// Serves the commands of `input`, writing events to `output`, until
     /// the end of input (or a line after which an engine reads no more) and
@@ -137,26 +115,21 @@ impl<E: Engine> EngineLoop<E> {
         output: impl Write + Send + 'o,
     ) -> io::Result<Option<ReadError>> {
         let out = EventWriter::new(output);
-        let reader = match self.max_line_len {
-            Some(max) => CommandReader::with_max_line_len(input, max),
-            None => CommandReader::new(input),
-        };
+        let reader = CommandReader::with_max_line_len(input, self.settings.max_line_len);
         std::thread::scope(|scope| {
             let (steps, rx) = mpsc::channel();
-            let parked = self.in_order.then(|| {
-                let steps = steps.clone();
-                Arc::new(move || {
-                    let _ = steps.send(Step::Parked);
-                }) as Parked<'_>
+            let park = steps.clone();
+            let parked = self.settings.parked(move || {
+                let _ = park.send(Step::Parked);
             });
             let driver = ThreadDriver {
                 engine: &self.engine,
                 scope,
                 steps: steps.clone(),
-                in_order: self.in_order,
+                in_order: self.settings.in_order,
             };
             let mut pump = Pump::new(driver, out.clone(), parked);
-            let stopped = if self.in_order {
+            let stopped = if self.settings.in_order {
                 let stopped = read(reader, &out, |command| {
                     pump.step(Step::Wire(command));
                     while pump.busy() {

@@ -1,12 +1,28 @@
-//! What the blocking and the tokio controller share to the letter, the
-//! methods that never wait, written once: each form expands these macros
-//! in its own `impl`, and implements [`Writer`] with how it writes a line,
-//! so a fix cannot land in one form only.
+//! What the blocking and the tokio forms share to the letter, written
+//! once: the controllers' methods that never wait, expanded in each form's
+//! `impl`, with [`Writer`] (how a line is written) and [`Process`] (how an
+//! engine's process is spawned, polled and killed) implemented by each; the
+//! engine loops' settings. A fix cannot land in one form only.
 
-use super::control::{line_of, Clock};
+use super::control::{line_of, lock, Clock};
 use super::controller_error::ControllerError;
+use super::engine::Parked;
 use super::reply::CommandLine;
 use crate::v2::Command;
+use std::io;
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How often a controller asks whether an engine that closed its stdout
+/// has exited: neither form has a wait with a deadline on a child.
+pub(super) const POLL: Duration = Duration::from_millis(5);
+
+/// A call waits on a line's answer: for a turn, or not; on which clock.
+pub(super) type Waiter = (bool, Clock);
+
+/// A command line written, and the call waiting on it, if one does.
+pub(super) type Written<C> = Result<(CommandLine, Option<C>), ControllerError>;
 
 /// How a controller's engine side writes a line; sending a command is
 /// written once on it.
@@ -20,18 +36,124 @@ pub(super) trait Writer {
     fn write(
         &self,
         line: Vec<u8>,
-        waiter: Option<(bool, Clock)>,
+        waiter: Option<Waiter>,
         ends_reading: bool,
-    ) -> Result<(CommandLine, Option<Self::Call>), ControllerError>;
+    ) -> Written<Self::Call>;
 
     /// Encodes and writes `command`, refusing first what serve declines or
     /// cannot read.
-    fn send(
-        &self,
-        command: &Command,
-        waiter: Option<(bool, Clock)>,
-    ) -> Result<(CommandLine, Option<Self::Call>), ControllerError> {
+    fn send(&self, command: &Command, waiter: Option<Waiter>) -> Written<Self::Call> {
         self.write(line_of(command)?.into_bytes(), waiter, false)
+    }
+
+    /// Closes the engine's stdin, once the lines queued are written.
+    fn close_input(&self);
+}
+
+/// A spawned engine's process, std's or tokio's.
+pub(super) trait Process: Sized {
+    /// How it is started.
+    type Command;
+    /// Its stdin, stdout and stderr.
+    type Pipes;
+
+    /// Spawns `command` with its stdin, stdout and stderr piped.
+    fn spawn_piped(command: &mut Self::Command) -> io::Result<Self>;
+
+    /// Takes its three pipes, once.
+    fn take_pipes(&mut self) -> Option<Self::Pipes>;
+
+    /// Its exit status, if it has exited.
+    fn try_wait(&mut self) -> io::Result<Option<ExitStatus>>;
+
+    /// Kills it (the blocking form also reaps it; tokio reaps on its own).
+    fn kill_now(&mut self);
+}
+
+/// [`Deliver`](super::control::Deliver) and [`Inbox`](super::control::Inbox)
+/// for the ends of std's or tokio's channel: alike to the letter, but for
+/// the types' names.
+macro_rules! channel {
+    ($sender:ident, $receiver:ident, $empty_or_closed:ident) => {
+        impl Deliver for $sender<Answer> {
+            fn deliver(&self, answer: Answer) -> bool {
+                self.send(answer).is_ok()
+            }
+        }
+
+        impl Inbox for $receiver<Answer> {
+            fn try_take(&mut self) -> Result<Answer, bool> {
+                self.try_recv()
+                    .map_err(|e| matches!(e, $empty_or_closed::Disconnected))
+            }
+        }
+    };
+}
+pub(super) use channel;
+
+/// [`Process`] for the `Child` of `std::process` or `tokio::process`: the
+/// two differ only in how a child is killed, `$kill` on `$child`.
+macro_rules! process {
+    ($($module:ident)::+, |$child:ident| $kill:block) => {
+        impl Process for $($module)::+::Child {
+            type Command = $($module)::+::Command;
+            type Pipes = (
+                $($module)::+::ChildStdin,
+                $($module)::+::ChildStdout,
+                $($module)::+::ChildStderr,
+            );
+
+            fn spawn_piped(command: &mut Self::Command) -> std::io::Result<Self> {
+                let piped = command.stdin(Stdio::piped()).stdout(Stdio::piped());
+                piped.stderr(Stdio::piped()).spawn()
+            }
+
+            fn take_pipes(&mut self) -> Option<Self::Pipes> {
+                Some((self.stdin.take()?, self.stdout.take()?, self.stderr.take()?))
+            }
+
+            fn try_wait(&mut self) -> std::io::Result<Option<ExitStatus>> {
+                $($module)::+::Child::try_wait(self)
+            }
+
+            fn kill_now(&mut self) {
+                let $child = self;
+                $kill
+            }
+        }
+    };
+}
+pub(super) use process;
+
+/// Spawns the engine with its pipes, or kills it if they are missing.
+pub(super) fn spawn_piped<P: Process>(command: &mut P::Command) -> io::Result<(P, P::Pipes)> {
+    let mut child = P::spawn_piped(command)?;
+    match child.take_pipes() {
+        Some(pipes) => Ok((child, pipes)),
+        None => {
+            child.kill_now();
+            Err(io::Error::other("the engine's pipes were not set up"))
+        }
+    }
+}
+
+/// Whether the engine has exited: `None` while it runs, its status once it
+/// has, `Some(None)` when there is no process to ask (an attached engine)
+/// or asking failed.
+pub(super) fn poll_exit<P: Process>(child: &Mutex<Option<P>>) -> Option<Option<ExitStatus>> {
+    match lock(child).as_mut().map(P::try_wait) {
+        Some(Ok(None)) => None,
+        Some(Ok(status)) => Some(status),
+        None | Some(Err(_)) => Some(None),
+    }
+}
+
+/// Kills a spawned engine that still runs.
+pub(super) fn kill<P: Process>(child: &Mutex<Option<P>>) {
+    if let Some(child) = lock(child).as_mut() {
+        if let Ok(None) = child.try_wait() {
+            child.kill_now();
+        }
     }
 }
 
@@ -130,6 +252,30 @@ macro_rules! controller_methods {
             call.map(Ok).ok_or_else(closed)
         }
 
+        /// Closes the engine's stdin for `close`: the limit the engine has
+        /// to exit in.
+        fn closing(&mut self) -> Duration {
+            self.closed = true;
+            self.inner.close_input();
+            self.limits.close
+        }
+
+        /// `close` waited `limit` in vain: a spawned engine is killed.
+        fn gave_up(&self, limit: Duration) -> ControllerError {
+            self.inner.kill();
+            ControllerError::exit_timeout(limit)
+        }
+
+        /// Closes the engine's stdin for `drop`: the engine to reap, and
+        /// within what, unless `close` waited already or it is attached.
+        fn dropping(&mut self) -> Option<(Arc<Inner>, Duration)> {
+            self.inner.close_input();
+            if self.closed || lock(&self.inner.child).is_none() {
+                return None;
+            }
+            Some((Arc::clone(&self.inner), self.limits.close))
+        }
+
         /// A request id no other call of this controller uses.
         fn mint(&self) -> String {
             format!(
@@ -224,3 +370,88 @@ macro_rules! controller_debug {
     };
 }
 pub(super) use controller_debug;
+
+/// How an engine loop reads, set by its builder methods
+/// ([`loop_settings!`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Settings {
+    /// Read the next command only once the running turn is parked.
+    pub(super) in_order: bool,
+    /// The longest command line read.
+    pub(super) max_line_len: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            in_order: false,
+            max_line_len: crate::v2::DEFAULT_MAX_LINE_LEN,
+        }
+    }
+}
+
+impl Settings {
+    /// What a turn calls when it has run as far as it can, in order: `park`
+    /// tells the loop.
+    pub(super) fn parked<'o>(&self, park: impl Fn() + Send + Sync + 'o) -> Option<Parked<'o>> {
+        self.in_order.then(|| Arc::new(park) as Parked<'o>)
+    }
+}
+
+/// An engine loop's builder methods; `$loop` is its type.
+macro_rules! loop_settings {
+    ($loop:ident) => {
+        /// Reads the next command only once the running turn has run as far
+        /// as it can (to its end, or to a question it waits on): what the
+        /// loop writes then depends on its input alone, never on timing. For
+        /// tests, scripted engines (the mock engine) and canned turns; an
+        /// engine around a model leaves it off, so that `cancel`, steers and
+        /// refused lines are read while a turn streams.
+        #[must_use]
+        pub fn in_order(mut self) -> $loop<E> {
+            self.settings.in_order = true;
+            self
+        }
+
+        /// Refuses command lines longer than `max` bytes (a
+        /// `command_error`, and reading stops, as for a line that is not
+        /// JSON); the default is the reader's, 64 MiB, as upstream's.
+        #[must_use]
+        pub fn max_line_len(mut self, max: usize) -> $loop<E> {
+            self.settings.max_line_len = max;
+            self
+        }
+    };
+}
+pub(super) use loop_settings;
+
+/// What both forms name, imported once by each (`use super::shared::names::*`):
+/// the state machine's pieces, the replies and the macros above.
+pub(super) mod names {
+    pub(in crate::conversation) use crate::conversation::control::{
+        blanks, closed, compacted, goal_held, is_goal, is_prompt, job_stopped, jobs, lock,
+        predicted, raw_line, refusal_of, refused, reply_of, steered, unanswered_kind, Answer, Call,
+        Clock, Deliver, End, Inbox, LineTee, State, StderrTail, Step, TurnLog, GRACE,
+    };
+    pub(in crate::conversation) use crate::conversation::controller_error::{
+        ControllerError, Stopped,
+    };
+    pub(in crate::conversation) use crate::conversation::engine::Decision;
+    pub(in crate::conversation) use crate::conversation::model::Owed;
+    pub(in crate::conversation) use crate::conversation::reply::{
+        Approval, CommandLine, Compaction, Limits, Notice, Options, Reply, Steered, Turn,
+    };
+    pub(in crate::conversation) use crate::conversation::shared::{
+        channel, controller_debug, controller_methods, kill, poll_exit, process, spawn_piped,
+        turn_methods, Process, Waiter, Writer, Written, POLL,
+    };
+    pub(in crate::conversation) use crate::v2::{
+        Command, CommandErrorCause, Content, Event, JobRecord, JobStopOutcome, PredictionOutcome,
+        SteerKind,
+    };
+    pub(in crate::conversation) use std::fmt;
+    pub(in crate::conversation) use std::process::{ExitStatus, Stdio};
+    pub(in crate::conversation) use std::sync::atomic::AtomicU64;
+    pub(in crate::conversation) use std::sync::{Arc, Mutex};
+    pub(in crate::conversation) use std::time::Duration;
+}

@@ -5,46 +5,17 @@
 //! model, so the model sees them in wire order and a call dropped halfway
 //! (by `tokio::time::timeout`, say) never leaves half a line on the wire.
 
-use super::control::{
-    blanks, closed, compacted, goal_held, is_goal, is_prompt, job_stopped, jobs, lock, predicted,
-    raw_line, refusal_of, refused, reply_of, steered, unanswered_kind, Answer, Call, Clock,
-    Deliver, End, Inbox, LineTee, State, StderrTail, Step, TurnLog, GRACE,
-};
-use super::controller_error::{ControllerError, Stopped};
-use super::engine::Decision;
-use super::model::Owed;
-use super::reply::{
-    Approval, CommandLine, Compaction, Limits, Notice, Options, Reply, Steered, Turn,
-};
-use super::shared::{controller_debug, controller_methods, turn_methods, Writer};
+use super::shared::names::*;
 use crate::v2::event::EventLine;
-use crate::v2::{
-    Command, CommandErrorCause, Content, Event, EventReadError, JobRecord, JobStopOutcome,
-    PredictionOutcome, SteerKind, DEFAULT_MAX_LINE_LEN,
-};
+use crate::v2::{EventReadError, DEFAULT_MAX_LINE_LEN};
 use crate::wire::framing::Framer;
-use std::fmt;
 use std::io;
-use std::process::{ExitStatus, Stdio};
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::process::Child;
 use tokio::sync::mpsc::{self, error::TryRecvError, UnboundedReceiver, UnboundedSender};
 use tokio::sync::Notify;
 
-impl Inbox for UnboundedReceiver<Answer> {
-    fn try_take(&mut self) -> Result<Answer, bool> {
-        self.try_recv()
-            .map_err(|e| matches!(e, TryRecvError::Disconnected))
-    }
-}
-
-impl Deliver for UnboundedSender<Answer> {
-    fn deliver(&self, answer: Answer) -> bool {
-        self.send(answer).is_ok()
-    }
-}
+channel!(UnboundedSender, UnboundedReceiver, TryRecvError);
 
 /// [`Controller`](super::Controller) on tokio: the same calls, awaited,
 /// the same [`Limits`], [`Turn`], [`Reply`], notices and
@@ -84,7 +55,7 @@ struct Inner {
     state: Mutex<State<UnboundedSender<Answer>>>,
     /// Woken when a notice arrives or the engine stops.
     changed: Notify,
-    child: Mutex<Option<tokio::process::Child>>,
+    child: Mutex<Option<Child>>,
     /// The task keeping the end of a spawned engine's stderr.
     stderr: Mutex<Option<tokio::task::JoinHandle<String>>>,
     minted: AtomicU64,
@@ -125,17 +96,7 @@ impl TokioController {
         options: Options,
     ) -> io::Result<TokioController> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| no_runtime())?;
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()?;
-        let (Some(stdin), Some(stdout), Some(mut stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            let _ = child.start_kill();
-            return Err(io::Error::other("the engine's pipes were not set up"));
-        };
+        let (child, (stdin, stdout, mut stderr)) = spawn_piped::<Child>(command)?;
         let controller = TokioController::start(&runtime, stdin, stdout, Some(child), options);
         let inner = Arc::clone(&controller.inner);
         let tail = runtime.spawn(async move {
@@ -187,7 +148,7 @@ impl TokioController {
         runtime: &tokio::runtime::Handle,
         writer: impl AsyncWrite + Send + Unpin + 'static,
         reader: impl AsyncRead + Send + Unpin + 'static,
-        child: Option<tokio::process::Child>,
+        child: Option<Child>,
         options: Options,
     ) -> TokioController {
         let keep = options.recording.is_some();
@@ -367,16 +328,9 @@ impl TokioController {
     /// [`ControllerError::Timeout`] when it did not stop in time: a spawned
     /// engine is then killed.
     pub async fn close(mut self) -> Result<Option<ExitStatus>, ControllerError> {
-        self.closed = true;
-        *lock(&self.inner.lines) = None;
-        let limit = self.limits.close;
-        match tokio::time::timeout(limit, self.inner.exited()).await {
-            Ok(status) => Ok(status),
-            Err(_) => {
-                self.inner.kill();
-                Err(ControllerError::exit_timeout(limit))
-            }
-        }
+        let limit = self.closing();
+        let exited = tokio::time::timeout(limit, self.inner.exited()).await;
+        exited.map_err(|_| self.gave_up(limit))
     }
 }
 
@@ -386,12 +340,9 @@ impl Drop for TokioController {
     /// once when the runtime is gone). [`TokioController::close`] awaits it
     /// instead.
     fn drop(&mut self) {
-        *lock(&self.inner.lines) = None;
-        if self.closed || lock(&self.inner.child).is_none() {
+        let Some((inner, limit)) = self.dropping() else {
             return;
-        }
-        let inner = Arc::clone(&self.inner);
-        let limit = self.limits.close;
+        };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(async move {
@@ -407,8 +358,6 @@ impl Drop for TokioController {
 
 controller_debug!(TokioController);
 
-type Sent = (CommandLine, Option<TokioCall>);
-
 impl Writer for Inner {
     type Call = TokioCall;
 
@@ -417,9 +366,9 @@ impl Writer for Inner {
     fn write(
         &self,
         line: Vec<u8>,
-        waiter: Option<(bool, Clock)>,
+        waiter: Option<Waiter>,
         ends_reading: bool,
-    ) -> Result<Sent, ControllerError> {
+    ) -> Written<TokioCall> {
         let lines = lock(&self.lines);
         let Some(queue) = lines.as_ref() else {
             return Err(closed());
@@ -436,6 +385,10 @@ impl Writer for Inner {
             return Err(state.writable().err().unwrap_or_else(closed));
         }
         Ok((n, call))
+    }
+
+    fn close_input(&self) {
+        *lock(&self.lines) = None;
     }
 }
 
@@ -494,41 +447,36 @@ impl Inner {
         if !stopped.still_running {
             return stopped.status;
         }
+        self.exit().await
+    }
+
+    /// A spawned engine's exit status, once it exits (`None` at once for
+    /// an attached one).
+    async fn exit(&self) -> Option<ExitStatus> {
         loop {
-            let status = lock(&self.child).as_mut().and_then(|c| c.try_wait().ok());
-            match status {
-                Some(Some(status)) => return Some(status),
-                Some(None) => tokio::time::sleep(Duration::from_millis(5)).await,
-                None => return None,
+            match poll_exit(&self.child) {
+                Some(status) => return status,
+                None => tokio::time::sleep(POLL).await,
             }
         }
     }
 
     /// Kills a spawned engine that still runs.
     fn kill(&self) {
-        if let Some(child) = lock(&self.child).as_mut() {
-            if let Ok(None) = child.try_wait() {
-                let _ = child.start_kill();
-            }
-        }
+        kill(&self.child);
     }
 
     /// The exit status of a spawned engine, if it exits within [`GRACE`].
     async fn exit_status(&self) -> Option<ExitStatus> {
-        let deadline = tokio::time::Instant::now() + GRACE;
-        loop {
-            match lock(&self.child).as_mut()?.try_wait() {
-                Ok(Some(status)) => return Some(status),
-                Ok(None) => {}
-                Err(_) => return None,
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return None;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        tokio::time::timeout(GRACE, self.exit())
+            .await
+            .unwrap_or(None)
     }
 }
+
+process!(tokio::process, |child| {
+    let _ = child.start_kill();
+});
 
 /// The writer task: each queued line, whole, in order. A failed write
 /// ends it; the calls waiting on lines not written fail.
@@ -683,16 +631,15 @@ impl TokioTurn {
         self.run(Some(decide)).await
     }
 
-    async fn run(
-        mut self,
-        mut decide: Option<impl FnMut(&Approval) -> Decision>,
-    ) -> Result<Turn, ControllerError> {
+    async fn run<D>(mut self, mut decide: Option<D>) -> Result<Turn, ControllerError>
+    where
+        D: FnMut(&Approval) -> Decision,
+    {
         self.log.start_wait(decide.is_some());
-        loop {
+        self.answer_questions(&mut decide)?;
+        while self.next_event().await?.is_some() {
             self.answer_questions(&mut decide)?;
-            if self.next_event().await?.is_none() {
-                return Ok(self.log.into_turn());
-            }
         }
+        Ok(self.log.into_turn())
     }
 }

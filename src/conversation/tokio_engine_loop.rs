@@ -5,9 +5,10 @@
 //! [`EngineLoop`]: crate::v2::serve::EngineLoop
 
 use super::engine::{
-    Compacted, EventWriter, Parked, Prediction, RunningCompaction, RunningTurn, WorkError,
+    Compacted, EventWriter, Prediction, RunningCompaction, RunningTurn, WorkError,
 };
 use super::engine_loop::{classify, end_compaction, end_turn, Driver, Flow, JobStop, Pump, Step};
+use super::shared::{loop_settings, Settings};
 use crate::v2::{CommandCodec, Content, JobRecord, JobStopOutcome, PredictionOutcome, ReadError};
 use bytes::BytesMut;
 use std::any::Any;
@@ -110,33 +111,18 @@ pub trait TokioEngine: Send + Sync + 'static {
 #[derive(Debug)]
 pub struct TokioEngineLoop<E> {
     engine: Arc<E>,
-    in_order: bool,
-    max_line_len: Option<usize>,
+    settings: Settings,
 }
 
 impl<E: TokioEngine> TokioEngineLoop<E> {
     /// The loop around `engine`, reading commands as they come.
     pub fn new(engine: E) -> TokioEngineLoop<E> {
-        TokioEngineLoop {
-            engine: Arc::new(engine),
-            in_order: false,
-            max_line_len: None,
-        }
+        let engine = Arc::new(engine);
+        let settings = Settings::default();
+        TokioEngineLoop { engine, settings }
     }
 
-    /// As [`EngineLoop::in_order`](crate::v2::serve::EngineLoop::in_order).
-    #[must_use]
-    pub fn in_order(mut self) -> TokioEngineLoop<E> {
-        self.in_order = true;
-        self
-    }
-
-    /// As [`EngineLoop::max_line_len`](crate::v2::serve::EngineLoop::max_line_len).
-    #[must_use]
-    pub fn max_line_len(mut self, max: usize) -> TokioEngineLoop<E> {
-        self.max_line_len = Some(max);
-        self
-    }
+    loop_settings!(TokioEngineLoop);
 
     /// Serves the commands of `input`, writing events to `output`, as
     /// [`EngineLoop::serve`](crate::v2::serve::EngineLoop::serve) does.
@@ -203,11 +189,9 @@ impl<E: TokioEngine> TokioEngineLoop<E> {
         out: EventWriter<'static>,
     ) -> Option<ReadError> {
         let (steps, mut rx) = mpsc::unbounded_channel();
-        let parked = self.in_order.then(|| {
-            let steps = steps.clone();
-            Arc::new(move || {
-                let _ = steps.send(Step::Parked);
-            }) as Parked<'static>
+        let park = steps.clone();
+        let parked = self.settings.parked(move || {
+            let _ = park.send(Step::Parked);
         });
         let driver = TokioDriver {
             engine: Arc::clone(&self.engine),
@@ -215,10 +199,7 @@ impl<E: TokioEngine> TokioEngineLoop<E> {
             helpers: Vec::new(),
         };
         let mut pump = Pump::new(driver, out.clone(), parked);
-        let codec = match self.max_line_len {
-            Some(max) => CommandCodec::with_max_line_len(max),
-            None => CommandCodec::new(),
-        };
+        let codec = CommandCodec::with_max_line_len(self.settings.max_line_len);
         let mut commands = Commands {
             input,
             codec,
@@ -226,7 +207,7 @@ impl<E: TokioEngine> TokioEngineLoop<E> {
             out: out.clone(),
             eof: false,
         };
-        let stopped = if self.in_order {
+        let stopped = if self.settings.in_order {
             let stopped = loop {
                 match commands.next().await {
                     Flow::Command(command) => {
