@@ -77,6 +77,23 @@ macro_rules! face {
         #[cfg(feature = "tokio")]
         pub type CommandCodec = crate::wire::codec::CommandCodec<Command>;
 
+        impl ::serde::Serialize for Command {
+            /// Writes the wire object; with `serde_json`, exactly
+            /// [`Command::to_line`]'s bytes without the LF.
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use ::serde::ser::SerializeMap;
+                let mut len = 0;
+                let Ok(()) = self.entries(|_, _| -> Result<(), std::convert::Infallible> {
+                    len += 1;
+                    Ok(())
+                });
+                let mut map = serializer.serialize_map(Some(len))?;
+                // Each value as its revision's `Val` serializes it.
+                self.entries(|key, val| map.serialize_entry(key, &val))?;
+                map.end()
+            }
+        }
+
         impl<'de> ::serde::Deserialize<'de> for Command {
             /// Decodes by the same rules as [`Command::from_json`]. A JSON value that is
             /// not a command fails with a custom error whose message is the wire
@@ -117,13 +134,15 @@ pub(crate) use face;
 
 /// `Command::from_slice` and `FromStr`, expanded in a revision's
 /// `decode.rs` (where `Command` and `LineError` are in scope): the shared
-/// line scanner, then the revision's `rules` module (its `Fields`,
-/// `decide` and `not_an_object`); the shared prose here, the revision's
-/// note and examples passed in.
+/// line scanner, then the revision's `rules` module (its `Fields` and
+/// `not_an_object`), and `decide`, which applies its arms to the fields
+/// and gives a `Result<Command, LineError>`; the shared prose here, the
+/// revision's note and examples passed in.
 macro_rules! decode_methods {
     (
         revision: $rev:literal,
         rules: $rules:ident,
+        decide: $decide:expr,
         note: { $(#[$note:meta])* },
         from_slice: { $(#[$from_slice:meta])* },
         from_str: { $(#[$from_str:meta])* } $(,)?
@@ -146,8 +165,7 @@ macro_rules! decode_methods {
                 // Filled in place: the fields are never moved until `decide` takes them.
                 let mut fields = $rules::Fields::new();
                 if crate::wire::scan::scan(line, &mut fields)? {
-                    let decided: Result<Command, ParseError> = $rules::decide(&mut fields);
-                    Ok(decided?)
+                    $decide(&mut fields)
                 } else {
                     Err($rules::not_an_object().into())
                 }

@@ -1,11 +1,14 @@
 //! `Command::from_slice`: the shared line scanner, then the rules.
 
 use crate::v1::rules;
-use crate::v1::{Command, LineError, ParseError};
+use crate::v1::{Command, LineError};
 
 crate::revision::decode_methods! {
     revision: "v1",
     rules: rules,
+    // Generic in its error: the command is built straight into the
+    // line's result (see its note).
+    decide: rules::decide,
     note: {
         /// The line must be JSON as the reference's parser sees it (else
         /// [`LineError::Syntax`]) and a command (else [`LineError::Parse`]).

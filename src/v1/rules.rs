@@ -68,7 +68,7 @@ impl Key {
     ];
 
     /// Their names, in the same order.
-    const NAMES: KeyTable = KeyTable::new(&[
+    pub(crate) const NAME_LIST: [&'static str; 8] = [
         "command",
         "text",
         "submission_id",
@@ -77,7 +77,10 @@ impl Key {
         "auto",
         "id",
         "allow",
-    ]);
+    ];
+
+    /// [`Key::NAME_LIST`], each found by one lookup.
+    const NAMES: KeyTable = KeyTable::new(&Key::NAME_LIST);
 
     #[inline]
     pub fn from_bytes(key: &[u8]) -> Option<Key> {

@@ -21,6 +21,7 @@
 
 use crate::error::LineError;
 use crate::v1::encode::Val;
+use crate::v1::rules::Key;
 use crate::v1::{Command, SteerKind};
 use proptest::collection::vec;
 use proptest::option;
@@ -28,6 +29,8 @@ use proptest::prelude::*;
 use proptest::sample::{select, Index};
 use proptest::string::string_regex;
 use std::convert::Infallible;
+use std::fmt;
+use std::ops::Range;
 
 /// Any command, its strings drawn to stress an encoder: empty, quotes,
 /// backslashes, control characters (NUL, LF, CR, tab, U+001F, DEL),
@@ -82,25 +85,38 @@ pub fn line() -> impl Strategy<Value = (String, Result<Command, String>)> {
         }),
         1 => vec((key(), field_value()), 0..6),
     ];
+    bent_lines(object, 0..4, not_an_object(), Command::from_slice)
+}
+
+/// A revision's near-miss lines: each `object` bent by a number of
+/// mutations in `bends`, now and then (1 in 13) an `other` value that is
+/// not an object, written in a drawn [`Style`], and paired with the
+/// outcome `decode` gives the line.
+pub(crate) fn bent_lines<C: fmt::Debug, E: fmt::Display>(
+    object: impl Strategy<Value = Vec<(String, J)>>,
+    bends: Range<usize>,
+    other: impl Strategy<Value = J>,
+    decode: fn(&[u8]) -> Result<C, LineError<E>>,
+) -> impl Strategy<Value = (String, Result<C, String>)> {
     let top = prop_oneof![
-        12 => (object, vec(mutation(), 0..4)).prop_map(|(mut entries, mutations)| {
+        12 => (object, vec(mutation(), bends)).prop_map(|(mut entries, mutations)| {
             for m in mutations {
                 m.apply(&mut entries);
             }
             Top::Object(entries)
         }),
-        1 => not_an_object().prop_map(Top::Other),
+        1 => other.prop_map(Top::Other),
     ];
-    (top, style()).prop_map(|(top, style)| {
+    (top, style()).prop_map(move |(top, style)| {
         let line = style.render(&top);
-        let outcome = outcome(&line);
+        let outcome = outcome(decode(line.as_bytes()));
         (line, outcome)
     })
 }
 
 /// What an engine answers: the command, or its `command_error` message.
-fn outcome(line: &str) -> Result<Command, String> {
-    match Command::from_slice(line.as_bytes()) {
+fn outcome<C, E: fmt::Display>(decoded: Result<C, LineError<E>>) -> Result<C, String> {
+    match decoded {
         Ok(cmd) => Ok(cmd),
         Err(e @ LineError::Parse(_)) => Err(e.to_string()),
         // Never reached (lines are JSON), but if it were, this is the
@@ -186,16 +202,8 @@ pub(crate) fn name() -> impl Strategy<Value = String> {
     ]
 }
 
-const KEYS: &[&str] = &[
-    "command",
-    "text",
-    "submission_id",
-    "kind",
-    "action",
-    "auto",
-    "id",
-    "allow",
-];
+/// The protocol's keys, as the rules name them.
+const KEYS: &[&str] = &Key::NAME_LIST;
 
 /// Keys that resemble the protocol's, and must be ignored.
 const NEAR_KEYS: &[&str] = &[

@@ -1,11 +1,12 @@
 //! `Command::from_slice`: the shared line scanner, then the rules.
 
 use crate::v2::rules;
-use crate::v2::{Command, LineError, ParseError};
+use crate::v2::{Command, LineError};
 
 crate::revision::decode_methods! {
     revision: "v2",
     rules: rules,
+    decide: |fields| Ok(rules::decide(fields)?),
     note: {
         /// Never builds a `serde_json::Value`; allocates only what the
         /// command owns (and a list of the parts while they are checked).

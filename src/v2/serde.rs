@@ -13,26 +13,18 @@ use serde::de::{
 };
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use std::borrow::Cow;
-use std::convert::Infallible;
 use std::fmt;
 
-impl Serialize for Command {
-    /// Writes the wire object; with `serde_json`, exactly
-    /// [`Command::to_line`]'s bytes without the LF.
+/// One value of the line (`Command`'s `Serialize`, in `revision.rs`, writes
+/// the entries).
+impl Serialize for Val<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut len = 0;
-        let Ok(()) = self.entries(|_, _| -> Result<(), Infallible> {
-            len += 1;
-            Ok(())
-        });
-        let mut map = serializer.serialize_map(Some(len))?;
-        self.entries(|key, val| match val {
-            Val::Str(s) => map.serialize_entry(key, s),
-            Val::Bool(b) => map.serialize_entry(key, &b),
-            Val::Int(n) => map.serialize_entry(key, &n),
-            Val::Content(c) => map.serialize_entry(key, c),
-        })?;
-        map.end()
+        match *self {
+            Val::Str(s) => serializer.serialize_str(s),
+            Val::Bool(b) => serializer.serialize_bool(b),
+            Val::Int(n) => serializer.serialize_i32(n),
+            Val::Content(c) => c.serialize(serializer),
+        }
     }
 }
 

@@ -37,9 +37,8 @@
 // The events' strategies live beside the events (`src/v2/event/`).
 pub use crate::v2::event::strategy::{event, event_line, job_record};
 
-use crate::error::LineError;
 use crate::v1::strategy::{
-    field_value, key as v1_key, mutation, name as v1_name, style, wire_string, Top, J,
+    bent_lines, field_value, key as v1_key, name as v1_name, wire_string, J,
 };
 use crate::v1::SteerKind;
 use crate::v2::encode::Val;
@@ -205,31 +204,7 @@ pub fn line() -> impl Strategy<Value = (String, Result<Command, String>)> {
         }),
         1 => vec((key(), value()), 0..6),
     ];
-    let top = prop_oneof![
-        12 => (object, vec(mutation(), 0..3)).prop_map(|(mut entries, mutations)| {
-            for m in mutations {
-                m.apply(&mut entries);
-            }
-            Top::Object(entries)
-        }),
-        1 => field_value().prop_map(Top::Other),
-    ];
-    (top, style()).prop_map(|(top, style)| {
-        let line = style.render(&top);
-        let outcome = outcome(&line);
-        (line, outcome)
-    })
-}
-
-/// What an engine answers: the command, or its `command_error` message.
-fn outcome(line: &str) -> Result<Command, String> {
-    match Command::from_slice(line.as_bytes()) {
-        Ok(cmd) => Ok(cmd),
-        Err(e @ LineError::Parse(_)) => Err(e.to_string()),
-        // Never reached (lines are JSON), but if it were, this is the
-        // message the engine would send.
-        Err(LineError::Syntax(e)) => Err(format!("command stream: {e}")),
-    }
+    bent_lines(object, 0..3, field_value(), Command::from_slice)
 }
 
 const NAMES: &[&str] = &[
