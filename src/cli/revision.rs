@@ -46,43 +46,33 @@ pub trait Summarized: serve_command::generic::Revision {
     fn refusal_event_line(&self) -> Option<String>;
 }
 
-impl Summarized for serve_command::v1::Command {
-    fn refusal(&self) -> Option<&'static str> {
-        self.serve_refusal().map(v2::Refusal::as_str)
-    }
+/// [`Summarized`] for a revision's `Command`: the same to the letter in
+/// both, the revision's module `$rev` aside.
+macro_rules! summarized {
+    ($($rev:ident)::+) => {
+        impl Summarized for $($rev)::+::Command {
+            fn refusal(&self) -> Option<&'static str> {
+                self.serve_refusal().map(v2::Refusal::as_str)
+            }
 
-    fn refusal_event_line(&self) -> Option<String> {
-        self.serve_refusal_event_line()
-    }
+            fn refusal_event_line(&self) -> Option<String> {
+                self.serve_refusal_event_line()
+            }
 
-    fn label(&self) -> &'static str {
-        use serve_command::v1::Command;
-        match self {
-            Command::GoalSet { .. } => "goal set",
-            Command::GoalClear => "goal clear",
-            other => other.name(),
+            fn label(&self) -> &'static str {
+                use $($rev)::+::Command;
+                match self {
+                    Command::GoalSet { .. } => "goal set",
+                    Command::GoalClear => "goal clear",
+                    other => other.name(),
+                }
+            }
         }
-    }
+    };
 }
 
-impl Summarized for v2::Command {
-    fn refusal(&self) -> Option<&'static str> {
-        self.serve_refusal().map(v2::Refusal::as_str)
-    }
-
-    fn refusal_event_line(&self) -> Option<String> {
-        self.serve_refusal_event_line()
-    }
-
-    fn label(&self) -> &'static str {
-        use v2::Command;
-        match self {
-            Command::GoalSet { .. } => "goal set",
-            Command::GoalClear => "goal clear",
-            other => other.name(),
-        }
-    }
-}
+summarized!(serve_command::v1);
+summarized!(serve_command::v2);
 
 /// A command's canonical line without its LF, through the `Revision`
 /// trait: what `corpus` records as `ok`.

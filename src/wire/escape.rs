@@ -358,13 +358,7 @@ impl Sink for ShortBuf<'_> {
         if b.len() > SHORT - self.len {
             return Err(Overflow);
         }
-        let dst = &mut self.buf[self.len..self.len + b.len()];
-        if b.len() <= 16 {
-            copy_short(dst, b);
-        } else {
-            dst.copy_from_slice(b);
-        }
-        self.len += b.len();
+        append(self.buf, &mut self.len, b);
         Ok(())
     }
 
@@ -419,13 +413,7 @@ impl<W: io::Write> StackBuf<W> {
         if b.len() > CAP - self.len {
             return self.put_past_end(b);
         }
-        let dst = &mut self.buf[self.len..self.len + b.len()];
-        if b.len() <= 16 {
-            copy_short(dst, b);
-        } else {
-            dst.copy_from_slice(b);
-        }
-        self.len += b.len();
+        append(&mut self.buf, &mut self.len, b);
         Ok(())
     }
 
@@ -485,6 +473,19 @@ impl<W: io::Write> StackBuf<W> {
         }
         Ok(())
     }
+}
+
+/// Copies `b` into `buf` at `len`, which the caller saw it fits, and moves
+/// `len` past it.
+#[inline(always)]
+fn append(buf: &mut [u8], len: &mut usize, b: &[u8]) {
+    let dst = &mut buf[*len..*len + b.len()];
+    if b.len() <= 16 {
+        copy_short(dst, b);
+    } else {
+        dst.copy_from_slice(b);
+    }
+    *len += b.len();
 }
 
 /// `dst.copy_from_slice(src)` for at most 16 bytes, as two overlapping

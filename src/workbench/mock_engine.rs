@@ -1,6 +1,7 @@
 //! The mock engine: `serve-command mock-engine` in process (what it
 //! answers, and why, is on [`MockEngine`]).
 
+use super::session::line_error;
 use crate::conversation::{
     Compacted, Decision, Engine, EngineLoop, Question, RunningCompaction, RunningTurn, WorkError,
 };
@@ -188,35 +189,12 @@ impl MockEngine {
     }
 }
 
-/// A script [`MockEngine::with_script`] cannot read: which line, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScriptError {
-    line: usize,
-    reason: String,
-}
-
-impl ScriptError {
-    /// The script's line, counted from 1.
-    #[must_use]
-    pub fn line(&self) -> usize {
-        self.line
-    }
-
-    /// Why the line is not a turn, for a person: `unknown key "nope" (a
-    /// turn has ...)`.
-    #[must_use]
-    pub fn reason(&self) -> &str {
-        &self.reason
-    }
-}
-
-impl fmt::Display for ScriptError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "script line {}: {}", self.line, self.reason)
-    }
-}
-
-impl std::error::Error for ScriptError {}
+line_error!(
+    /// A script [`MockEngine::with_script`] cannot read: which line, and why.
+    ScriptError,
+    "script",
+    "Why the line is not a turn, for a person: `unknown key \"nope\" (a turn has ...)`."
+);
 
 /// Serves `input` to `out` with `script`'s turns, on the crate's serve
 /// loop: in order with no delay (so the same input gives the same bytes),

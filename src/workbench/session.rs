@@ -12,7 +12,7 @@ use base64::Engine as _;
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 use std::time::Duration;
 
 /// The command lines of one session, in the order they are sent, each with
@@ -138,34 +138,49 @@ impl Step {
     }
 }
 
-/// A session file that cannot be read: the line, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SessionError {
-    line: usize,
-    reason: String,
+/// A file the workbench reads, a line of which cannot be read: `$name`,
+/// its docs, what its `Display` calls the file (`$file line N: why`) and
+/// what `reason` says. Shared by the session and the mock engine's script.
+macro_rules! line_error {
+    ($(#[$doc:meta])* $name:ident, $file:literal, $reason:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        pub struct $name {
+            line: usize,
+            reason: String,
+        }
+
+        impl $name {
+            #[doc = concat!("The ", $file, "'s line, counted from 1.")]
+            #[must_use]
+            pub fn line(&self) -> usize {
+                self.line
+            }
+
+            #[doc = $reason]
+            #[must_use]
+            pub fn reason(&self) -> &str {
+                &self.reason
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, concat!($file, " line {}: {}"), self.line, self.reason)
+            }
+        }
+
+        impl std::error::Error for $name {}
+    };
 }
+pub(crate) use line_error;
 
-impl SessionError {
-    /// The file's line, from 1.
-    #[must_use]
-    pub fn line(&self) -> usize {
-        self.line
-    }
-
-    /// Why it is not a step.
-    #[must_use]
-    pub fn reason(&self) -> &str {
-        &self.reason
-    }
-}
-
-impl fmt::Display for SessionError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "session line {}: {}", self.line, self.reason)
-    }
-}
-
-impl std::error::Error for SessionError {}
+line_error!(
+    /// A session file that cannot be read: the line, and why.
+    SessionError,
+    "session",
+    "Why it is not a step."
+);
 
 const KEYS: &str =
     "a step has one of \"send\", \"line\", \"line_base64\", \"approval\" or \"close\", and \"after\"";
