@@ -7,7 +7,9 @@
 /// The names every revision's module exports for the shared machinery, each
 /// the generic type with the revision filled in, and the revision's
 /// `Revision` impl: written once here, so `v1` and `v2` are complete faces
-/// named alike.
+/// named alike. With them, the impls every revision's `Command` has alike:
+/// `Serialize` (over `Command::entries`, each revision's `Val` serializing
+/// itself), `Deserialize`, and `From<ParseError>` for its `LineError`.
 macro_rules! face {
     ($rev:literal) => {
         pub use crate::error::{SyntaxError, UnknownMessage};
