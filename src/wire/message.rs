@@ -146,3 +146,29 @@ pub(crate) mod sealed {
         }
     }
 }
+
+/// [`Message`] for a type whose own `from_slice` and `write_line` read and
+/// write its line: each revision's command (`face!`) and the event.
+macro_rules! message_by_line {
+    ($(#[$doc:meta])* $ty:ident, $parse:ty, $line:ty, $read:ty) => {
+        impl $crate::wire::message::sealed::Sealed for $ty {}
+
+        $(#[$doc])*
+        impl $crate::wire::message::Message for $ty {
+            type ParseError = $parse;
+            type LineError = $line;
+            type ReadError = $read;
+
+            #[inline]
+            fn decode_line(line: &[u8]) -> Result<$ty, $line> {
+                $ty::from_slice(line)
+            }
+
+            #[inline]
+            fn encode_line<W: std::io::Write>(&self, out: W) -> std::io::Result<()> {
+                self.write_line(out)
+            }
+        }
+    };
+}
+pub(crate) use message_by_line;

@@ -25,123 +25,129 @@ pub(super) struct ConversationCheck {
     judge: fn(&SessionVerdict) -> Outcome,
 }
 
+/// A check every engine must pass: its name, the rule in the protocol's
+/// words, its session (lines of the runner's format) and its judge.
+fn must(
+    name: &'static str,
+    rule: &'static str,
+    session: &'static str,
+    judge: fn(&SessionVerdict) -> Outcome,
+) -> ConversationCheck {
+    ConversationCheck {
+        name,
+        level: Level::Must,
+        rule,
+        session,
+        judge,
+    }
+}
+
 /// Every conversation check, in the order the report lists them.
 pub(super) fn checks() -> Vec<ConversationCheck> {
     vec![
-        ConversationCheck {
-            name: "turn-ends",
-            level: Level::Must,
-            rule: "a prompt's turn ends with exactly one terminal event (agent_finished, turn_failed or agent_aborted), and no event of that turn follows it",
-            session: r#"{"send":{"command":"prompt","content":"Say hello in five words"}}"#,
-            judge: promises_kept,
-        },
-        ConversationCheck {
-            name: "prompts-queue",
-            level: Level::Must,
-            rule: "prompts sent while a turn runs each get a turn of their own, one at a time, in the order sent, none lost",
-            session: concat!(
+        must(
+            "turn-ends",
+            "a prompt's turn ends with exactly one terminal event (agent_finished, turn_failed or agent_aborted), and no event of that turn follows it",
+            r#"{"send":{"command":"prompt","content":"Say hello in five words"}}"#,
+            promises_kept,
+        ),
+        must(
+            "prompts-queue",
+            "prompts sent while a turn runs each get a turn of their own, one at a time, in the order sent, none lost",
+            concat!(
                 r#"{"send":{"command":"prompt","content":"First: say one"}}"#, "\n",
                 r#"{"after":{"started":1},"send":{"command":"prompt","content":"Second: say two"}}"#, "\n",
                 r#"{"after":{"started":1},"send":{"command":"prompt","content":"Third: say three"}}"#, "\n",
             ),
-            judge: prompts_queue,
-        },
-        ConversationCheck {
-            name: "cancel",
-            level: Level::Must,
-            rule: "cancel during a turn ends it with agent_aborted, and the engine goes on answering (a terminal event that follows the cancel at once crossed it: not judged)",
-            session: concat!(
+            prompts_queue,
+        ),
+        must(
+            "cancel",
+            "cancel during a turn ends it with agent_aborted, and the engine goes on answering (a terminal event that follows the cancel at once crossed it: not judged)",
+            concat!(
                 r#"{"send":{"command":"prompt","content":"Count to twenty, slowly"}}"#, "\n",
                 r#"{"after":{"started":1},"send":{"command":"cancel"}}"#, "\n",
                 r#"{"after":{"ended":1},"send":{"command":"prompt","content":"Say done"}}"#, "\n",
             ),
-            judge: cancel,
-        },
-        ConversationCheck {
-            name: "cancel-question",
-            level: Level::Must,
-            rule: "cancel while a turn waits on its approval question ends that turn with agent_aborted (judged for engines that ask)",
-            session: concat!(
+            cancel,
+        ),
+        must(
+            "cancel-question",
+            "cancel while a turn waits on its approval question ends that turn with agent_aborted (judged for engines that ask)",
+            concat!(
                 r#"{"send":{"command":"prompt","content":"Run the tests"}}"#, "\n",
                 r#"{"after":{"asked":1},"send":{"command":"cancel"}}"#, "\n",
             ),
-            judge: cancel_question,
-        },
-        ConversationCheck {
-            name: "approval",
-            level: Level::Must,
-            rule: "an approval question is held until its approval command, and resolved (approval_resolved) after it (judged for engines that ask)",
-            session: concat!(
+            cancel_question,
+        ),
+        must(
+            "approval",
+            "an approval question is held until its approval command, and resolved (approval_resolved) after it (judged for engines that ask)",
+            concat!(
                 r#"{"send":{"command":"prompt","content":"Run the tests"}}"#, "\n",
                 r#"{"approval":{"asked":1,"allow":true}}"#, "\n",
             ),
-            judge: approval,
-        },
-        ConversationCheck {
-            name: "steer",
-            level: Level::Must,
-            rule: "a prompt steer sent during a turn is answered by its submission_id: steer_applied in the turn, or steer_dropped (then not judged: the turn ended first)",
-            session: concat!(
+            approval,
+        ),
+        must(
+            "steer",
+            "a prompt steer sent during a turn is answered by its submission_id: steer_applied in the turn, or steer_dropped (then not judged: the turn ended first)",
+            concat!(
                 r#"{"send":{"command":"prompt","content":"Write a haiku about rust"}}"#, "\n",
                 r#"{"after":{"started":1},"send":{"command":"steer","content":"make it about iron","submission_id":"check-steer-1"}}"#, "\n",
             ),
-            judge: steer,
-        },
-        ConversationCheck {
-            name: "command-steer",
-            level: Level::Must,
-            rule: "a command steer sent during a turn is answered (steer_applied, kind command) by its submission_id",
-            session: concat!(
+            steer,
+        ),
+        must(
+            "command-steer",
+            "a command steer sent during a turn is answered (steer_applied, kind command) by its submission_id",
+            concat!(
                 r#"{"send":{"command":"prompt","content":"Write a haiku"}}"#, "\n",
                 r#"{"after":{"started":1},"send":{"command":"steer","kind":"command","content":"/diff","submission_id":"check-steer-2"}}"#, "\n",
             ),
-            judge: promises_kept,
-        },
-        ConversationCheck {
-            name: "goal",
-            level: Level::Must,
-            rule: "every goal command, set or clear, idle or during a turn, is answered by goal_updated",
-            session: concat!(
+            promises_kept,
+        ),
+        must(
+            "goal",
+            "every goal command, set or clear, idle or during a turn, is answered by goal_updated",
+            concat!(
                 r#"{"send":{"command":"goal","action":"set","text":"the tests pass"}}"#, "\n",
                 r#"{"after":{"answered":1},"send":{"command":"prompt","content":"Fix the failing test"}}"#, "\n",
                 r#"{"after":{"started":2},"send":{"command":"goal","action":"clear"}}"#, "\n",
             ),
-            judge: promises_kept,
-        },
-        ConversationCheck {
-            name: "compact",
-            level: Level::Must,
-            rule: "compact sent during a turn is answered after that turn: compaction_started then compaction_finished or compaction_failed, or compaction_failed alone",
-            session: concat!(
+            promises_kept,
+        ),
+        must(
+            "compact",
+            "compact sent during a turn is answered after that turn: compaction_started then compaction_finished or compaction_failed, or compaction_failed alone",
+            concat!(
                 r#"{"send":{"command":"prompt","content":"Summarise the repository"}}"#, "\n",
                 r#"{"after":{"started":1},"send":{"command":"compact"}}"#, "\n",
             ),
-            judge: promises_kept,
-        },
-        ConversationCheck {
-            name: "requests",
-            level: Level::Must,
-            rule: "jobs_snapshot, job_stop and predict are answered with the request_id sent, during a turn too",
-            session: concat!(
+            promises_kept,
+        ),
+        must(
+            "requests",
+            "jobs_snapshot, job_stop and predict are answered with the request_id sent, during a turn too",
+            concat!(
                 r#"{"send":{"command":"prompt","content":"Explain the build"}}"#, "\n",
                 r#"{"after":{"started":1},"send":{"command":"jobs_snapshot","request_id":"check-jobs-1"}}"#, "\n",
                 r#"{"after":{"started":1},"send":{"command":"job_stop","request_id":"check-stop-1","generation":"g-1","job_id":"job-1"}}"#, "\n",
                 r#"{"after":{"started":1},"send":{"command":"predict","request_id":"check-predict-1","source_sequence":1}}"#, "\n",
             ),
-            judge: promises_kept,
-        },
-        ConversationCheck {
-            name: "end-of-input",
-            level: Level::Must,
-            rule: "at the end of input, the work queued runs before the engine exits",
-            session: concat!(
+            promises_kept,
+        ),
+        must(
+            "end-of-input",
+            "at the end of input, the work queued runs before the engine exits",
+            concat!(
                 r#"{"send":{"command":"prompt","content":"First"}}"#, "\n",
                 r#"{"send":{"command":"prompt","content":"Second"}}"#, "\n",
                 r#"{"send":{"command":"compact"}}"#, "\n",
                 r#"{"close":true}"#, "\n",
             ),
-            judge: promises_kept,
-        },
+            promises_kept,
+        ),
     ]
 }
 

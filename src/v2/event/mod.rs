@@ -591,26 +591,15 @@ fn tree_of(value: &serde_json::Value) -> Json<'_> {
     }
 }
 
-impl crate::wire::message::sealed::Sealed for Event {}
-
-/// Events go through the same framing, limit and line numbers as
-/// commands: [`EventReader`] is the commands' reader with `Event` filled
-/// in, and its errors are the event direction's own.
-impl crate::wire::message::Message for Event {
-    type ParseError = EventError;
-    type LineError = EventLineError;
-    type ReadError = EventReadError;
-
-    #[inline]
-    fn decode_line(line: &[u8]) -> Result<Event, EventLineError> {
-        Event::from_slice(line)
-    }
-
-    #[inline]
-    fn encode_line<W: io::Write>(&self, out: W) -> io::Result<()> {
-        self.write_line(out)
-    }
-}
+crate::wire::message::message_by_line!(
+    /// Events go through the same framing, limit and line numbers as
+    /// commands: [`EventReader`] is the commands' reader with `Event` filled
+    /// in, and its errors are the event direction's own.
+    Event,
+    EventError,
+    EventLineError,
+    EventReadError
+);
 
 /// An engine line as the controllers read it: the event, or why the line
 /// is not one together with its bytes, so that the model can still
