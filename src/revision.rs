@@ -111,25 +111,9 @@ macro_rules! face {
             }
         }
 
-        impl crate::wire::message::sealed::Sealed for Command {}
-
         impl crate::wire::message::Revision for Command {}
 
-        impl crate::wire::message::Message for Command {
-            type ParseError = ParseError;
-            type LineError = LineError;
-            type ReadError = ReadError;
-
-            #[inline]
-            fn decode_line(line: &[u8]) -> Result<Command, LineError> {
-                Command::from_slice(line)
-            }
-
-            #[inline]
-            fn encode_line<W: std::io::Write>(&self, out: W) -> std::io::Result<()> {
-                self.write_line(out)
-            }
-        }
+        crate::wire::message::message_by_line!(Command, ParseError, LineError, ReadError);
     };
 }
 pub(crate) use face;

@@ -765,47 +765,26 @@ pub(super) fn reply_of((event, attribution): Answer) -> Option<Reply> {
     })
 }
 
-/// The typed calls' replies: each takes its own kind of [`Reply`].
-pub(super) fn steered(reply: Reply) -> Result<Steered, ControllerError> {
-    match reply {
-        Reply::Steer(steered) => Ok(steered),
-        other => Err(mismatch("steer", &other)),
-    }
+/// The typed calls' replies: each takes its own kind of [`Reply`]; any
+/// other is a mismatch, named by the call's command.
+macro_rules! typed_replies {
+    ($($name:ident: $kind:ident -> $ty:ty, $command:literal;)*) => {$(
+        pub(super) fn $name(reply: Reply) -> Result<$ty, ControllerError> {
+            match reply {
+                Reply::$kind(it) => Ok(it),
+                other => Err(mismatch($command, &other)),
+            }
+        }
+    )*};
 }
 
-pub(super) fn jobs(reply: Reply) -> Result<Vec<JobRecord>, ControllerError> {
-    match reply {
-        Reply::Jobs(jobs) => Ok(jobs),
-        other => Err(mismatch("jobs_snapshot", &other)),
-    }
-}
-
-pub(super) fn job_stopped(reply: Reply) -> Result<JobStopOutcome, ControllerError> {
-    match reply {
-        Reply::JobStop(outcome) => Ok(outcome),
-        other => Err(mismatch("job_stop", &other)),
-    }
-}
-
-pub(super) fn predicted(reply: Reply) -> Result<PredictionOutcome, ControllerError> {
-    match reply {
-        Reply::Prediction(outcome) => Ok(outcome),
-        other => Err(mismatch("predict", &other)),
-    }
-}
-
-pub(super) fn goal_held(reply: Reply) -> Result<Option<String>, ControllerError> {
-    match reply {
-        Reply::Goal(goal) => Ok(goal),
-        other => Err(mismatch("goal", &other)),
-    }
-}
-
-pub(super) fn compacted(reply: Reply) -> Result<Compaction, ControllerError> {
-    match reply {
-        Reply::Compaction(compaction) => Ok(compaction),
-        other => Err(mismatch("compact", &other)),
-    }
+typed_replies! {
+    steered: Steer -> Steered, "steer";
+    jobs: Jobs -> Vec<JobRecord>, "jobs_snapshot";
+    job_stopped: JobStop -> JobStopOutcome, "job_stop";
+    predicted: Prediction -> PredictionOutcome, "predict";
+    goal_held: Goal -> Option<String>, "goal";
+    compacted: Compaction -> Compaction, "compact";
 }
 
 /// An answer that does not fit the call: the model attributes only events

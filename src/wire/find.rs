@@ -497,11 +497,8 @@ pub(crate) fn next_stop<S: Stops>(b: &[u8], mut i: usize, seen: &mut u64) -> usi
         let Some(chunk) = b.get(i..i + 8) else {
             return next_stop_tail::<S>(b, i, seen);
         };
-        let w = word(chunk);
-        let found = S::bits(w);
-        *seen |= w;
-        if found != 0 {
-            return i + (found.trailing_zeros() / 8) as usize;
+        if let Some(stop) = stop_in_word::<S>(chunk, i, seen) {
+            return stop;
         }
         i += 8;
     }
@@ -513,15 +510,26 @@ pub(crate) fn next_stop<S: Stops>(b: &[u8], mut i: usize, seen: &mut u64) -> usi
 fn next_stop_far<S: Stops>(b: &[u8], mut i: usize, seen: &mut u64) -> usize {
     i = S::skip_blocks(b, i, seen);
     while let Some(chunk) = b.get(i..i + 8) {
-        let w = word(chunk);
-        let found = S::bits(w);
-        *seen |= w;
-        if found != 0 {
-            return i + (found.trailing_zeros() / 8) as usize;
+        if let Some(stop) = stop_in_word::<S>(chunk, i, seen) {
+            return stop;
         }
         i += 8;
     }
     next_stop_tail::<S>(b, i, seen)
+}
+
+/// Where the scan stops in the word `chunk` at `i`, if it does there; its
+/// bytes are added to `seen`.
+#[inline(always)]
+fn stop_in_word<S: Stops>(chunk: &[u8], i: usize, seen: &mut u64) -> Option<usize> {
+    let w = word(chunk);
+    let found = S::bits(w);
+    *seen |= w;
+    if found != 0 {
+        Some(i + (found.trailing_zeros() / 8) as usize)
+    } else {
+        None
+    }
 }
 
 /// [`next_stop`] over the last few (fewer than 8) bytes of `b`: one word,
