@@ -371,7 +371,7 @@ exit: Some(0)
 }
 
 /// The engine around a model call applies a prompt steer sent while its
-/// turn streams: at the next step (`agent_step` 2, then `steer_applied`,
+/// turn streams at a step boundary (`agent_step`, then `steer_applied`,
 /// then the steer's words), sent once the turn's first step is out, not
 /// after a fixed time.
 #[cfg(feature = "workbench")]
@@ -389,12 +389,21 @@ fn the_engine_around_a_model_call_applies_a_steer_sent_mid_turn() {
         .run(&session, &mut Command::new(example("engine")))
         .unwrap();
     assert!(verdict.holds(), "{verdict}");
-    let mut want = vec!["agent_step"];
-    want.extend(["assistant_delta"; 21]);
-    want.extend(["agent_step", "steer_applied"]);
-    want.extend(["assistant_delta"; 3]);
-    want.extend(["assistant_message", "agent_finished"]);
-    assert_eq!(verdict.turn_events(1), want, "{verdict}");
+    // At step 2: step 1's 21 deltas, then the steer's 3 ("You asked: in
+    // French") in a step of their own.
+    let mut at_step_2 = vec!["agent_step"];
+    at_step_2.extend(["assistant_delta"; 21]);
+    at_step_2.extend(["agent_step", "steer_applied"]);
+    at_step_2.extend(["assistant_delta"; 3]);
+    at_step_2.extend(["assistant_message", "agent_finished"]);
+    // On a loaded machine the steer can reach the loop before the engine,
+    // descheduled between `agent_step` 1 and asking for its steers, asks:
+    // it lands at step 1's boundary, one step of 23 deltas.
+    let mut at_step_1 = vec!["agent_step", "steer_applied"];
+    at_step_1.extend(["assistant_delta"; 23]);
+    at_step_1.extend(["assistant_message", "agent_finished"]);
+    let events = verdict.turn_events(1);
+    assert!(events == at_step_2 || events == at_step_1, "{verdict}");
     assert_eq!(verdict.answers(2), ["steer_applied"]);
 }
 
