@@ -288,7 +288,8 @@ fn words(rng: &mut Rng, len: usize) -> String {
 /// Plain words for a line of `overhead` bytes plus the quoted text, so that
 /// the line is 40 to 120 bytes long.
 fn line_text(rng: &mut Rng, overhead: usize) -> String {
-    let (min, max) = (40 - overhead - 2, 120 - overhead - 2);
+    // A command whose keys alone are 40 bytes or more gets no floor.
+    let (min, max) = (38usize.saturating_sub(overhead), 120 - overhead - 2);
     let target = min + rng.below(max - min + 1);
     let mut s = String::new();
     while s.len() < target && s.len() + 2 <= max {

@@ -112,6 +112,10 @@ pub(crate) struct Num<'a> {
 
 impl Num<'_> {
     /// The double the reference reads from the text: the nearest one.
+    // Inline: hot in every record's rules, and whether a codegen unit
+    // inlines it otherwise moves with unrelated code (callgrind: 3% of the
+    // vectors' workload, BENCHMARKS.md "Issue 51").
+    #[inline]
     pub(crate) fn value(&self) -> f64 {
         let text = self.text.as_bytes();
         let (negative, digits) = match text.split_first() {
@@ -237,6 +241,7 @@ impl<'a> Json<'a> {
 
     /// Each of `keys`' value in an object (its last, if repeated), in one
     /// pass over its members: for a record whose rules read every field.
+    #[inline]
     pub(crate) fn pick<'t, const N: usize>(
         &'t self,
         keys: &[&str; N],
