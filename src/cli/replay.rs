@@ -202,9 +202,16 @@ pub fn run(args: Replay, revision: Revision) -> output::Result<ExitCode> {
             .map_err(|e| io_error(&name, &e))?;
     }
 
+    let outcome = Outcome {
+        recorded: &recorded,
+        replayed: &replayed,
+        comparison: &comparison,
+        notes: &notes,
+        updated,
+    };
     let report = match args.format {
-        Format::Text => text(&name, &recorded, &replayed, &comparison, &notes, updated),
-        Format::Jsonl => jsonl(&recorded, &replayed, &comparison, &notes, updated),
+        Format::Text => outcome.text(&name),
+        Format::Jsonl => outcome.jsonl(),
     };
     let mut stdout = io::stdout().lock();
     match stdout
@@ -250,88 +257,104 @@ fn notes(recorded: &Transcript, verdict: &SessionVerdict) -> Vec<String> {
     notes
 }
 
-fn text(
-    name: &str,
-    recorded: &Transcript,
-    replayed: &Transcript,
-    comparison: &Comparison,
-    notes: &[String],
+/// What the run came to, reported as text or as JSON lines.
+#[derive(Clone, Copy)]
+struct Outcome<'a> {
+    recorded: &'a Transcript,
+    replayed: &'a Transcript,
+    comparison: &'a Comparison,
+    notes: &'a [String],
     updated: bool,
-) -> String {
-    let events = format!(
-        "{} command line{}, {} event{} recorded, {} in this run",
-        recorded.commands(),
-        if recorded.commands() == 1 { "" } else { "s" },
-        recorded.events(),
-        if recorded.events() == 1 { "" } else { "s" },
-        replayed.events()
-    );
-    let mut out = comparison.to_string();
-    let count = comparison.differences().len();
-    if count == 0 {
-        out.push_str(&format!(
-            "replay: {name}: the same conversation ({events})\n"
-        ));
-    } else {
-        out.push_str(&format!(
-            "replay: {name}: {count} difference{} (- the recording, + this run; {events})\n",
-            if count == 1 { "" } else { "s" }
-        ));
-    }
-    for note in notes {
-        out.push_str(&format!("note: {note}\n"));
-    }
-    if updated {
-        out.push_str(&format!("replay: {name} now holds this run\n"));
-    }
-    out
 }
 
-fn jsonl(
-    recorded: &Transcript,
-    replayed: &Transcript,
-    comparison: &Comparison,
-    notes: &[String],
-    updated: bool,
-) -> String {
-    let mut out = String::new();
-    for d in comparison.differences() {
-        let (command, kind, part) = match &d.place {
-            Place::Command { n, kind, part } => (
-                Some(*n),
-                Some(kind.clone()),
-                match part {
-                    Part::Sent => "sent",
-                    Part::Answers => "answers",
-                    _ => "turn",
-                },
-            ),
-            Place::Outside => (None, None, "outside"),
-            _ => (None, None, "owed"),
-        };
+impl Outcome<'_> {
+    /// The report for a person: the differences under their places, a
+    /// summary line, the notes.
+    fn text(&self, name: &str) -> String {
+        let Outcome {
+            recorded,
+            replayed,
+            comparison,
+            notes,
+            updated,
+        } = *self;
+        let events = format!(
+            "{} command line{}, {} event{} recorded, {} in this run",
+            recorded.commands(),
+            if recorded.commands() == 1 { "" } else { "s" },
+            recorded.events(),
+            if recorded.events() == 1 { "" } else { "s" },
+            replayed.events()
+        );
+        let mut out = comparison.to_string();
+        let count = comparison.differences().len();
+        if count == 0 {
+            out.push_str(&format!(
+                "replay: {name}: the same conversation ({events})\n"
+            ));
+        } else {
+            out.push_str(&format!(
+                "replay: {name}: {count} difference{} (- the recording, + this run; {events})\n",
+                if count == 1 { "" } else { "s" }
+            ));
+        }
+        for note in notes {
+            out.push_str(&format!("note: {note}\n"));
+        }
+        if updated {
+            out.push_str(&format!("replay: {name} now holds this run\n"));
+        }
+        out
+    }
+
+    /// The report for a program: a record per difference, then the summary.
+    fn jsonl(&self) -> String {
+        let Outcome {
+            recorded,
+            replayed,
+            comparison,
+            notes,
+            updated,
+        } = *self;
+        let mut out = String::new();
+        for d in comparison.differences() {
+            let (command, kind, part) = match &d.place {
+                Place::Command { n, kind, part } => (
+                    Some(*n),
+                    Some(kind.clone()),
+                    match part {
+                        Part::Sent => "sent",
+                        Part::Answers => "answers",
+                        _ => "turn",
+                    },
+                ),
+                Place::Outside => (None, None, "outside"),
+                _ => (None, None, "owed"),
+            };
+            out.push_str(
+                &json!({
+                    "command": command,
+                    "kind": kind,
+                    "part": part,
+                    "recorded": d.recorded,
+                    "replayed": d.replayed,
+                })
+                .to_string(),
+            );
+            out.push('\n');
+        }
         out.push_str(
             &json!({
-                "command": command,
-                "kind": kind,
-                "part": part,
-                "recorded": d.recorded,
-                "replayed": d.replayed,
+                "same": comparison.is_same(),
+                "differences": comparison.differences().len(),
+                "commands": recorded.commands(),
+                "events": {"recorded": recorded.events(), "replayed": replayed.events()},
+                "notes": notes,
+                "updated": updated,
             })
             .to_string(),
         );
         out.push('\n');
+        out
     }
-    out.push_str(
-        &json!({
-            "same": comparison.is_same(),
-            "differences": comparison.differences().len(),
-            "commands": recorded.commands(),
-            "events": {"recorded": recorded.events(), "replayed": replayed.events()},
-            "notes": notes,
-            "updated": updated,
-        })
-        .to_string(),
-    );
-    out.push('\n');
-    out
 }
