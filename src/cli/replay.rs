@@ -271,23 +271,15 @@ impl Outcome<'_> {
     /// The report for a person: the differences under their places, a
     /// summary line, the notes.
     fn text(&self, name: &str) -> String {
-        let Outcome {
-            recorded,
-            replayed,
-            comparison,
-            notes,
-            updated,
-        } = *self;
+        let (commands, recorded) = (self.recorded.commands(), self.recorded.events());
         let events = format!(
-            "{} command line{}, {} event{} recorded, {} in this run",
-            recorded.commands(),
-            if recorded.commands() == 1 { "" } else { "s" },
-            recorded.events(),
-            if recorded.events() == 1 { "" } else { "s" },
-            replayed.events()
+            "{commands} command line{}, {recorded} event{} recorded, {} in this run",
+            if commands == 1 { "" } else { "s" },
+            if recorded == 1 { "" } else { "s" },
+            self.replayed.events()
         );
-        let mut out = comparison.to_string();
-        let count = comparison.differences().len();
+        let mut out = self.comparison.to_string();
+        let count = self.comparison.differences().len();
         if count == 0 {
             out.push_str(&format!(
                 "replay: {name}: the same conversation ({events})\n"
@@ -298,10 +290,10 @@ impl Outcome<'_> {
                 if count == 1 { "" } else { "s" }
             ));
         }
-        for note in notes {
+        for note in self.notes {
             out.push_str(&format!("note: {note}\n"));
         }
-        if updated {
+        if self.updated {
             out.push_str(&format!("replay: {name} now holds this run\n"));
         }
         out
@@ -309,15 +301,8 @@ impl Outcome<'_> {
 
     /// The report for a program: a record per difference, then the summary.
     fn jsonl(&self) -> String {
-        let Outcome {
-            recorded,
-            replayed,
-            comparison,
-            notes,
-            updated,
-        } = *self;
         let mut out = String::new();
-        for d in comparison.differences() {
+        for d in self.comparison.differences() {
             let (command, kind, part) = match &d.place {
                 Place::Command { n, kind, part } => (
                     Some(*n),
@@ -345,12 +330,12 @@ impl Outcome<'_> {
         }
         out.push_str(
             &json!({
-                "same": comparison.is_same(),
-                "differences": comparison.differences().len(),
-                "commands": recorded.commands(),
-                "events": {"recorded": recorded.events(), "replayed": replayed.events()},
-                "notes": notes,
-                "updated": updated,
+                "same": self.comparison.is_same(),
+                "differences": self.comparison.differences().len(),
+                "commands": self.recorded.commands(),
+                "events": {"recorded": self.recorded.events(), "replayed": self.replayed.events()},
+                "notes": self.notes,
+                "updated": self.updated,
             })
             .to_string(),
         );
