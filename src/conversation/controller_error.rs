@@ -283,3 +283,142 @@ impl fmt::Display for Secs {
         write!(f, "{:.3}s", self.0.as_secs_f64())
     }
 }
+
+// Unix: an exit status is built from its raw wait status.
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    fn stopped(status: Option<i32>, read_error: Option<&str>, still_running: bool) -> Stopped {
+        Stopped {
+            status: status.map(|code| ExitStatus::from_raw(code << 8)),
+            still_running,
+            stderr: String::new(),
+            read_error: read_error.map(str::to_owned),
+            partial_line: None,
+            stopped_reading: None,
+            owed: Owed::default(),
+        }
+    }
+
+    /// How the engine stopped, first: its status, a failed read, still
+    /// running, or only its stdout closed.
+    #[test]
+    fn a_stop_says_how_the_engine_stopped() {
+        let table = [
+            (stopped(Some(3), None, false), "the engine stopped (exit status: 3) before answering"),
+            (
+                stopped(Some(0), Some("broken"), false),
+                "the engine stopped (exit status: 0) before answering",
+            ),
+            (
+                stopped(None, Some("Input/output error"), false),
+                "the engine stopped (reading its stdout failed: Input/output error) before answering",
+            ),
+            (
+                stopped(None, None, true),
+                "the engine closed its stdout before answering, and still runs",
+            ),
+            (stopped(None, None, false), "the engine stopped (its stdout closed) before answering"),
+        ];
+        for (stop, want) in table {
+            assert_eq!(stop.to_string(), want);
+        }
+    }
+
+    /// Then what it still owed, its cut line and its stderr's end, each
+    /// only when there is one.
+    #[test]
+    fn a_stop_says_what_was_owed_cut_short_and_on_stderr() {
+        let owed = |running: Option<u64>, queued: &[u64], answers: [&[u64]; 4]| Owed {
+            running,
+            queued: queued.to_vec(),
+            refused: answers[0].to_vec(),
+            requests: answers[1].to_vec(),
+            steers: answers[2].to_vec(),
+            goals: answers[3].to_vec(),
+            ..Owed::default()
+        };
+        let table = [
+            (owed(Some(1), &[], [&[], &[], &[], &[]]), "; it still owed the end of what command line 1 started"),
+            (owed(None, &[3, 4], [&[], &[], &[], &[]]), "; it still owed the queued work of command lines 3, 4"),
+            (owed(None, &[], [&[9], &[2], &[7], &[5]]), "; it still owed answers to command lines 2, 5, 7, 9"),
+            (
+                owed(Some(1), &[3], [&[], &[6], &[], &[]]),
+                "; it still owed the end of what command line 1 started, the queued work of command line 3, answers to command line 6",
+            ),
+            (owed(None, &[], [&[], &[], &[], &[]]), ""),
+        ];
+        for (owed, want) in table {
+            let stop = Stopped {
+                owed,
+                ..stopped(Some(1), None, false)
+            };
+            let head = "the engine stopped (exit status: 1) before answering";
+            assert_eq!(stop.to_string(), format!("{head}{want}"));
+        }
+        let stop = Stopped {
+            partial_line: Some("{\"event\":\"agent_fi".into()),
+            stderr: "boom\n\n".into(),
+            ..stopped(Some(1), None, false)
+        };
+        assert_eq!(
+            stop.to_string(),
+            "the engine stopped (exit status: 1) before answering; its last line was cut short: {\"event\":\"agent_fi; stderr ends: boom"
+        );
+        let quiet = Stopped {
+            stderr: " \n".into(),
+            ..stopped(Some(1), None, false)
+        };
+        assert_eq!(
+            quiet.to_string(),
+            "the engine stopped (exit status: 1) before answering"
+        );
+    }
+
+    /// An unreadable answer says which command, line and event, and its
+    /// source is the decode error, for a caller that walks the chain.
+    #[test]
+    fn an_unreadable_answer_names_its_line_and_keeps_the_decode_error() {
+        use std::error::Error as _;
+        let error = crate::v2::Event::from_slice(br#"{"event":"jobs_snapshot","request_id":"r1"}"#)
+            .unwrap_err();
+        let unreadable = Unreadable {
+            command: CommandLine(2),
+            line: EventLine(5),
+            event: "jobs_snapshot".into(),
+            error: error.clone(),
+        };
+        assert_eq!(
+            unreadable.to_string(),
+            format!("the engine's answer to command line 2 is unreadable: its event line 5 (jobs_snapshot) does not decode: {error}")
+        );
+        let source = unreadable.source().expect("the decode error");
+        assert_eq!(source.to_string(), error.to_string());
+        let wrapped = ControllerError::Unreadable(Arc::new(unreadable));
+        assert_eq!(
+            wrapped.source().map(ToString::to_string),
+            Some(error.to_string())
+        );
+    }
+
+    /// A failed write says so, and its source is the `io::Error` itself;
+    /// an error with no cause beneath it has no source.
+    #[test]
+    fn a_failed_write_keeps_the_io_error_as_its_source() {
+        use std::error::Error as _;
+        let failed = ControllerError::WriteFailed(Arc::new(io::Error::new(
+            io::ErrorKind::BrokenPipe,
+            "Broken pipe (os error 32)",
+        )));
+        assert_eq!(
+            failed.to_string(),
+            "writing to the engine failed: Broken pipe (os error 32)"
+        );
+        let source = failed.source().expect("the io::Error");
+        let io = source.downcast_ref::<io::Error>().expect("an io::Error");
+        assert_eq!(io.kind(), io::ErrorKind::BrokenPipe);
+        assert!(ControllerError::NotOneLine.source().is_none());
+    }
+}
