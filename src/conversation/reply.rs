@@ -422,3 +422,24 @@ impl fmt::Display for Notice {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Options show their limits and whether they record, not the sink.
+    #[test]
+    fn options_debug_shows_the_limits_and_whether_they_record() {
+        assert_eq!(
+            format!("{:?}", Options::default()),
+            "Options { limits: Limits { answer: 30s, stall: 600s, close: 60s, unread: 1048576 }, recording: false }"
+        );
+    }
+
+    #[cfg(feature = "workbench")]
+    #[test]
+    fn options_debug_says_when_they_record() {
+        let options = Options::default().record(crate::conversation::Recorder::new(Vec::new()));
+        assert!(format!("{options:?}").ends_with(", recording: true }"));
+    }
+}
