@@ -312,12 +312,13 @@ fn events_that_answer_nothing_are_notices() {
     let mut notices = Vec::new();
     while let Some(notice) = engine.next_notice(Duration::from_secs(10)) {
         let a = notice.attribution().clone();
-        notices.push((
-            a.n,
+        let (name, error) = (
             notice.event().map(|e| e.name()),
             notice.error().map(|e| e.to_string()),
-            a.violation,
-        ));
+        );
+        // Taken by value, the notice gives up the same event.
+        assert_eq!(notice.into_event().map(|e| e.name()), name);
+        notices.push((a.n, name, error, a.violation));
     }
     assert_eq!(
         notices,
