@@ -318,3 +318,24 @@ fn unknown_messages_keep_their_text() {
         broken
     );
 }
+
+/// The crate leaves a user's `serde_json::Value` as serde_json reads it by
+/// default: only the `workbench` feature turns on serde_json's `raw_value`,
+/// which makes an object whose first key is `$serde_json::private::RawValue`
+/// the JSON text in its value.
+#[test]
+fn serde_json_value_keeps_its_default_reading() {
+    let line = r#"{"$serde_json::private::RawValue":"{\"command\":\"cancel\"}"}"#;
+    let value: Result<Value, _> = serde_json::from_str(line);
+    let cancel = serde_json::json!({"command": "cancel"});
+    if cfg!(feature = "workbench") {
+        assert_eq!(value.ok(), Some(cancel));
+    } else {
+        let key = serde_json::json!({"$serde_json::private::RawValue": "{\"command\":\"cancel\"}"});
+        assert_eq!(value.ok(), Some(key));
+        assert_eq!(
+            v2::Command::from_json(&serde_json::from_str(line).unwrap()).map_err(|e| e.to_string()),
+            Err("expected a {\"command\": ...} object".to_owned())
+        );
+    }
+}

@@ -154,3 +154,77 @@ fn every_fuzz_regression_decodes_as_recorded() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// `$serde_json::private::RawValue` is serde_json's own token: with its
+/// `raw_value` feature, a `serde_json::Value` reads an object whose first
+/// key it is as the JSON text in its value (decode_line_v2 found
+/// `{"$serde_json::private::RawValue":"p",...}`, which `Value` refuses).
+/// The reference reads it as any other key (oracle-newest, oracle-latest,
+/// oracle-events), and so does every path of the crate's own: `from_slice`
+/// and `Deserialize`, for both revisions' commands and for events.
+#[test]
+fn serde_json_token_key_is_any_other_key() {
+    use serve_command::{v1, v2};
+    let rows: [(&str, Result<&str, &str>); 3] = [
+        (
+            r#"{"$serde_json::private::RawValue":"{\"command\":\"cancel\"}"}"#,
+            Err("expected a {\"command\": ...} object"),
+        ),
+        (
+            r#"{"$serde_json::private::RawValue":"p","command":"cancel"}"#,
+            Ok(r#"{"command":"cancel"}"#),
+        ),
+        (
+            r#"{"command":"cancel","$serde_json::private::RawValue":"p"}"#,
+            Ok(r#"{"command":"cancel"}"#),
+        ),
+    ];
+    for (line, expected) in rows {
+        let line_of = |l: String| l.trim_end_matches('\n').to_owned();
+        let v1_slice = v1::Command::from_slice(line.as_bytes())
+            .map(|c| line_of(c.to_line()))
+            .map_err(|e| e.to_string());
+        let v2_slice = v2::Command::from_slice(line.as_bytes())
+            .map(|c| line_of(c.to_line()))
+            .map_err(|e| e.to_string());
+        let v1_serde = serde_json::from_str::<v1::Command>(line)
+            .map(|c| line_of(c.to_line()))
+            .map_err(|e| {
+                e.to_string()
+                    .split(" at line ")
+                    .next()
+                    .unwrap_or("")
+                    .to_owned()
+            });
+        let v2_serde = serde_json::from_str::<v2::Command>(line)
+            .map(|c| line_of(c.to_line()))
+            .map_err(|e| {
+                e.to_string()
+                    .split(" at line ")
+                    .next()
+                    .unwrap_or("")
+                    .to_owned()
+            });
+        let expected = expected.map(str::to_owned).map_err(str::to_owned);
+        assert_eq!(v1_slice, expected, "v1 from_slice of {line}");
+        assert_eq!(v2_slice, expected, "v2 from_slice of {line}");
+        assert_eq!(v1_serde, expected, "v1 Deserialize of {line}");
+        assert_eq!(v2_serde, expected, "v2 Deserialize of {line}");
+    }
+    for line in [
+        r#"{"$serde_json::private::RawValue":"p","event":"agent_step","step":1}"#,
+        r#"{"event":"agent_step","step":1,"$serde_json::private::RawValue":"p"}"#,
+    ] {
+        let want = v2::Event::agent_step(1);
+        assert_eq!(
+            v2::Event::from_slice(line.as_bytes()),
+            Ok(want.clone()),
+            "from_slice of {line}"
+        );
+        assert_eq!(
+            serde_json::from_str::<v2::Event>(line).ok(),
+            Some(want),
+            "Deserialize of {line}"
+        );
+    }
+}

@@ -30,6 +30,8 @@ fuzz_target!(|data: &[u8]| {
     }
 
     match serde_json::from_slice::<Value>(data) {
+        // serde_json's `Value` reads a key of its own as a token.
+        _ if serve_command_fuzz::serde_token(data) => {}
         Ok(value) => {
             // serde_json (depth 128) read it: `parse`, `Deserialize` and the
             // model must all agree with `from_slice`.

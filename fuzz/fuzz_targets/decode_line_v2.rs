@@ -53,6 +53,8 @@ fuzz_target!(|data: &[u8]| {
     }
 
     match serde_json::from_slice::<Value>(data) {
+        // serde_json's `Value` reads a key of its own as a token.
+        _ if serve_command_fuzz::serde_token(data) => {}
         // serde_json reads the number itself, not as the reference does.
         Ok(_) if serve_command_fuzz::quirk_number(data) => {}
         Ok(value) => {

@@ -64,6 +64,8 @@ fuzz_target!(|event: Event| {
     // serde_json may refuse it (numbers past a double, deep nesting) or
     // read its numbers past 64 bits as doubles.
     match serde_json::from_str::<Value>(text) {
+        // serde_json's `Value` reads a key of its own as a token.
+        _ if serve_command_fuzz::serde_token(text.as_bytes()) => {}
         Ok(value) => {
             let from_json = Event::from_json(&value).expect("from_json reads the line");
             assert_eq!(apart(from_json), apart(event.clone()), "from_json");

@@ -330,6 +330,76 @@ pub fn quirk_number(data: &[u8]) -> bool {
     false
 }
 
+/// Whether `data` holds an object key that serde_json's `Value` reads as
+/// its own private token rather than as a key: with the `raw_value`
+/// feature (which the crate enables), an object whose first key is
+/// `$serde_json::private::RawValue` is read as the JSON text in its value,
+/// so `Value` refuses `{"$serde_json::private::RawValue":"p"}` and reads
+/// `{"$serde_json::private::RawValue":"{}"}` as `{}`. The reference and the
+/// crate read such a key as any other, so the `Value` paths are not
+/// compared for such a line. Keys are matched as serde_json decodes them,
+/// escapes included; any object, any position, errs on the side of yes.
+pub fn serde_token(data: &[u8]) -> bool {
+    use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+    use std::fmt;
+
+    const PREFIX: &str = "$serde_json::private::";
+
+    /// Whether the value read holds a token key, at any depth.
+    struct Token(bool);
+
+    impl<'de> Deserialize<'de> for Token {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(Scan)
+        }
+    }
+
+    struct Scan;
+
+    impl<'de> Visitor<'de> for Scan {
+        type Value = Token;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Token, E> {
+            Ok(Token(false))
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Token, E> {
+            Ok(Token(false))
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Token, E> {
+            Ok(Token(false))
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Token, E> {
+            Ok(Token(false))
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Token, E> {
+            Ok(Token(false))
+        }
+        fn visit_unit<E>(self) -> Result<Token, E> {
+            Ok(Token(false))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Token, A::Error> {
+            let mut found = false;
+            while let Some(Token(t)) = seq.next_element()? {
+                found |= t;
+            }
+            Ok(Token(found))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Token, A::Error> {
+            let mut found = false;
+            while let Some(key) = map.next_key::<String>()? {
+                let Token(t) = map.next_value()?;
+                found |= t || key.starts_with(PREFIX);
+            }
+            Ok(Token(found))
+        }
+    }
+
+    serde_json::from_slice::<Token>(data).is_ok_and(|Token(t)| t)
+}
+
 /// What the event targets share: a job's `data`, which the `Value` paths
 /// hold with their keys sorted.
 pub mod events {
