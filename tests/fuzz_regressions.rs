@@ -161,7 +161,8 @@ fn every_fuzz_regression_decodes_as_recorded() {
 /// `{"$serde_json::private::RawValue":"p",...}`, which `Value` refuses).
 /// The reference reads it as any other key (oracle-newest, oracle-latest,
 /// oracle-events), and so does every path of the crate's own: `from_slice`
-/// and `Deserialize`, for both revisions' commands and for events.
+/// and `Deserialize`, for both revisions' commands and for events (a
+/// job's `data` included).
 #[test]
 fn serde_json_token_key_is_any_other_key() {
     use serve_command::{v1, v2};
@@ -231,4 +232,25 @@ fn serde_json_token_key_is_any_other_key() {
             "Deserialize of {line}"
         );
     }
+    // In a job's `data`, which the crate keeps as it came: written back
+    // with the key, by `from_slice` and by `Deserialize` alike.
+    let job = include_str!("vectors/events.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a vector"))
+        .filter_map(|v| v["ok"].as_str().map(str::to_owned))
+        .find(|l| l.contains(r#""data":{"tests""#))
+        .expect("a vector with a job's data")
+        .replace(
+            r#""data":{"tests""#,
+            r#""data":{"$serde_json::private::RawValue":"p","tests""#,
+        );
+    let written = |e: v2::Event| e.to_line().trim_end_matches('\n').to_owned();
+    assert_eq!(
+        v2::Event::from_slice(job.as_bytes()).map(written),
+        Ok(job.clone())
+    );
+    assert_eq!(
+        serde_json::from_str::<v2::Event>(&job).ok().map(written),
+        Some(job)
+    );
 }
