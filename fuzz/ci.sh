@@ -59,10 +59,16 @@ run_one() {
   # engine_session runs engines on threads: a scoped thread is joined when
   # its closure returns, while its OS thread may still be freeing its start
   # box, which LeakSanitizer then reports now and again as a leak of the
-  # input. Leaks are not checked there; every other finding is.
-  local leaks=1
-  [ "$t" = engine_session ] && leaks=0
-  "${fuzz[@]}" run "$t" "$work/$t" "fuzz/seeds/$t" -- \
+  # input, or, in its check at exit (ASAN_OPTIONS, which -detect_leaks
+  # does not reach), as a crash of no input (`crash-da39a3ee...`, the
+  # empty input's name, exit status 1). Leaks are not checked there;
+  # every other finding is.
+  local leaks=1 asan="${ASAN_OPTIONS:-}"
+  if [ "$t" = engine_session ]; then
+    leaks=0
+    asan="detect_leaks=0${asan:+:$asan}"
+  fi
+  ASAN_OPTIONS="$asan" "${fuzz[@]}" run "$t" "$work/$t" "fuzz/seeds/$t" -- \
     -max_total_time="$secs" -dict="$dict" -print_final_stats=1 -detect_leaks="$leaks" \
     >"$work/$t.log" 2>&1
 }
@@ -84,6 +90,12 @@ for ((k = 0; k < ${#targets[@]}; k += jobs)); do
       grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec)' "$work/$t.log" || true
       grep -E '#[0-9]+[[:space:]]+DONE' "$work/$t.log" || true
     else
+      # The finding's own lines first (a long input's Debug can fill any
+      # tail), then the tail; the whole log is kept beside the artifacts.
+      mkdir -p "fuzz/artifacts/$t"
+      cp "$work/$t.log" "fuzz/artifacts/$t/fuzz.log"
+      grep -E -m 20 'panicked at|ERROR: |SUMMARY: |Test unit written|deadly signal' "$work/$t.log" || true
+      echo "(the whole log: fuzz/artifacts/$t/fuzz.log)"
       tail -n 60 "$work/$t.log"
       failed+=("$t")
     fi
