@@ -836,6 +836,86 @@ fn close_kills_an_engine_that_closed_stdout_and_runs_on() {
     assert_killed(&file);
 }
 
+/// The engine exits at once, without a word.
+const EXITS_AT_ONCE: &str = "exit 0";
+
+/// Waiting for a notice ends when the engine stops with none left, not
+/// when the wait runs out.
+#[test]
+fn next_notice_returns_none_once_the_engine_stopped() {
+    let engine = sh(EXITS_AT_ONCE, &[], limits(LONG));
+    let (got, elapsed) = timed(|| engine.next_notice(LONG));
+    assert!(got.is_none(), "{got:?}");
+    in_time(elapsed, GRACE);
+}
+
+/// The engine closes its stdin, says so with an event, and exits 3 a
+/// moment later.
+const CLOSES_STDIN_THEN_EXITS: &str =
+    r#"exec 0<&-; echo '{"event":"agent_step","step":1}'; sleep 0.3; exit 3"#;
+
+#[track_caller]
+fn assert_closed_stdin_then_exited(stopped: &Stopped) {
+    assert_eq!(stopped.status.and_then(|s| s.code()), Some(3));
+    assert!(!stopped.still_running);
+}
+
+/// A write that fails because the engine has gone: the call fails with the
+/// engine's stop (its status), which comes within the grace, rather than
+/// with the broken pipe.
+#[test]
+fn a_write_to_an_engine_that_is_going_fails_with_its_stop() {
+    let engine = sh(CLOSES_STDIN_THEN_EXITS, &[], limits(LONG));
+    // The event comes after its stdin is closed: the write cannot land.
+    assert!(engine.next_notice(LONG).is_some());
+    let (got, elapsed) = timed(|| engine.jobs_snapshot());
+    in_time(elapsed, GRACE);
+    assert_closed_stdin_then_exited(&stopped(got));
+}
+
+/// The engine reads its stdin to the end, then takes 300 ms to write `$1`
+/// and exit.
+const FINISHES_AFTER_EOF: &str = r#"cat >/dev/null; sleep 0.3; echo done > "$1""#;
+
+fn temp_file(tag: &str) -> std::path::PathBuf {
+    let file = pid_file(tag);
+    let _ = std::fs::remove_file(&file);
+    file
+}
+
+/// `file` is written (not empty) within `limit` and the slack.
+#[track_caller]
+fn appears(file: &std::path::Path, limit: Duration) {
+    let deadline = Instant::now() + limit + SLACK;
+    while std::fs::metadata(file).map_or(true, |m| m.len() == 0) {
+        assert!(Instant::now() < deadline, "{} never came", file.display());
+        std::thread::sleep(ms(20));
+    }
+}
+
+/// Dropping the controller closes the engine's stdin and leaves it its
+/// close limit to finish: it ends its work and exits as it would at close.
+#[test]
+fn dropping_the_controller_ends_the_input_and_lets_the_engine_finish() {
+    let file = temp_file("blocking-drop-finishes");
+    let engine = sh(FINISHES_AFTER_EOF, &[file.to_str().unwrap()], limits(LONG));
+    drop(engine);
+    appears(&file, ms(300));
+    let _ = std::fs::remove_file(&file);
+}
+
+/// Dropping the controller of an engine that ignores the end of its input:
+/// the engine is killed once the close limit has run out.
+#[test]
+fn dropping_the_controller_kills_an_engine_that_ignores_the_end_of_input() {
+    let file = temp_file("blocking-drop-kills");
+    let engine = sh(IGNORES_EOF, &[file.to_str().unwrap()], limits(ms(300)));
+    appears(&file, Duration::ZERO);
+    drop(engine);
+    std::thread::sleep(ms(300));
+    assert_killed(&file);
+}
+
 #[cfg(feature = "tokio")]
 mod on_tokio {
     use super::{

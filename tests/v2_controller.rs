@@ -1043,3 +1043,32 @@ mod on_tokio_in_process {
             });
     }
 }
+
+/// What `{:?}` shows of a controller and of a running turn: its limits and
+/// what is owed, and the turn's call, without the shared state inside.
+#[test]
+fn debug_shows_limits_and_what_is_owed_not_the_shared_state() {
+    let engine = sh("read -r a; cat >/dev/null", &[]);
+    let turn = engine.prompt("hi").unwrap();
+    assert_eq!(
+        format!("{engine:?}"),
+        "Controller { limits: Limits { answer: 30s, stall: 600s, close: 60s, unread: 1048576 }, \
+         owed: Owed { refused: [], requests: [], steers: [], goals: [], approvals: [], \
+         running: None, queued: [1] }, .. }"
+    );
+    // The channel between is std's, shown as std shows it.
+    let turn = format!("{turn:?}");
+    assert!(
+        turn.starts_with(
+            "TurnHandle { inner: Inner { .. }, call: Some(Call { command: CommandLine(1), "
+        ),
+        "{turn}"
+    );
+    assert!(
+        turn.ends_with(
+            "unread: 0 }), stall: 600s, log: TurnLog { command: CommandLine(1), events: [], \
+             usage: None, asked: [], answered: [], end: None, next: 0 } }"
+        ),
+        "{turn}"
+    );
+}

@@ -678,3 +678,51 @@ impl TurnHandle {
         Ok(self.log.into_turn())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    /// A stderr that gives its script's reads, then its end.
+    struct Script(VecDeque<io::Result<&'static [u8]>>);
+
+    impl Read for Script {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match self.0.pop_front() {
+                Some(Ok(bytes)) => {
+                    buf[..bytes.len()].copy_from_slice(bytes);
+                    Ok(bytes.len())
+                }
+                Some(Err(e)) => Err(e),
+                None => Ok(0),
+            }
+        }
+    }
+
+    fn inner() -> Inner {
+        Inner {
+            writer: Mutex::new(None),
+            state: Mutex::new(State::new(Limits::default().unread, None)),
+            changed: Condvar::new(),
+            child: Mutex::new(None),
+            minted: AtomicU64::new(0),
+        }
+    }
+
+    /// An interrupted read of the engine's stderr is read again; any other
+    /// error ends the tail where it stands.
+    #[test]
+    fn the_stderr_tail_reads_on_after_an_interrupt_and_ends_at_an_error() {
+        let interrupted = || Err(io::ErrorKind::Interrupted.into());
+        let script = Script(VecDeque::from([
+            interrupted(),
+            Ok(&b"boom\n"[..]),
+            interrupted(),
+            Ok(&b"again\n"[..]),
+            Err(io::Error::other("gone")),
+            Ok(&b"never read\n"[..]),
+        ]));
+        assert_eq!(keep_tail(script, &inner()), "boom\nagain\n");
+    }
+}
