@@ -919,12 +919,14 @@ fn dropping_the_controller_kills_an_engine_that_ignores_the_end_of_input() {
 #[cfg(feature = "tokio")]
 mod on_tokio {
     use super::{
-        answers_twice, assert_answered_twice, assert_close_timeout, assert_closed_stdout,
-        assert_died_mid_line, assert_exited_with_queued_work, assert_flood_bounded, assert_killed,
-        assert_stalled, assert_unread, assert_unread_are_notices, assert_unreadable, in_time,
-        job_changed, limits, ms, pid_file, Kind, ANSWERS_SOME, ANSWER_WITH_ARGS, CLOSES_STDOUT,
-        CLOSES_STDOUT_AND_RUNS, DIED_MID_LINE, DIES_MID_LINE, EXITS_WITH_QUEUED_WORK, FIFTY,
-        FIRST_STREAMS, FLOODS, GOES_SILENT, GRACE, IGNORES_EOF, LONG, SLACK, STREAMING, STREAMS,
+        answers_twice, appears, assert_answered_twice, assert_close_timeout,
+        assert_closed_stdin_then_exited, assert_closed_stdout, assert_died_mid_line,
+        assert_exited_with_queued_work, assert_flood_bounded, assert_killed, assert_stalled,
+        assert_unread, assert_unread_are_notices, assert_unreadable, in_time, job_changed, limits,
+        ms, pid_file, temp_file, Kind, ANSWERS_SOME, ANSWER_WITH_ARGS, CLOSES_STDIN_THEN_EXITS,
+        CLOSES_STDOUT, CLOSES_STDOUT_AND_RUNS, DIED_MID_LINE, DIES_MID_LINE, EXITS_AT_ONCE,
+        EXITS_WITH_QUEUED_WORK, FIFTY, FINISHES_AFTER_EOF, FIRST_STREAMS, FLOODS,
+        GOAL_AT_A_LATER_STEP, GOES_SILENT, GRACE, IGNORES_EOF, LONG, SLACK, STREAMING, STREAMS,
         UNDECODABLE, WRONG_TYPED_GOAL,
     };
     use serve_command::v2::serve::{
@@ -1303,6 +1305,92 @@ read -r b; echo '{"event":"jobs_snapshot","request_id":"ctl-2","jobs":[]}'; cat 
                 }
                 other => panic!("expected WriteFailed, got {other:?}"),
             }
+        });
+    }
+
+    #[test]
+    fn next_notice_returns_none_once_the_engine_stopped() {
+        run(async {
+            let engine = sh(EXITS_AT_ONCE, &[], limits(LONG));
+            let (got, elapsed) = timed(GRACE, engine.next_notice()).await;
+            assert!(got.is_none(), "{got:?}");
+            in_time(elapsed, GRACE);
+        });
+    }
+
+    #[test]
+    fn a_write_to_an_engine_that_is_going_fails_with_its_stop() {
+        run(async {
+            let engine = sh(CLOSES_STDIN_THEN_EXITS, &[], limits(LONG));
+            assert!(engine.next_notice().await.is_some());
+            let (got, elapsed) = timed(GRACE, engine.jobs_snapshot()).await;
+            in_time(elapsed, GRACE);
+            assert_closed_stdin_then_exited(&stopped(got));
+        });
+    }
+
+    #[test]
+    fn dropping_the_controller_ends_the_input_and_lets_the_engine_finish() {
+        run(async {
+            let file = temp_file("tokio-drop-finishes");
+            let engine = sh(FINISHES_AFTER_EOF, &[file.to_str().unwrap()], limits(LONG));
+            drop(engine);
+            // The reaper is a task of this runtime: let it run meanwhile.
+            let waiting = tokio::task::spawn_blocking(move || {
+                appears(&file, ms(300));
+                let _ = std::fs::remove_file(&file);
+            });
+            waiting.await.unwrap();
+        });
+    }
+
+    #[test]
+    fn dropping_the_controller_kills_an_engine_that_ignores_the_end_of_input() {
+        run(async {
+            let file = temp_file("tokio-drop-kills");
+            let engine = sh(IGNORES_EOF, &[file.to_str().unwrap()], limits(ms(300)));
+            let written = file.clone();
+            tokio::task::spawn_blocking(move || appears(&written, Duration::ZERO))
+                .await
+                .unwrap();
+            drop(engine);
+            tokio::time::sleep(ms(300)).await;
+            let waiting = tokio::task::spawn_blocking(move || assert_killed(&file));
+            waiting.await.unwrap();
+        });
+    }
+
+    /// A goal sent during a turn is answered at the turn's later step, with
+    /// the goal the engine holds.
+    #[test]
+    fn a_goal_waits_while_the_turn_it_lands_in_streams() {
+        run(async {
+            let engine = sh(GOAL_AT_A_LATER_STEP, &[], limits(ms(300)));
+            let turn = engine.prompt("hi").unwrap();
+            let (got, elapsed) = timed(LONG, engine.goal(Command::goal_set("green"))).await;
+            assert_eq!(got.map_err(|e| e.to_string()), Ok(Some("green".to_owned())));
+            assert!(elapsed >= ms(900), "answered after {elapsed:?}");
+            assert_eq!(turn.wait().await.unwrap().answer(), Some("done"));
+        });
+    }
+
+    #[test]
+    fn debug_shows_limits_and_what_is_owed_not_the_shared_state() {
+        run(async {
+            let engine = sh("read -r a; cat >/dev/null", &[], limits(LONG));
+            let turn = engine.prompt("hi").unwrap();
+            assert_eq!(
+                format!("{engine:?}"),
+                "TokioController { limits: Limits { answer: 10s, stall: 10s, close: 10s, \
+                 unread: 1048576 }, owed: Owed { refused: [], requests: [], steers: [], \
+                 goals: [], approvals: [], running: None, queued: [1] }, .. }"
+            );
+            assert_eq!(
+                format!("{turn:?}"),
+                "TokioTurn { inner: Inner { .. }, call: Some(Call { command: CommandLine(1), \
+                 unread: 0, .. }), stall: 10s, log: TurnLog { command: CommandLine(1), \
+                 events: [], usage: None, asked: [], answered: [], end: None, next: 0 } }"
+            );
         });
     }
 }

@@ -18,6 +18,7 @@ use crate::v2::{
 };
 use crate::wire::message::sealed::FromRead;
 use std::collections::{HashMap, VecDeque};
+use std::fmt;
 use std::io;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -100,11 +101,21 @@ pub(super) enum Step {
 }
 
 /// The caller's side of a waiting call.
-#[derive(Debug)]
 pub(super) struct Call<R> {
     pub(super) command: CommandLine,
     pub(super) rx: R,
     unread: Arc<AtomicUsize>,
+}
+
+/// The command and its unread events; not the channel, whose insides
+/// (tokio's show pointers) say nothing to a user.
+impl<R> fmt::Debug for Call<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Call")
+            .field("command", &self.command)
+            .field("unread", &self.unread)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<R> Call<R> {
