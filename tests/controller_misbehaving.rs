@@ -916,18 +916,37 @@ fn dropping_the_controller_kills_an_engine_that_ignores_the_end_of_input() {
     assert_killed(&file);
 }
 
+/// The engine closes its stdout and exits 1; a child it leaves behind
+/// writes the engine's last words to stderr 300 ms later.
+const STDERR_OUTLIVES_STDOUT: &str = r#"exec 1>&-; (sleep 0.3; echo 'late words' >&2) & exit 1"#;
+
+#[track_caller]
+fn assert_late_words(stopped: &Stopped) {
+    assert_eq!(stopped.status.and_then(|s| s.code()), Some(1));
+    assert_eq!(stopped.stderr, "late words\n");
+}
+
+/// The stop waits, within the grace, for the rest of stderr after the exit.
+#[test]
+fn the_stop_holds_stderr_written_after_stdout_closed() {
+    let engine = sh(STDERR_OUTLIVES_STDOUT, &[], limits(LONG));
+    let (got, elapsed) = timed(|| engine.jobs_snapshot());
+    in_time(elapsed, GRACE);
+    assert_late_words(&stopped(got));
+}
+
 #[cfg(feature = "tokio")]
 mod on_tokio {
     use super::{
         answers_twice, appears, assert_answered_twice, assert_close_timeout,
         assert_closed_stdin_then_exited, assert_closed_stdout, assert_died_mid_line,
-        assert_exited_with_queued_work, assert_flood_bounded, assert_killed, assert_stalled,
-        assert_unread, assert_unread_are_notices, assert_unreadable, in_time, job_changed, limits,
-        ms, pid_file, temp_file, Kind, ANSWERS_SOME, ANSWER_WITH_ARGS, CLOSES_STDIN_THEN_EXITS,
-        CLOSES_STDOUT, CLOSES_STDOUT_AND_RUNS, DIED_MID_LINE, DIES_MID_LINE, EXITS_AT_ONCE,
-        EXITS_WITH_QUEUED_WORK, FIFTY, FINISHES_AFTER_EOF, FIRST_STREAMS, FLOODS,
-        GOAL_AT_A_LATER_STEP, GOES_SILENT, GRACE, IGNORES_EOF, LONG, SLACK, STREAMING, STREAMS,
-        UNDECODABLE, WRONG_TYPED_GOAL,
+        assert_exited_with_queued_work, assert_flood_bounded, assert_killed, assert_late_words,
+        assert_stalled, assert_unread, assert_unread_are_notices, assert_unreadable, in_time,
+        job_changed, limits, ms, pid_file, temp_file, Kind, ANSWERS_SOME, ANSWER_WITH_ARGS,
+        CLOSES_STDIN_THEN_EXITS, CLOSES_STDOUT, CLOSES_STDOUT_AND_RUNS, DIED_MID_LINE,
+        DIES_MID_LINE, EXITS_AT_ONCE, EXITS_WITH_QUEUED_WORK, FIFTY, FINISHES_AFTER_EOF,
+        FIRST_STREAMS, FLOODS, GOAL_AT_A_LATER_STEP, GOES_SILENT, GRACE, IGNORES_EOF, LONG, SLACK,
+        STDERR_OUTLIVES_STDOUT, STREAMING, STREAMS, UNDECODABLE, WRONG_TYPED_GOAL,
     };
     use serve_command::v2::serve::{
         CommandLine, ControllerError, Limits, Notice, Options, Owed, Stopped, TokioController,
@@ -1391,6 +1410,59 @@ read -r b; echo '{"event":"jobs_snapshot","request_id":"ctl-2","jobs":[]}'; cat 
                  unread: 0, .. }), stall: 10s, log: TurnLog { command: CommandLine(1), \
                  events: [], usage: None, asked: [], answered: [], end: None, next: 0 } }"
             );
+        });
+    }
+
+    #[test]
+    fn the_stop_holds_stderr_written_after_stdout_closed() {
+        run(async {
+            let engine = sh(STDERR_OUTLIVES_STDOUT, &[], limits(LONG));
+            let (got, elapsed) = timed(GRACE, engine.jobs_snapshot()).await;
+            in_time(elapsed, GRACE);
+            assert_late_words(&stopped(got));
+        });
+    }
+
+    /// An engine's stdout whose reads follow a script, then end.
+    struct Script(std::collections::VecDeque<std::io::Result<&'static [u8]>>);
+
+    impl tokio::io::AsyncRead for Script {
+        fn poll_read(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(match self.0.pop_front() {
+                Some(Ok(bytes)) => {
+                    buf.put_slice(bytes);
+                    Ok(())
+                }
+                Some(Err(e)) => Err(e),
+                None => Ok(()),
+            })
+        }
+    }
+
+    /// An interrupted read of the engine's stdout is read again; any other
+    /// error stops the engine, with the error, and nothing after it is read.
+    #[test]
+    fn a_stdout_read_interrupted_is_read_again_and_an_error_stops_it() {
+        run(async {
+            let interrupted = || Err(std::io::ErrorKind::Interrupted.into());
+            let stdout = Script(std::collections::VecDeque::from([
+                interrupted(),
+                Ok(&b"{\"event\":\"agent_step\",\"step\":1}\n"[..]),
+                interrupted(),
+                Err(std::io::Error::other("gone")),
+                Ok(&b"{\"event\":\"agent_step\",\"step\":2}\n"[..]),
+            ]));
+            let engine = TokioController::attach(stdout, tokio::io::sink()).unwrap();
+            let (got, _) = timed(LONG, engine.jobs_snapshot()).await;
+            let stopped = stopped(got);
+            assert_eq!(stopped.read_error.as_deref(), Some("gone"));
+            let notices = engine.notices();
+            assert_eq!(notices.len(), 1, "{notices:?}");
+            assert_eq!(notices[0].event(), Some(&Event::agent_step(1)));
         });
     }
 }
