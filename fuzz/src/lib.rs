@@ -332,7 +332,7 @@ pub fn quirk_number(data: &[u8]) -> bool {
 
 /// Whether `data` holds an object key that serde_json's `Value` reads as
 /// its own private token rather than as a key: with the `raw_value`
-/// feature (which the crate enables), an object whose first key is
+/// feature (which the crate's `workbench` feature, on here, enables), an object whose first key is
 /// `$serde_json::private::RawValue` is read as the JSON text in its value,
 /// so `Value` refuses `{"$serde_json::private::RawValue":"p"}` and reads
 /// `{"$serde_json::private::RawValue":"{}"}` as `{}`. The reference and the
