@@ -1,7 +1,7 @@
 //! A controller on the crate's model of the serve loop
 //! (`v2::serve::Controller`), driving an engine through a session: a prompt with an
-//! image, a tagged steer, `jobs_snapshot`, a goal, an approval, `predict`
-//! and a line the engine refuses. Each call returns what answers its
+//! image, a tagged steer, `jobs_snapshot`, a goal, an approval, the engine's
+//! prediction and a line the engine refuses. Each call returns what answers its
 //! command, typed; what answers nothing is a notice.
 //!
 //!     cargo build --features cli && cargo run --example conversation
@@ -37,7 +37,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Decision::Allowed
     })?;
     println!("the turn of {}: {:?}", turn.command, turn.end);
-    println!("prediction: {:?}", engine.predict(1)?);
+    // The engine predicts by itself after a turn that finished, if it can
+    // (`mock-engine --predict TEXT` does): the latest one, while current.
+    println!("prediction: {:?}", engine.prediction().map(|p| p.outcome));
     println!("refused: {:?}", engine.send_line(b"{\"command\":\"nap\"}")?);
     println!("answering nothing: {:?}", engine.notices());
     println!(

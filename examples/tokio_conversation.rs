@@ -46,7 +46,8 @@ async fn session() -> Result<(), Box<dyn std::error::Error>> {
     });
     let turn = tokio::time::timeout(Duration::from_secs(60), turn).await??;
     println!("the turn of {}: {:?}", turn.command, turn.end);
-    println!("prediction: {:?}", engine.predict(1).await?);
+    // The engine predicts by itself after a turn that finished, if it can.
+    println!("prediction: {:?}", engine.prediction().map(|p| p.outcome));
     let refused = engine.send_line(b"{\"command\":\"nap\"}").await?;
     println!("refused: {refused:?}");
     println!("answering nothing: {:?}", engine.notices());

@@ -104,9 +104,7 @@ export type Command =
   | JobStop
   | GoalSet
   | GoalClear
-  | ApprovalDecision
-  | Predict
-  | CancelPrediction;
+  | ApprovalDecision;
 
 /**
  * Start a turn with what the user said.
@@ -320,57 +318,6 @@ export interface ApprovalDecision {
 }
 
 /**
- * Ask for a prediction of what the user will type next, from the transcript up
- * to an event. Anything else under this name is refused with `invalid
- * prediction command`.
- */
-export interface Predict {
-  /**
-   * The command's name. A string naming no command is refused with `unknown
-   * command: <name>`; a line without a string `command` with `expected a
-   * {"command": ...} object`.
-   */
-  command: "predict";
-  /**
-   * The controller's id for this prediction, which its answer and a later
-   * `cancel_prediction` carry. The decoder counts the length in UTF-16 code
-   * units, as the reference's `String::length` does: a character outside the
-   * Basic Multilingual Plane counts two. JSON Schema counts characters, so the
-   * `anyOf` says it exactly: with k such characters, at most 128 - k characters
-   * in all.
-   */
-  request_id: string;
-  /**
-   * The sequence number of the event the prediction starts from: a whole number
-   * from 1 to 2147483647, written in plain digits. The decoder reads the number
-   * as a double, correctly rounded, and takes any whose value is whole and in
-   * range: `1.0`, `1e0` and `0.99999999999999999` are 1.
-   */
-  source_sequence: number;
-}
-
-/**
- * Cancel the prediction asked for under `request_id`. Anything else under this
- * name is refused with `invalid prediction command`.
- */
-export interface CancelPrediction {
-  /**
-   * The command's name. A string naming no command is refused with `unknown
-   * command: <name>`; a line without a string `command` with `expected a
-   * {"command": ...} object`.
-   */
-  command: "cancel_prediction";
-  /**
-   * The `request_id` of the `predict` to cancel. The decoder counts the length
-   * in UTF-16 code units, as the reference's `String::length` does: a character
-   * outside the Basic Multilingual Plane counts two. JSON Schema counts
-   * characters, so the `anyOf` says it exactly: with k such characters, at most
-   * 128 - k characters in all.
-   */
-  request_id: string;
-}
-
-/**
  * The `error` of a `command_error` event for a line that is JSON but not a
  * command: exactly one of these (wire contract, byte for byte), in the
  * decoder's precedence. `${string}` is copied verbatim from the line.
@@ -428,12 +375,6 @@ export type CommandError =
    * `request_id` or a `generation` or `job_id` that is not a job component.
    */
   | `invalid background job command`
-  /**
-   * `predict` without a `request_id` of 1 to 128 UTF-16 code units and a
-   * `source_sequence` whose value is a whole number from 1 to 2147483647, or
-   * `cancel_prediction` without such a `request_id`.
-   */
-  | `invalid prediction command`
   /**
    * `goal` that is neither `{"action":"set","text":<string>}` nor
    * `{"action":"clear"}`.

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Differential check of the schemas against the reference oracles (a
-development tool: needs ../shared/reference-oracle and python3's jsonschema;
-CI runs neither).
+development tool: needs ../shared/reference-oracle, built, or
+$REFERENCE_ORACLE, and python3's jsonschema; CI runs neither). v2 is
+upstream @ fdf10827 (`oracle-latest-next`).
 
     python3 schema/differential.py [N]    # N lines per revision, default 20000
 
@@ -15,7 +16,7 @@ import base64, json, os, random, re, subprocess, sys
 import jsonschema
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ORACLES = os.path.join(HERE, "..", "..", "shared", "reference-oracle")
+ORACLES = os.environ.get("REFERENCE_ORACLE", os.path.join(HERE, "..", "..", "shared", "reference-oracle"))
 if not os.path.isdir(ORACLES):
     ORACLES = "/work/shared/reference-oracle"
 IMAGES = {"image/png": b"\x89PNG\r\n\x1a\n", "image/jpeg": b"\xff\xd8\xff",
@@ -54,7 +55,7 @@ def content():
     if r < 0.9: return [part() for _ in range(random.randrange(4))]
     return rval()
 def cmd(rev):
-    c = random.choice(["prompt", "steer", "compact", "cancel", "goal", "approval", "jobs_snapshot", "job_stop", "nap"] if rev == "v2" else ["prompt", "steer", "compact", "cancel", "goal", "approval", "nap"])
+    c = random.choice(["prompt", "steer", "compact", "cancel", "goal", "approval", "jobs_snapshot", "job_stop", "predict", "cancel_prediction", "nap"] if rev == "v2" else ["prompt", "steer", "compact", "cancel", "goal", "approval", "nap"])
     o = {"command": c}
     text = "content" if rev == "v2" and random.random() < 0.8 else "text"
     if c in ("prompt", "steer"):
@@ -74,6 +75,11 @@ def cmd(rev):
         if c == "job_stop":
             for k in ("generation", "job_id"):
                 if random.random() < 0.9: o[k] = random.choice([rstr(), 7])
+    elif c in ("predict", "cancel_prediction"):
+        # Retired at fdf10827 (the engine predicts by itself): `unknown
+        # command`, however well formed by 642262b0's rules.
+        if random.random() < 0.9: o["request_id"] = random.choice(["p", "", "p" * 129, 7])
+        if c == "predict" and random.random() < 0.9: o["source_sequence"] = random.choice([1, 0, 2147483647, 1.5, "1"])
     if random.random() < 0.1: o["extra"] = rval()
     if random.random() < 0.1 and len(o) > 1:
         k = random.choice([k for k in o if k != "command"]); del o[k]
@@ -129,5 +135,5 @@ def check(rev, stem, oracle, n):
 if __name__ == "__main__":
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
     random.seed(1)
-    bad = check("v1", "command", "oracle-newest", n) + check("v2", "command-v2", "oracle-latest", n)
+    bad = check("v1", "command", "oracle-newest", n) + check("v2", "command-v2", "oracle-latest-next", n)
     sys.exit(1 if bad else 0)

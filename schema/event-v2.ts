@@ -179,8 +179,10 @@ export interface JobRecord {
 }
 
 /**
- * How a `predict` came out, by `kind`. A reader ignores keys its kind does not
- * read; any other `kind` is no outcome.
+ * How the engine's prediction came out, by `kind`. Since fdf10827 the engine
+ * writes only `completed`, and `failed` when it could not store the prediction;
+ * `skipped` and `cancelled` (an older engine's) still read. A reader ignores
+ * keys its kind does not read; any other `kind` is no outcome.
  */
 export type PredictionOutcome =
   /**
@@ -363,7 +365,11 @@ export interface JobChanged {
 }
 
 /**
- * The answer to a `predict` command.
+ * The engine's own prediction of the user's next message, answering no command:
+ * after a turn that ended `agent_finished`, with nothing else running or
+ * queued, written only if no command moved the session on. A line that still
+ * carries an older engine's `request_id` (of any type) reads the same, the key
+ * ignored.
  */
 export interface PredictionResult {
   /**
@@ -371,12 +377,8 @@ export interface PredictionResult {
    */
   event: "prediction_result";
   /**
-   * The `request_id` of the `predict` it answers.
-   */
-  request_id: string;
-  /**
-   * The `predict`'s `source_sequence`: any `Int` (0 and below too, unlike the
-   * command's).
+   * The sequence number of the session's last event when the prediction
+   * started: any `Int` (0 and below too).
    */
   source_sequence: Int;
   outcome: PredictionOutcome;

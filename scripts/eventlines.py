@@ -30,7 +30,10 @@ from v2lines import (  # noqa: E402,F401  (re-exported for the event scripts)
     base64_near_misses,
 )
 
-ORACLE_EVENTS = ORACLE_DIR / "oracle-events"  # upstream `parse` + `Event::to_json`
+# upstream `parse` + `Event::to_json` @ fdf10827 (event.mbt as stored there,
+# parse.mbt and to_json.mbt reconstructed from its API listing; the oracle's
+# next/README.md). `oracle-events` is the 642262b0 pin before it.
+ORACLE_EVENTS = ORACLE_DIR / "oracle-events-next"
 
 
 # --- JSON values as written ---------------------------------------------------
@@ -204,7 +207,7 @@ USAGE_KEYS = list(USAGE)
 #   names    array of strings
 VARIANTS = [
     ("job_changed", [("kind", "jobkind", "started"), ("job", "job", JOB)]),
-    ("prediction_result", [("request_id", "str", "pred-7"), ("source_sequence", "int", 42), ("outcome", "outcome", completed())]),
+    ("prediction_result", [("source_sequence", "int", 42), ("outcome", "outcome", completed())]),
     ("jobs_snapshot", [("request_id", "str", "jobs-1"), ("jobs", "jobs", [JOB])]),
     ("job_stop_result", [("request_id", "str", "stop-1"), ("generation", "str", "g-20260701"), ("job_id", "str", "job-3"), ("outcome", "stopout", "stopped")]),
     ("agent_setup_failed", [("error", "str", "DEEPSEEK_API_KEY is not set")]),
@@ -476,10 +479,10 @@ DATA_VALUES = [
 
 
 def check_oracle():
-    if not (ORACLE_DIR / "build" / "events_mod.mjs").is_file():
+    if not (ORACLE_DIR / "build" / "events_next_mod.mjs").is_file():
         raise SystemExit(
-            f"{ORACLE_EVENTS} is not built ({ORACLE_DIR}/build/events_mod.mjs is missing): "
-            "run build-events.sh there, or point REFERENCE_ORACLE at a built copy"
+            f"{ORACLE_EVENTS} is not built ({ORACLE_DIR}/build/events_next_mod.mjs is missing): "
+            "run build.sh, then build-next.sh there, or point REFERENCE_ORACLE at a built copy"
         )
 
 

@@ -5,14 +5,17 @@
     python3 scripts/make_event_vectors.py --check    # exit 1 if the file differs
 
 Every candidate below is a `(line, why)` pair; the expected outcome is never
-typed by hand: the script runs `oracle-events --json` (upstream openseek's
-event `parse` + `Event::to_json`, stringified by today's core; see
-shared/reference-oracle/events/README.md) over all candidates and writes, per
+typed by hand: the script runs `oracle-events-next --json` (upstream
+openseek's event `parse` + `Event::to_json` @ fdf10827, parse.mbt and
+to_json.mbt reconstructed from its API listing, stringified by today's core;
+see shared/reference-oracle/next/README.md) over all candidates and writes, per
 line, `ok` (the line the engine writes for the event `parse` returned),
 `none: true` (JSON, but not an event a client reads) or `not_json: true`,
 with `why`. Every OK line is checked to read back to the same event (the
 oracle's round trip). The oracle is found at $REFERENCE_ORACLE (default
-../shared/reference-oracle) and must be built (build-events.sh).
+../shared/reference-oracle) and must be built (build.sh, then build-next.sh).
+Upstream's own test expectations (next/upstream_tests_events.py) are
+candidates too, and the script stops if the oracle answers one otherwise.
 
 Invalid UTF-8 is not covered: the oracle's driver turns it into U+FFFD before
 upstream's code sees the line, so it cannot judge it.
@@ -71,9 +74,12 @@ from eventlines import (  # noqa: E402
     txt,
     write,
 )
+from v2lines import upstream_cases, upstream_holds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "vectors" / "events.jsonl"
+# upstream's own event tests at the pin: (source, line, kind, expected)
+UPSTREAM = upstream_cases("upstream_tests_events.py")
 MAX_LINE = 4096
 
 
@@ -209,13 +215,29 @@ def candidates():
     add({"event": "usage", "usage": USAGE, "prompt_tokens": -1}, "usage: a top-level counter is ignored")
 
     # --- prediction_result --------------------------------------------------------
-    def pred(outcome, seq=42, rid="pred-7"):
-        return {"event": "prediction_result", "request_id": rid, "source_sequence": seq, "outcome": outcome}
+    # At fdf10827 the engine predicts by itself and writes no `request_id`;
+    # a line that still carries one (642262b0's engine, a recording) reads
+    # the same, whatever its type, and is written back without it.
+    def pred(outcome, seq=42, rid=DROP):
+        ev = {"event": "prediction_result", "request_id": rid, "source_sequence": seq, "outcome": outcome}
+        return {k: v for k, v in ev.items() if v is not DROP}
 
     for s in ["0", "-1", "-2147483648", "2147483647", "1.5", "2147483648", "-0", "7.0", '"42"', "null"]:
         add(pred(completed(), seq=Raw(s)), f"prediction_result source_sequence {s}")
-    add(pred(completed(), rid=""), "prediction_result: an empty request_id")
-    add(pred(completed(), rid="x" * 300), "prediction_result: a 300-char request_id")
+    for rid, why in [("pred-7", "a string"), ("", "an empty string"), ("x" * 300, "a 300-char string"),
+                     (None, "null"), (7, "a number"), (Raw("1e400"), "1e400"), (True, "true"), (False, "false"),
+                     (["x"], "an array"), ([], "an empty array"), ({"s": "x"}, "an object"), ({}, "an empty object"),
+                     ("a\nb\u0000", "a string with control characters")]:
+        add(pred(completed(), rid=rid), f"prediction_result: an old engine's request_id, {why}, is dropped")
+    for outcome, why in [({"kind": "skipped"}, "skipped"), ({"kind": "cancelled"}, "cancelled"),
+                         ({"kind": "failed", "message": "prediction storage: disk full"}, "failed")]:
+        add(pred(outcome, seq=7, rid="p1"), f"prediction_result: an old engine's {why} answer, request_id dropped")
+    add(Obj([("request_id", "p1"), ("outcome", completed()), ("source_sequence", 42), ("event", "prediction_result")]),
+        "prediction_result: request_id first, keys reversed")
+    add('{"event":"prediction_result","request_id":"p1","request_id":7,"source_sequence":42,"outcome":{"kind":"skipped"}}',
+        "prediction_result: a duplicate request_id of two types")
+    add('{"event":"prediction_result","source_sequence":42,"outcome":{"kind":"skipped"},"request_id":{"deep":[[[1]]]}}',
+        "prediction_result: a nested request_id last")
     add(pred(completed(text=None)), "completed: null text")
     add(pred(completed(text="")), "completed: empty text")
     add(pred(completed(text=" ")), "completed: a blank text")
@@ -247,7 +269,7 @@ def candidates():
     for v, why in [("Completed", "wrong case"), ("complete", "a near miss"), ("", "empty"), (None, "null"), (7, "a number")]:
         add(pred({"kind": v, "text": "x", "input_tokens": 1, "output_tokens": 1}), f"outcome kind {why}")
     add(pred({"text": "x", "input_tokens": 1, "output_tokens": 1}), "outcome kind missing")
-    add('{"event":"prediction_result","request_id":"p","source_sequence":1,"outcome":{"kind":"failed","kind":"skipped"}}', "outcome: duplicate kind, the last wins")
+    add('{"event":"prediction_result","source_sequence":1,"outcome":{"kind":"failed","kind":"skipped"}}', "outcome: duplicate kind, the last wins")
 
     # --- JobRecord ------------------------------------------------------------------
     add(job_event(JOB), "job: canonical, no data")
@@ -503,6 +525,10 @@ def candidates():
     path = ORACLE_DIR / "events" / "test_lines.txt"
     for i, l in enumerate(path.read_text(encoding="utf-8").split("\n")[:-1], 1):
         add(l, f"oracle's own test line (events/test_lines.txt line {i})")
+    # Upstream's own test expectations (next/upstream_tests_events.py), where
+    # not already above; `build` checks every one against the oracle.
+    for src, l, kind, _ in UPSTREAM:
+        add(l, f"upstream test ({src}, {kind})")
     return c
 
 
@@ -533,6 +559,12 @@ def build():
     if long:
         raise SystemExit(f"{len(long)} candidates longer than {MAX_LINE} bytes: {long[0][:200]}")
     verdicts = run_events_oracle(lines)
+    # Every upstream expectation holds for the oracle, or the pin is wrong.
+    answers = dict(zip(lines, run_events_oracle(lines, json_mode=False)))
+    wrong = [(src, l, kind, exp, answers[l]) for src, l, kind, exp in UPSTREAM
+             if not upstream_holds(kind, exp, answers[l])]
+    if wrong:
+        raise SystemExit(f"{len(wrong)} upstream expectations fail, e.g. {wrong[:3]}")
     return "".join(vector(l, w, v) + "\n" for (l, w), v in zip(cands, verdicts)), cands, verdicts
 
 

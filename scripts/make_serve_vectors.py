@@ -10,9 +10,10 @@
 
 Every candidate below is a `(line, why)` pair, run through both revisions;
 no verdict is typed by hand. For each revision the script runs the plain
-oracle (`oracle-newest` for v1, `oracle-latest` for v2: `Command::parse` and
-`to_json`) and the engine's (`oracle-serve-v1`, `oracle-serve`: the same,
-then serve's own refusals, serve/policy_v1.mbt and policy_v2.mbt), both with
+oracle (`oracle-newest` for v1, `oracle-latest-next` for v2: `Command::parse`
+and `to_json`) and the engine's (`oracle-serve-v1`, `oracle-serve-next`: the
+same, then serve's own refusals, serve/policy_v1.mbt and policy_v3.mbt, the
+latter state.mbt @ fdf10827 as inferred in next/README.md), both with
 `--json` (lossless). They agree except where the engine refuses a command
 the parser reads; such a vector has the parser's `ok` (the canonical line)
 and the engine's message in `refused`:
@@ -40,7 +41,8 @@ VECTORS = ROOT / "tests" / "vectors"
 # revision: (vectors file, the parser's oracle, the engine's oracle)
 REVISIONS = {
     "v1": ("serve.jsonl", "oracle-newest", "oracle-serve-v1"),
-    "v2": ("serve-v2.jsonl", "oracle-latest", "oracle-serve"),
+    # upstream @ fdf10827 (the oracle's next/README.md)
+    "v2": ("serve-v2.jsonl", "oracle-latest-next", "oracle-serve-next"),
 }
 
 

@@ -6,10 +6,13 @@
     python3 scripts/make_vectors_v2.py --big      # the 5 MiB-limit cases (not stored)
 
 Every candidate below is a `(line, why)` pair; the expected outcome is never
-typed by hand: the script runs `oracle-latest --json` (the upstream openseek
-`Command::parse` + `to_json`, see shared/reference-oracle/latest/README.md)
-over all candidates and writes, per line, `ok` (the canonical line the oracle
+typed by hand: the script runs `oracle-latest-next --json` (the upstream
+openseek `Command::parse` + `to_json` @ fdf10827, command.mbt reconstructed
+from its API listing; see shared/reference-oracle/next/README.md) over all
+candidates and writes, per line, `ok` (the canonical line the oracle
 re-encodes to), `error` (its exact message) or `not_json: true`, with `why`.
+Upstream's own test expectations (next/upstream_tests_latest.py) are
+candidates too, and the script stops if the oracle answers one otherwise.
 Same format as tests/vectors/commands.jsonl. Dev tool only: the crate, its
 tests and CI never run the oracle. Python 3 standard library only.
 
@@ -39,11 +42,16 @@ from v2lines import (  # noqa: E402
     base64_near_misses,
     dumps,
     run_oracle,
+    upstream_cases,
+    upstream_holds,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "vectors" / "commands-v2.jsonl"
 
+
+# upstream's own command tests at the pin: (source, line, kind, expected)
+UPSTREAM = upstream_cases("upstream_tests_latest.py")
 
 _DEFAULT = object()  # `None` is a value under test (JSON null)
 
@@ -445,10 +453,14 @@ def candidates():
     add({"command": "job_stops", "request_id": "r"}, "near-miss job command name")
     add({"command": "jobs", "request_id": "r"}, "unknown jobs command")
 
-    # --- prediction commands (upstream command.mbt @ 642262b0) ---------------
-    # The oracle's latest/test_lines.txt (pulled in below) has the first 60;
-    # these are the number's spellings and edges it does not, and the id's
-    # UTF-16 count in escapes and across planes.
+    # --- the retired prediction commands ---------------------------------------
+    # Upstream command.mbt @ 642262b0 read `predict` (request_id and
+    # source_sequence) and `cancel_prediction`; at fdf10827 they are gone and
+    # every such line is `unknown command: predict` / `cancel_prediction`,
+    # well-formed by the old guards or not. The lines stay, to hold a decoder
+    # that still knows them. The oracle's latest/test_lines.txt (pulled in
+    # below) has the first 60; these are the number's spellings and edges it
+    # does not, and the id's UTF-16 count in escapes and across planes.
     def pred(seq, rid='"p"', name="predict"):
         return '{"command":"%s","request_id":%s,"source_sequence":%s}' % (name, rid, seq)
 
@@ -483,12 +495,12 @@ def candidates():
         ("1.7976931348623157e308", "the largest double"),
         ("1e4294967296", "an exponent of 2^32: the reference wraps it to 0"),
         ("1e4294967297", "an exponent of 2^32 + 1: wrapped, 10"),
-        ("1e-4294967296", "a negative exponent of 2^32: wrapped, 1 (serde_json reads it otherwise)"),
+        ("1e-4294967296", "a negative exponent of 2^32: the reference wraps it, 1"),
         ("1.5e4294967296", "1.5 with a wrapped exponent"),
         ("1e2147483648", "an exponent of 2^31: wrapped negative"),
         ("1e8589934592", "an exponent of 2^33: wrapped to 0"),
-        ("1" + "0" * 800 + "e-800", "801 integer digits: the reference drops the 801st from the magnitude (serde_json reads it otherwise)"),
-        ("1" + "0" * 801 + "e-798", "802 integer digits scaled: read as 10 (serde_json reads it otherwise)"),
+        ("1" + "0" * 800 + "e-800", "801 integer digits: the reference drops the 801st from the magnitude"),
+        ("1" + "0" * 801 + "e-798", "802 integer digits scaled: the reference reads 10"),
         ("7." + "0" * 900 + "1", "7 plus a digit past the 800 kept"),
     ]:
         add(pred(seq), f"predict: source_sequence {why}")
@@ -593,6 +605,12 @@ def candidates():
             if l not in seen:
                 seen.add(l)
                 c.append((l, f"oracle's latest/{name} line {i}"))
+    # Upstream's own test expectations (next/upstream_tests_latest.py), where
+    # not already above; `build` checks every one against the oracle.
+    for src, l, kind, _ in UPSTREAM:
+        if l not in seen:
+            seen.add(l)
+            c.append((l, f"upstream test ({src}, {kind})"))
     return c
 
 
@@ -616,6 +634,12 @@ def build():
     if dup:
         raise SystemExit(f"duplicate candidates: {sorted(dup)[:3]}")
     verdicts = run_oracle(ORACLE_LATEST, lines)
+    # Every upstream expectation holds for the oracle, or the pin is wrong.
+    answers = dict(zip(lines, run_oracle(ORACLE_LATEST, lines, json_mode=False)))
+    wrong = [(src, l, kind, exp, answers[l]) for src, l, kind, exp in UPSTREAM
+             if not upstream_holds(kind, exp, answers[l])]
+    if wrong:
+        raise SystemExit(f"{len(wrong)} upstream expectations fail, e.g. {wrong[:3]}")
     return "".join(vector(l, w, v) + "\n" for (l, w), v in zip(cands, verdicts)), verdicts
 
 

@@ -1,5 +1,5 @@
 //! The v2 model (tests/support/model_v2.rs) in the oracle's verdict format,
-//! so `scripts/v2_differential.py --cmd` can hold it to `oracle-latest`.
+//! so `scripts/v2_differential.py --cmd` can hold it to `oracle-latest-next`.
 //! Dev tool, not part of the crate: build it from a throwaway package,
 //!
 //!     mkdir -p /tmp/v2model && cd /tmp/v2model && cat > Cargo.toml <<'TOML'

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Differential run for what `openseek serve` answers: generated lines
-through the engine's oracle (`oracle-serve` for v2, `oracle-serve-v1` for
-v1) and through a second program, compared verdict for verdict.
+through the engine's oracle (`oracle-serve-next` for v2, upstream @
+fdf10827; `oracle-serve-v1` for v1) and through a second program, compared
+verdict for verdict.
 
     python3 scripts/serve_differential.py --revision v2          # 100000 lines, seed 1
     python3 scripts/serve_differential.py --revision v1 -n 200000 --seed 7
@@ -27,10 +28,10 @@ engine's refusal of a command; LF and CR written as `\\n` `\\r`) or
 Until that flag exists, `--cmd` takes any program of the same protocol
 (a scratch binary over `Command::from_slice` and `serve_refusal`).
 Self-checks (seed 1, 100000 lines): the oracle against itself agrees on
-every line; the plain parser (`oracle-latest`, `oracle-newest`) disagrees
-on 17690 (v2) and 10885 (v1) lines, and a refusal written with `str::trim`
-on 4830 (v1): the refusals, and the whitespace that is not blank, are
-exercised. Prints the
+every line; the plain parser (`oracle-latest-next`, `oracle-newest`)
+disagrees on 17331 (v2) and 10851 (v1) lines, and a refusal written with
+`str::trim` on 4830 (v1): the refusals, and the whitespace that is not
+blank, are exercised. Prints the
 first 20 disagreements (line, expected, got), the oracle's verdicts by kind
 (refusals by message), `N/M agree`, and the time each program took. Exit
 status 1 on any disagreement. Dev tool only; Python 3 standard library only.
@@ -47,7 +48,8 @@ from v2_differential import Gen, run  # noqa: E402
 from v2lines import IMAGES, b64  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-ENGINES = {"v1": "oracle-serve-v1", "v2": "oracle-serve"}
+# v2: upstream @ fdf10827 (the oracle's next/README.md)
+ENGINES = {"v1": "oracle-serve-v1", "v2": "oracle-serve-next"}
 DEFAULT_CMD = "cargo run -q --features cli -- decode --revision {revision} --serve-policy --format verdict"
 
 BLANK_CHARS = [" ", "\t", "\n", "\r"]
@@ -60,8 +62,8 @@ NOT_BLANK_CHARS = [
 
 
 class ServeGen(Gen):
-    def __init__(self, seed, revision):
-        super().__init__(seed)
+    def __init__(self, seed, revision, prediction_share=0.0):
+        super().__init__(seed, prediction_share)
         self.revision = revision
 
     # --- writing: every form a blank character can take in a JSON string ----
@@ -174,11 +176,13 @@ def main():
     default = os.environ.get("REFERENCE_ORACLE", str(ROOT.parent / "shared" / "reference-oracle"))
     ap.add_argument("--oracle-dir", default=default, help=f"the built reference oracles (default {default})")
     ap.add_argument("--write-lines", metavar="FILE", help="also write the generated lines to FILE")
+    ap.add_argument("--prediction-share", type=float, default=0.0, metavar="P",
+                    help="of the ordinary mix's lines, make a share P retired prediction commands on top of its own")
     args = ap.parse_args()
     cmd = args.cmd or DEFAULT_CMD.format(revision=args.revision)
     oracle = Path(args.oracle_dir) / ENGINES[args.revision]
 
-    g = ServeGen(args.seed, args.revision)
+    g = ServeGen(args.seed, args.revision, args.prediction_share)
     lines = [g.line() for _ in range(args.n)]
     if args.write_lines:
         Path(args.write_lines).write_text("".join(l + "\n" for l in lines), encoding="utf-8")

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Differential run for the v2 revision: generated lines through oracle-latest
-and through a second program, compared verdict for verdict.
+"""Differential run for the v2 revision: generated lines through
+oracle-latest-next (upstream @ fdf10827) and through a second program,
+compared verdict for verdict.
 
     python3 scripts/v2_differential.py                      # 100000 lines, seed 1
     python3 scripts/v2_differential.py -n 200000 --seed 7
     python3 scripts/v2_differential.py --cmd "PROGRAM ARGS"  # what to compare
     python3 scripts/v2_differential.py --write-lines FILE    # keep the lines
+    python3 scripts/v2_differential.py --prediction-share 0.5  # half the lines predict
 
 Generation is deterministic for a seed: near-miss content arrays (parts that
 are not objects, unknown or missing types, missing or non-string fields),
@@ -13,12 +15,12 @@ images valid and broken (PNG, JPEG, GIF87a/89a, WebP headers; non-canonical
 base64: unpadded, over-padded, trailing bits, whitespace, URL-safe, non-ASCII;
 unsupported bytes; mismatched and odd media types), legacy `text` + `images`
 data URLs, steers with and without tags and kinds, job commands valid and
-near-miss, prediction commands (ids around 128 UTF-16 units in 1- to
-4-byte characters; `source_sequence` at the range's ends, whole numbers
-spelled with fractions and exponents, decimals that round to a whole
-double and ones that do not, overflow, underflow, exponents of 2^32
-and 800-digit numbers, which the reference reads by its quirks,
-non-numbers), the
+near-miss, the retired prediction commands (`unknown command` since
+fdf10827) with the fields 642262b0's guards read (ids around 128 UTF-16
+units in 1- to 4-byte characters; `source_sequence` at the range's ends,
+whole numbers spelled with fractions and exponents, decimals that round to
+a whole double and ones that do not, overflow, underflow, exponents of 2^32
+and 800-digit numbers, non-numbers), the
 unchanged commands, noise keys with nested values, `\\u` and
 `\\/` escapes, duplicate keys, random whitespace, and a few lines broken so
 they are not JSON.
@@ -31,8 +33,10 @@ A program may print `SKIP` for a line it cannot judge (a model over
 serde_json refuses nesting past 128 and 1e400); those are counted apart.
 `scripts/model_v2_verdicts.rs` is such a program for the test model
 (tests/support/model_v2.rs); its doc comment says how to build it.
-Self-checks: `--cmd <oracle-latest>` agrees 100000/100000 (seed 1), and the
-model 95773/95773 with 4227 skipped (1497 NOTJSON, the rest serde_json's).
+Self-checks (fdf10827): `--cmd <oracle-latest-next>` agrees 100000/100000
+(seed 1), and the model 95672/95672 with 4328 skipped (NOTJSON, and what
+serde_json refuses); with `--prediction-share 0.5`, 95433/95433, 4567
+skipped.
 Prints the first 20 disagreements (line, expected, got), `N/M agree`, and the
 time each program took. Exit status 1 on any disagreement. Dev tool only;
 Python 3 standard library only.
@@ -69,8 +73,11 @@ class Raw:
 
 
 class Gen:
-    def __init__(self, seed):
+    def __init__(self, seed, prediction_share=0.0):
         self.r = random.Random(seed)
+        # The share of lines that are the retired prediction commands on top
+        # of the mix's own (0: the mix alone, whose lines are as before).
+        self.prediction_share = prediction_share
 
     def chance(self, p):
         return self.r.random() < p
@@ -414,6 +421,8 @@ class Gen:
 
     def line(self):
         self.escapes = self.chance(0.2)
+        if self.prediction_share and self.chance(self.prediction_share):
+            return self.finish(self.prediction())
         roll = self.r.random()
         if roll < 0.3:
             v = self.prompt()
@@ -425,6 +434,10 @@ class Gen:
             v = self.prediction()
         else:
             v = self.other()
+        return self.finish(v)
+
+    def finish(self, v):
+        """`v` written as a line, now and then broken so it is not JSON."""
         s = self.write(v)
         if self.chance(0.02):
             # Not JSON (mostly): cut, doubled, or a stray character.
@@ -439,8 +452,8 @@ class Gen:
         return s.replace("\n", "\\n")  # a line never holds a raw LF
 
 
-def generate(n, seed):
-    g = Gen(seed)
+def generate(n, seed, prediction_share=0.0):
+    g = Gen(seed, prediction_share)
     return [g.line() for _ in range(n)]
 
 
@@ -457,9 +470,11 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cmd", default=DEFAULT_CMD, help=f"program to compare (default: {DEFAULT_CMD})")
     ap.add_argument("--write-lines", metavar="FILE", help="also write the generated lines to FILE")
+    ap.add_argument("--prediction-share", type=float, default=0.0, metavar="P",
+                    help="make a share P of the lines retired prediction commands, on top of the mix's own")
     args = ap.parse_args()
 
-    lines = generate(args.n, args.seed)
+    lines = generate(args.n, args.seed, args.prediction_share)
     if args.write_lines:
         Path(args.write_lines).write_text("".join(l + "\n" for l in lines), encoding="utf-8")
     expected, t_oracle = run([str(ORACLE_LATEST)], lines, ROOT)
@@ -484,7 +499,7 @@ def main():
         cut = lambda s: s if len(s) <= 400 else s[:400] + f"... ({len(s)} chars)"  # noqa: E731
         print(f"line:     {cut(line)}\nexpected: {cut(e)}\ngot:      {cut(g)}\n")
     print(f"oracle verdicts: {kinds}")
-    print(f"oracle-latest: {t_oracle:.1f} s; {args.cmd}: {t_other:.1f} s")
+    print(f"{ORACLE_LATEST.name}: {t_oracle:.1f} s; {args.cmd}: {t_other:.1f} s")
     if skipped:
         print(f"{skipped} lines skipped by the program")
     print(f"{agree}/{total} agree")

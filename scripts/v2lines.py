@@ -20,7 +20,9 @@ ORACLE_DIR = Path(
 )
 if not ORACLE_DIR.is_dir():
     ORACLE_DIR = Path("/work/shared/reference-oracle")
-ORACLE_LATEST = ORACLE_DIR / "oracle-latest"  # the v2 engine
+# The v2 engine: upstream openseek @ fdf10827 (the oracle's next/README.md;
+# `oracle-latest` is the 642262b0 pin before it, with `predict`).
+ORACLE_LATEST = ORACLE_DIR / "oracle-latest-next"
 ORACLE_NEWEST = ORACLE_DIR / "oracle-newest"  # the v1 engine (the crate root)
 
 # Real minimal file headers, a few dozen bytes each: the reference sniffs only
@@ -110,6 +112,40 @@ def run_oracle(oracle, lines, json_mode=True):
         else:
             raise SystemExit(f"oracle said {r}")
     return res
+
+
+def upstream_cases(name):
+    """The `(source, line, kind, expected)` cases of one of the oracle's
+    `next/upstream_tests_*.py` (upstream's own test expectations, as lines
+    and the answers they assert), read without running the oracle: the
+    script's text up to where it starts the oracle. `kind` is `exact`
+    (`expected` is the oracle's whole answer), `okrt` (`OK` and the line
+    itself, a round trip), `okarray` (that, `content` written as an array),
+    `errprefix` (the answer starts with `expected`) or `noenv` (`OK`, no
+    log-envelope key written)."""
+    text = (ORACLE_DIR / "next" / name).read_text(encoding="utf-8")
+    head, sep, _ = text.partition("\ninp = ")
+    if not sep:
+        raise SystemExit(f"{name}: no `inp = ` line, the format changed")
+    scope = {"__file__": str(ORACLE_DIR / "next" / name)}
+    exec(compile(head, name, "exec"), scope)  # noqa: S102 (the oracle's own file)
+    return scope["cases"]
+
+
+def upstream_holds(kind, expected, answer):
+    """Whether the oracle's plain `answer` (`OK <line>`, `ERR <message>`,
+    `NONE`, `NOTJSON`) is what an upstream case of `kind` asserts."""
+    if kind in ("exact", "okrt"):
+        return answer == expected
+    if kind == "okarray":
+        return answer == expected and isinstance(json.loads(answer[3:]).get("content"), list)
+    if kind == "errprefix":
+        return answer.startswith(expected)
+    if kind == "noenv":
+        return answer.startswith("OK ") and not (
+            {"timestamp", "level", "source", "category"} & set(json.loads(answer[3:]))
+        )
+    raise SystemExit(f"unknown upstream case kind {kind}")
 
 
 def dumps(v) -> str:

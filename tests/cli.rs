@@ -692,8 +692,8 @@ Revisions (--revision, before or after the subcommand; the wire carries no
 version, so both ends must agree on one):
   v2  Upstream openseek's protocol today (serve_command::v2), the default:
       messages carry `content` (text and image parts), steers may be tagged,
-      and `jobs_snapshot`, `job_stop`, `predict` and `cancel_prediction`
-      are commands.
+      `jobs_snapshot` and `job_stop` are commands, and the engine predicts
+      the next message itself after a turn (`prediction_result`).
   v1  The protocol's first revision, before content parts: messages carry `text`.
 
 Examples:
@@ -716,8 +716,18 @@ fn the_version_names_the_upstream_sources_as_the_protocol_doc_does() {
     let version = stdout_of(&["--version"], b"", 0);
     let (first, sources) = version.split_once('\n').unwrap();
     assert_eq!(first, concat!("serve-command ", env!("CARGO_PKG_VERSION")));
-    assert!(sources.starts_with("follows upstream openseek (moonbitlang/openseek):\n  v2 commands     protocol/command.mbt @ 642262b0\n"), "{sources}");
-    assert_eq!(sources.lines().count(), 13, "{sources}");
+    assert!(sources.starts_with("follows upstream openseek (moonbitlang/openseek):\n  v2 commands     protocol/command.mbt, reconstructed from the API listing @ fdf10827\n"), "{sources}");
+    assert_eq!(sources.lines().count(), 14, "{sources}");
+    // The pin is fdf10827 throughout: no rule is 642262b0's any more.
+    assert!(!sources.contains("642262b0"), "{sources}");
+    for line in [
+        "  serve policy    internal/openseek/serve/state.mbt, reconstructed from the API listing @ fdf10827 (v1: @ 36797574)\n",
+        "  serve loop      internal/openseek/serve/loop.mbt @ fdf10827 (the engine's own prediction)\n",
+        "  v2 events       protocol/event.mbt @ fdf10827; parse.mbt, to_json.mbt reconstructed from the API listing @ fdf10827\n",
+        "  v2 predictions  protocol/prediction.mbt @ fdf10827\n",
+    ] {
+        assert!(sources.contains(line), "{line}{sources}");
+    }
     let doc = include_str!("../docs/PROTOCOL.md");
     assert!(
         doc.contains(&format!("```text\n{sources}```\n")),
@@ -725,6 +735,38 @@ fn the_version_names_the_upstream_sources_as_the_protocol_doc_does() {
     );
     // `-V` stays the short form.
     assert_eq!(stdout_of(&["-V"], b"", 0), format!("{first}\n"));
+}
+
+/// `encode predict` and `encode cancel-prediction` are gone with the
+/// commands (fdf10827: the engine predicts by itself): clap refuses them as
+/// any unknown subcommand, in either revision, and writes no line.
+#[test]
+fn encode_has_no_prediction_subcommands() {
+    for (args, name) in [
+        (&["encode", "predict", "p-1", "42"][..], "predict"),
+        (&["encode", "cancel-prediction", "p-1"], "cancel-prediction"),
+        (
+            &["--revision", "v1", "encode", "predict", "p-1", "42"],
+            "predict",
+        ),
+    ] {
+        let out = run(args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(out.stdout, b"", "{args:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            stderr.starts_with(&format!("error: unrecognized subcommand '{name}'\n")),
+            "{args:?}: {stderr}"
+        );
+    }
+    // Nor does `encode --help` list them.
+    let help = stdout_of(&["encode", "--help"], b"", 0);
+    assert!(
+        !help
+            .lines()
+            .any(|l| l.starts_with("  predict") || l.starts_with("  cancel-prediction")),
+        "{help}"
+    );
 }
 
 #[test]
@@ -1900,7 +1942,7 @@ fn encode_revision_v2_pipes_into_decode_revision_v2() {
 fn conform_revision_v2_passes_the_crate_itself_on_the_v2_vectors() {
     let (stdout, stderr) = all_agree(include_str!("vectors/commands-v2.jsonl"));
     // Today: all 455 sent, none holds a LF.
-    assert_eq!(stdout, "603/603 vectors agree\n");
+    assert_eq!(stdout, "653/653 vectors agree\n");
     assert_eq!(stderr, "");
     // The default revision, and said out loud on either side.
     for args in [
@@ -1959,7 +2001,7 @@ fn corpus_and_dict_revision_v2() {
         assert_eq!(stdout_of(&args, b"", 0), "");
         std::fs::read_to_string(out.join("expected.jsonl")).unwrap()
     };
-    let expected = corpus("first", "11", "v2");
+    let expected = corpus("first", "18", "v2");
     let records: Vec<serde_json::Value> = expected
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -1981,7 +2023,7 @@ fn corpus_and_dict_revision_v2() {
             Err(e) => assert_eq!(record["error"].as_str().unwrap(), e.to_string()),
         }
     }
-    // Seed 11 holds one command the engine declines.
+    // Seed 18 holds one command the engine declines.
     assert_eq!(
         records
             .iter()
@@ -1990,7 +2032,7 @@ fn corpus_and_dict_revision_v2() {
         1
     );
     // The same seed writes the same corpus; another seed or revision, another.
-    assert_eq!(corpus("again", "11", "v2"), expected);
+    assert_eq!(corpus("again", "18", "v2"), expected);
     for line in 0..60 {
         let name = format!("line-{line:06}");
         assert_eq!(
@@ -2521,7 +2563,7 @@ fn conform_events_passes_the_crate_itself_on_the_event_vectors() {
     let vectors = include_str!("vectors/events.jsonl");
     let (stdout, stderr) = all_agree(vectors);
     // Today: all 1,683 sent, none holds a LF.
-    assert_eq!(stdout, "1683/1683 vectors agree\n");
+    assert_eq!(stdout, "1776/1776 vectors agree\n");
     assert_eq!(stderr, "");
     for args in [
         &[
@@ -2562,12 +2604,12 @@ fn conform_events_passes_the_crate_itself_on_the_event_vectors() {
     );
     assert_eq!(out.status.code(), Some(1));
     let report = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(report.lines().last(), Some("36/1683 vectors agree"));
+    assert_eq!(report.lines().last(), Some("36/1776 vectors agree"));
     // Every other line is JSON but no command: an `ERR` where an event
     // reader says `OK` or `NONE`.
     assert_eq!(
         report.matches("\n  got:      ERR ").count(),
-        1683 - 36,
+        1776 - 36,
         "{report}"
     );
 }
@@ -3298,7 +3340,7 @@ fn exit_zero_ends_0_whatever_the_verdicts_but_not_on_errors() {
 }
 
 /// `conform` shows the first 20 disagreements, then how many more and the
-/// total: a PROGRAM wrong on every vector (`cat`: 603 of them, 2,400
+/// total: a PROGRAM wrong on every vector (`cat`: 653 of them, 2,600
 /// lines) no longer buries the count. `--all` shows every one.
 #[test]
 fn conform_shows_the_first_20_disagreements_unless_all() {
@@ -3343,12 +3385,12 @@ fn conform_shows_the_first_20_disagreements_unless_all() {
     let out = stdout_of(&["conform", "--", "cat"], b"", 1);
     assert_eq!(out.matches("\n  got:      ").count(), 20, "{out}");
     assert!(
-        out.ends_with("\nand 583 more disagreements (603 in all; --all shows every one)\n0/603 vectors agree\n"),
+        out.ends_with("\nand 633 more disagreements (653 in all; --all shows every one)\n0/653 vectors agree\n"),
         "{out}"
     );
     let out = stdout_of(&["conform", "--all", "--", "cat"], b"", 1);
-    assert_eq!(out.matches("\n  got:      ").count(), 603);
-    assert!(out.ends_with("\n0/603 vectors agree\n"));
+    assert_eq!(out.matches("\n  got:      ").count(), 653);
+    assert!(out.ends_with("\n0/653 vectors agree\n"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -314,8 +314,8 @@ fn a_compaction_that_never_ends_fails_compact() {
 // requests
 
 /// Every reply's request_id rewritten. The first caught is the
-/// jobs_snapshot's, event 2 or 3: the refused `predict` (below) is answered
-/// by the mock's reader, which may write its command_error first.
+/// jobs_snapshot's, event 2 or 3: where it falls among the turn's events
+/// depends on timing.
 #[test]
 fn a_reply_with_another_request_id_fails_requests() {
     let scratch = Scratch::new("request-id");
@@ -334,30 +334,6 @@ fn a_reply_with_another_request_id_fails_requests() {
         stdout.ends_with("0/1 checks pass; 1 must check fails\n"),
         "{stdout}"
     );
-}
-
-/// Only prediction_result's request_id rewritten: the requests check sends
-/// `predict` with `source_sequence` 0, which the protocol refuses
-/// (`invalid prediction command`, docs/PROTOCOL.md: 1 to 2147483647), so
-/// no prediction_result is ever owed and this engine passes. With
-/// `source_sequence` 1 (as `--session` shows) the model fails it, at event
-/// 3 or 4 (job_stop is answered on a task of its own).
-#[test]
-fn a_prediction_with_another_request_id_fails_requests() {
-    let scratch = Scratch::new("prediction-id");
-    let (code, stdout) = check(
-        &scratch,
-        "requests",
-        &format!(
-            r#"{MOCK} | sed -u '/"event":"prediction_result"/s/"request_id":"/"request_id":"x-/'"#
-        ),
-    );
-    let why = |n: u32| {
-        format!("FAIL must   requests\n  why: event {n} (prediction_result) fits no rule of the conversation: prediction_result answers no predict command: none unanswered with request_id \"x-check-predict-1\"\n")
-    };
-    assert_eq!(code, 1, "{stdout}");
-    let first = first_two(&stdout);
-    assert!(first == why(3) || first == why(4), "{stdout}");
 }
 
 // end-of-input
@@ -421,7 +397,9 @@ PASS must   goal
 PASS must   compact
 PASS must   requests
 PASS must   end-of-input
-24/24 checks pass; every must holds
+SKIP must   prediction
+  why: not judged: the engine never predicted after a finished idle turn (no prediction_result within 2 s of its end)
+24/25 checks pass; every must holds; 1 not judged
 "
             )
             .as_str()
@@ -459,7 +437,9 @@ PASS must   goal
 PASS must   compact
 PASS must   requests
 PASS must   end-of-input
-22/24 checks pass; every must holds; 2 not judged
+SKIP must   prediction
+  why: not judged: the engine never predicted after a finished idle turn (no prediction_result within 2 s of its end)
+22/25 checks pass; every must holds; 3 not judged
 "
             )
             .as_str()
@@ -552,7 +532,7 @@ fn usage_errors_and_an_engine_that_cannot_start_exit_2() {
         ),
         (
             vec!["check-engine", "--check", "nope", "--", "sh", "-c", marks],
-            "serve-command: --check nope: no such check (the checks: stdout-events, no-stderr-answers, protocol-errors, serve-refusals, not-json, not-json-detail, blank-lines, crlf, split-writes, no-final-lf, long-prompt, line-at-limit, jobs-snapshot, turn-ends, prompts-queue, cancel, cancel-question, approval, steer, command-steer, goal, compact, requests, end-of-input)\n".to_owned(),
+            "serve-command: --check nope: no such check (the checks: stdout-events, no-stderr-answers, protocol-errors, serve-refusals, not-json, not-json-detail, blank-lines, crlf, split-writes, no-final-lf, long-prompt, line-at-limit, jobs-snapshot, turn-ends, prompts-queue, cancel, cancel-question, approval, steer, command-steer, goal, compact, requests, end-of-input, prediction)\n".to_owned(),
         ),
         (
             vec!["check-engine", "--check", "turn-ends", "--", "/nonexistent/engine"],

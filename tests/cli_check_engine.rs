@@ -4,7 +4,10 @@
 //! on stderr, reading on, dying on a long line, a stray `command_error`),
 //! each caught and named by the first line that fails, or that differ from
 //! the reference only where an engine in another language may (another
-//! JSON parser's words, a line limit of its own) and conform.
+//! JSON parser's words, a line limit of its own) and conform. The
+//! `prediction` check has engines of its own (`tests/engines/predicts-*`,
+//! each wrapping the paced mock engine), each breaking one rule of the
+//! engine's own prediction.
 #![cfg(all(feature = "cli", unix))]
 
 use serde_json::Value;
@@ -108,7 +111,9 @@ PASS must   goal
 PASS must   compact
 PASS must   requests
 PASS must   end-of-input
-20/24 checks pass; every must holds; 4 not judged
+SKIP must   prediction
+  why: not judged: the engine never predicted after a finished idle turn (no prediction_result within 2 s of its end)
+20/25 checks pass; every must holds; 5 not judged
 ";
 
 /// What the line checks alone say of an engine that keeps every rule.
@@ -138,6 +143,133 @@ fn first_failure(stdout: &str) -> String {
         lines.next().unwrap_or_default(),
         lines.next().unwrap_or_default()
     )
+}
+
+/// The engine `tests/engines/NAME`.
+fn engine(name: &str) -> String {
+    format!("{}/tests/engines/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `check-engine --timeout 60 --check prediction -- ENGINE...`: its
+/// exit code and the summary's first two lines (the verdict and its why).
+fn prediction(engine: &[&str]) -> (i32, String) {
+    let mut argv = vec![
+        "check-engine",
+        "--timeout",
+        "60",
+        "--check",
+        "prediction",
+        "--",
+    ];
+    argv.extend_from_slice(engine);
+    let out = run(&argv, b"");
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let first: String = stdout.lines().take(2).map(|l| format!("{l}\n")).collect();
+    (out.status.code().unwrap(), first)
+}
+
+#[test]
+fn the_predicting_mock_engine_passes_prediction() {
+    let (code, first) = prediction(&[BIN, "mock-engine", "--delay", "100", "--predict", "Thanks!"]);
+    assert_eq!(
+        (code, first.as_str()),
+        (
+            0,
+            "PASS must   prediction\n1/1 checks pass; every must holds\n"
+        )
+    );
+}
+
+#[test]
+fn a_prediction_inside_a_turn_fails_prediction() {
+    let inside = engine("predicts-in-turn");
+    let (code, first) = prediction(&[&inside, BIN, "mock-engine", "--delay", "200"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        first,
+        "FAIL must   prediction\n  why: event 2 (prediction_result) fits no rule of the conversation: prediction_result while the turn of command 1 runs: the engine predicts only between turns\n"
+    );
+}
+
+#[test]
+fn a_prediction_after_a_failed_turn_fails_prediction() {
+    let script = std::env::temp_dir().join(format!(
+        "serve-command-check-engine-fail-{}.jsonl",
+        std::process::id()
+    ));
+    std::fs::write(&script, "{\"fail\":\"provider error\"}\n").unwrap();
+    let after = engine("predicts-after-failure");
+    let (code, first) = prediction(&[
+        &after,
+        BIN,
+        "mock-engine",
+        "--delay",
+        "200",
+        "--script",
+        script.to_str().unwrap(),
+    ]);
+    std::fs::remove_file(&script).unwrap();
+    assert_eq!(code, 1);
+    assert_eq!(
+        first,
+        "FAIL must   prediction\n  why: event 3 (prediction_result) fits no rule of the conversation: prediction_result where none may come: the turn of command 1 ended with turn_failed (event 2), not agent_finished\n"
+    );
+}
+
+#[test]
+fn two_predictions_after_one_turn_fail_prediction() {
+    let twice = engine("predicts-twice");
+    let (code, first) = prediction(&[
+        &twice,
+        BIN,
+        "mock-engine",
+        "--delay",
+        "200",
+        "--predict",
+        "hi",
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        first,
+        "FAIL must   prediction\n  why: event 8 (prediction_result) fits no rule of the conversation: prediction_result where none may come: the turn of command 1 already had its prediction (event 7)\n"
+    );
+}
+
+/// No event shows that the engine read an idle cancel: a prediction that
+/// comes well after it was sent is judged by time. (How long after
+/// depends on the machine: only the words around it are asserted.)
+#[test]
+fn a_prediction_after_a_cancel_fails_prediction() {
+    let late = engine("predicts-after-cancel");
+    let (code, first) = prediction(&[
+        &late,
+        BIN,
+        "mock-engine",
+        "--delay",
+        "200",
+        "--predict",
+        "hi",
+    ]);
+    assert_eq!(code, 1);
+    let (head, tail) = first
+        .split_once(" ms after ")
+        .unwrap_or_else(|| panic!("{first}"));
+    assert_eq!(
+        head.trim_end_matches(|c: char| c.is_ascii_digit()),
+        "FAIL must   prediction\n  why: command 3 (cancel): event 7 (prediction_result) came ",
+        "{first}"
+    );
+    let ms: u64 = head.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(ms >= 250, "{first}");
+    assert_eq!(
+        tail,
+        "the idle cancel sent at the end of the turn of command 1, well after the 250 ms in which the two may cross on the pipes: a cancel (as a prompt, a steer, compact or a goal) cancels the engine's prediction, which is then never written\n"
+    );
 }
 
 #[test]
@@ -178,7 +310,7 @@ fn an_engine_that_answers_nothing_fails_every_answer_check() {
         r#"PASS must   stdout-events
 PASS must   no-stderr-answers
 FAIL must   protocol-errors
-  why: command_error 1 of 382 owed never came: "invalid content: JsonDecodeError((, expected content string or array))"
+  why: command_error 1 of 477 owed never came: "invalid content: JsonDecodeError((, expected content string or array))"
 FAIL must   serve-refusals
   why: command_error 1 of 42 owed never came: "goal text must not be blank"
 FAIL must   not-json
@@ -219,10 +351,10 @@ FAIL must   jobs-snapshot
         ),
         "{stdout}"
     );
-    // The 382 lines sent are cut to 20 in the summary.
-    assert!(stdout.contains("  sent (383 lines):\n"), "{stdout}");
+    // The 477 lines sent are cut to 20 in the summary.
+    assert!(stdout.contains("  sent (478 lines):\n"), "{stdout}");
     assert!(
-        stdout.contains("    ... 363 more (all in the report)\n"),
+        stdout.contains("    ... 458 more (all in the report)\n"),
         "{stdout}"
     );
 }
@@ -427,7 +559,7 @@ fn answers_on_stderr_fail_one_must_that_quotes_them() {
         r#""$1" mock-engine | awk '/"event":"command_error"/ { print > "/dev/stderr"; next } { print }'"#,
     );
     assert_eq!(code, 1);
-    let why = "  why: in protocol-errors, the answers went to stderr, not stdout: 382 of the 383 owed are missing from stdout and on stderr, the first as stderr line 1: {\"event\":\"command_error\",\"error\":\"invalid content: JsonDecodeError((, expected content string or array))\"}\n";
+    let why = "  why: in protocol-errors, the answers went to stderr, not stdout: 477 of the 478 owed are missing from stdout and on stderr, the first as stderr line 1: {\"event\":\"command_error\",\"error\":\"invalid content: JsonDecodeError((, expected content string or array))\"}\n";
     assert_eq!(
         first_failure(&stdout),
         format!("FAIL must   no-stderr-answers\n{why}")
@@ -440,7 +572,7 @@ fn answers_on_stderr_fail_one_must_that_quotes_them() {
         verdicts(&stdout),
         format!(
             "PASS must   stdout-events\nFAIL must   no-stderr-answers\n{why}{}{}{}SKIP should not-json-detail\n  why: not judged: no command_error beginning \"command stream: \" answered the line that is not JSON on stdout (not-json)\n{}{}{}{}PASS must   long-prompt\nPASS should line-at-limit\nPASS must   jobs-snapshot\n4/13 checks pass; 1 must check fails; 8 not judged\n",
-            skip("protocol-errors", "382 answers owed are"),
+            skip("protocol-errors", "477 answers owed are"),
             skip("serve-refusals", "42 answers owed are"),
             skip("not-json", one),
             skip("blank-lines", one),
@@ -460,7 +592,7 @@ fn answers_swapped_with_a_log_fail_stdout_events_and_no_stderr_answers() {
     let verdicts = verdicts(&stdout);
     assert!(
         verdicts.starts_with(
-            "FAIL must   stdout-events\n  why: in not-json, stdout line 1 is not an event (expected a JSON value at byte 0): mock-engine: stopping: line 2: expected a string key at byte 1\nFAIL must   no-stderr-answers\n  why: in protocol-errors, the answers went to stderr, not stdout: 383 of the 383 owed are missing from stdout and on stderr, the first as stderr line 1: {\"event\":\"command_error\",\"error\":\"invalid content: JsonDecodeError((, expected content string or array))\"}\n"
+            "FAIL must   stdout-events\n  why: in not-json, stdout line 1 is not an event (expected a JSON value at byte 0): mock-engine: stopping: line 2: expected a string key at byte 1\nFAIL must   no-stderr-answers\n  why: in protocol-errors, the answers went to stderr, not stdout: 478 of the 478 owed are missing from stdout and on stderr, the first as stderr line 1: {\"event\":\"command_error\",\"error\":\"invalid content: JsonDecodeError((, expected content string or array))\"}\n"
         ),
         "{verdicts}"
     );
@@ -630,7 +762,7 @@ fn the_report_holds_the_same_as_json() {
         .iter()
         .find(|c| c["name"] == "protocol-errors")
         .unwrap();
-    assert_eq!(errors["failure"]["sent"].as_array().unwrap().len(), 383);
+    assert_eq!(errors["failure"]["sent"].as_array().unwrap().len(), 478);
 }
 
 #[test]

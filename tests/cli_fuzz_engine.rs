@@ -105,7 +105,7 @@ fn a_dropped_terminal_event_is_found_and_shrunk_to_one_prompt() {
     assert_eq!(
         head(&stdout, 2),
         "FOUND: command 1 (prompt): its turn never ended: no agent_finished, turn_failed or agent_aborted by the end (the engine was silent for 0.3 s while it owed an answer; killed)\n\
-         shrunk from 3 to 1 command lines in 6 runs; a rerun fails the same way\n"
+         shrunk from 3 to 1 command lines in 4 runs; a rerun fails the same way\n"
     );
     assert_eq!(
         repro,
@@ -126,7 +126,7 @@ fn an_event_after_its_turns_end_is_found_and_shrunk_to_one_prompt() {
     assert_eq!(
         head(&stdout, 2),
         "FOUND: event 7 (assistant_delta) fits no rule of the conversation: assistant_delta with no turn running (the turn of command 1 ended at event 6)\n\
-         shrunk from 3 to 1 command lines in 6 runs; a rerun fails the same way\n"
+         shrunk from 3 to 1 command lines in 4 runs; a rerun fails the same way\n"
     );
     assert_eq!(
         repro,
@@ -143,7 +143,7 @@ fn a_reply_with_another_request_id_is_found_and_shrunk_to_one_request() {
     assert_eq!(
         head(&stdout, 2),
         "FOUND: event 1 (jobs_snapshot) fits no rule of the conversation: jobs_snapshot answers no jobs_snapshot command: none unanswered with request_id \"x-req-1\"\n\
-         shrunk from 4 to 1 command lines in 12 runs; a rerun fails the same way\n"
+         shrunk from 3 to 1 command lines in 7 runs; a rerun fails the same way\n"
     );
     assert_eq!(
         repro,

@@ -82,7 +82,9 @@ const SESSIONS: &[Session] = &[
         &[
             r#"{"event":"jobs_snapshot","request_id":"req-1","jobs":[]}"#,
             r#"{"event":"job_stop_result","request_id":"req-2","generation":"g-1","job_id":"job-4","outcome":"not_found"}"#,
-            r#"{"event":"prediction_result","request_id":"p-1","source_sequence":42,"outcome":{"kind":"skipped"}}"#,
+            // Gone upstream (fdf10827): the engine predicts on its own.
+            r#"{"event":"command_error","error":"unknown command: predict"}"#,
+            r#"{"event":"command_error","error":"unknown command: cancel_prediction"}"#,
         ],
     ),
     (
@@ -624,8 +626,8 @@ fn requests_mid_turn_are_answered_before_the_turn_ends() {
             r#"{"event":"jobs_snapshot","request_id":"req-1","jobs":[]}"#,
         ),
         (
-            r#"{"command":"predict","request_id":"p-1","source_sequence":3}"#,
-            r#"{"event":"prediction_result","request_id":"p-1","source_sequence":3,"outcome":{"kind":"skipped"}}"#,
+            r#"{"command":"job_stop","request_id":"req-2","generation":"g-1","job_id":"job-4"}"#,
+            r#"{"event":"job_stop_result","request_id":"req-2","generation":"g-1","job_id":"job-4","outcome":"not_found"}"#,
         ),
         (
             r#"{"command":"nap"}"#,
@@ -651,6 +653,147 @@ fn requests_mid_turn_are_answered_before_the_turn_ends() {
     }
     assert_eq!(turn, default_turn_after_step("go"));
     assert_eq!(engine.close(), (vec![], Some(0)));
+}
+
+const PREDICTED_1: &str = r#"{"event":"prediction_result","source_sequence":1,"outcome":{"kind":"completed","text":"Thanks!","input_tokens":8,"output_tokens":2}}"#;
+
+/// With --predict, a prediction after every turn that finished idle, its
+/// source sequence the count of finished turns; none after a failed turn;
+/// a script's `"predict"` in place of --predict's text (empty: `null`).
+#[test]
+fn it_predicts_after_each_turn_that_finished_idle() {
+    let dir = scratch("predict");
+    let script = dir.join("turns.jsonl");
+    std::fs::write(
+        &script,
+        "{}\n{\"fail\":\"rate limited\"}\n{\"predict\":\"\"}\n",
+    )
+    .unwrap();
+    let input = lines(&[
+        r#"{"command":"prompt","content":"one"}"#,
+        r#"{"command":"prompt","content":"two"}"#,
+        r#"{"command":"prompt","content":"three"}"#,
+    ]);
+    let out = run(
+        &[
+            "mock-engine",
+            "--predict",
+            "Thanks!",
+            "--script",
+            script.to_str().unwrap(),
+        ],
+        input.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let mut expected = vec![STEP1.to_owned()];
+    expected.extend(default_turn_after_step("one"));
+    expected.push(PREDICTED_1.to_owned());
+    expected.push(STEP1.to_owned());
+    expected.push(r#"{"event":"turn_failed","error":"rate limited"}"#.to_owned());
+    expected.push(STEP1.to_owned());
+    expected.extend(default_turn_after_step("three"));
+    expected.push(r#"{"event":"prediction_result","source_sequence":2,"outcome":{"kind":"completed","text":null,"input_tokens":8,"output_tokens":2}}"#.to_owned());
+    let got: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(got, expected);
+}
+
+/// At a pace, the prediction comes right after the turn's end, and the
+/// next prompt's turn runs as ever.
+#[test]
+fn a_paced_mock_predicts_right_after_the_turns_end() {
+    let mut engine = Live::spawn(&["mock-engine", "--delay", PACE, "--predict", "Thanks!"]);
+    engine.send(r#"{"command":"prompt","content":"one"}"#);
+    engine.expect(&[STEP1]);
+    let rest = default_turn_after_step("one");
+    engine.expect(&rest.iter().map(String::as_str).collect::<Vec<_>>());
+    engine.expect(&[PREDICTED_1]);
+    engine.send(r#"{"command":"prompt","content":"two"}"#);
+    engine.expect(&[STEP1]);
+    let rest = default_turn_after_step("two");
+    engine.expect(&rest.iter().map(String::as_str).collect::<Vec<_>>());
+    engine.expect(&[r#"{"event":"prediction_result","source_sequence":2,"outcome":{"kind":"completed","text":"Thanks!","input_tokens":8,"output_tokens":2}}"#]);
+    assert_eq!(engine.close(), (vec![], Some(0)));
+}
+
+/// A recording of two turns, each followed by the engine's own
+/// prediction, 100 ms apart.
+fn predicting_recording(test: &str) -> PathBuf {
+    let lines = [
+        ("command", r#"{"command":"prompt","content":"a"}"#),
+        ("event", STEP1),
+        ("event", r#"{"event":"agent_finished","answer":"A"}"#),
+        ("event", PREDICTED_1),
+        ("command", r#"{"command":"prompt","content":"b"}"#),
+        ("event", STEP1),
+        ("event", r#"{"event":"agent_finished","answer":"B"}"#),
+        (
+            "event",
+            r#"{"event":"prediction_result","source_sequence":2,"outcome":{"kind":"completed","text":"Bye","input_tokens":8,"output_tokens":2}}"#,
+        ),
+    ];
+    let mut log = String::new();
+    for (i, (dir, line)) in lines.iter().enumerate() {
+        log += &format!(
+            "{{\"dir\":\"{dir}\",\"t_us\":{},\"line\":{}}}\n",
+            i * 100_000,
+            serde_json::to_string(line).unwrap()
+        );
+    }
+    let path = scratch(test).join("wire.jsonl");
+    std::fs::write(&path, log).unwrap();
+    path
+}
+
+/// A recorded prediction is the engine's own: replayed after its turn, at
+/// its recorded gap, while nothing cancels it.
+#[test]
+fn the_replay_predicts_after_a_turn_as_the_recording_did() {
+    let log = predicting_recording("replay-predict");
+    let mut engine = Live::spawn(&["mock-engine", "--replay", log.to_str().unwrap()]);
+    engine.send(r#"{"command":"prompt","content":"a"}"#);
+    engine.expect(&[
+        STEP1,
+        r#"{"event":"agent_finished","answer":"A"}"#,
+        PREDICTED_1,
+    ]);
+    engine.send(r#"{"command":"prompt","content":"b"}"#);
+    engine.expect(&[
+        STEP1,
+        r#"{"event":"agent_finished","answer":"B"}"#,
+        r#"{"event":"prediction_result","source_sequence":2,"outcome":{"kind":"completed","text":"Bye","input_tokens":8,"output_tokens":2}}"#,
+    ]);
+    assert_eq!(engine.close(), (vec![], Some(0)));
+}
+
+/// A prompt read before the recorded prediction's time cancels it, as the
+/// engine's loop does: it is left out. (The last one is cancelled by the
+/// end of input if that comes first, which the test cannot be sure of.)
+#[test]
+fn the_replay_leaves_out_a_prediction_the_engine_would_have_cancelled() {
+    let log = predicting_recording("replay-cancelled");
+    let mut engine = Live::spawn(&["mock-engine", "--replay", log.to_str().unwrap()]);
+    engine.send(r#"{"command":"prompt","content":"a"}"#);
+    engine.send(r#"{"command":"prompt","content":"b"}"#);
+    engine.expect(&[
+        STEP1,
+        r#"{"event":"agent_finished","answer":"A"}"#,
+        STEP1,
+        r#"{"event":"agent_finished","answer":"B"}"#,
+    ]);
+    let (rest, code) = engine.close();
+    assert_eq!(code, Some(0));
+    assert!(
+        rest.is_empty()
+            || rest
+                == [
+                    r#"{"event":"prediction_result","source_sequence":2,"outcome":{"kind":"completed","text":"Bye","input_tokens":8,"output_tokens":2}}"#
+                ],
+        "{rest:?}"
+    );
 }
 
 #[test]

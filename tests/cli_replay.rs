@@ -35,7 +35,7 @@ const SESSION: &str = r#"{"send":{"command":"prompt","content":"one"}}
 {"approval":{"asked":1,"allow":true}}
 {"after":{"ended":4},"send":{"command":"goal","action":"set","text":"ship it"}}
 {"after":{"answered":6},"send":{"command":"compact"}}
-{"after":{"ended":7},"send":{"command":"predict","request_id":"p1","source_sequence":1}}
+{"after":{"ended":7},"send":{"command":"job_stop","request_id":"p1","generation":"g-1","job_id":"job-1"}}
 {"send":{"command":"bogus"}}
 "#;
 
@@ -187,8 +187,8 @@ fn the_same_engine_at_its_pace_at_another_and_with_other_text_holds_the_same_con
             "approval end 1",
             "jobs_snapshot first 1",
             "jobs_snapshot end 1",
-            "predict first 1",
-            "predict end 1",
+            "job_stop first 1",
+            "job_stop end 1",
             "refused first 1",
             "refused end 1",
         ]
@@ -197,7 +197,7 @@ fn the_same_engine_at_its_pace_at_another_and_with_other_text_holds_the_same_con
         "kind           measure      count           p50           p95           p99           max\n"
     ));
     assert!(stats.contains(
-        "\nsent: prompt 2, steer 1, compact 1, goal 1, approval 1, jobs_snapshot 1, predict 1, refused 1\nowed at the end: nothing\n"
+        "\nsent: prompt 2, steer 1, compact 1, goal 1, approval 1, jobs_snapshot 1, job_stop 1, refused 1\nowed at the end: nothing\n"
     ));
     // The recording, answered by the mock engine made from it.
     assert_eq!(

@@ -248,23 +248,340 @@ fn requests_answered_out_of_order_each_answer_their_own() {
     assert_text(
         &[
             r#"> {"command":"jobs_snapshot","request_id":"r1"}"#,
-            r#"> {"command":"predict","request_id":"r1","source_sequence":3}"#,
             r#"> {"command":"job_stop","request_id":"r1","generation":"g","job_id":"j"}"#,
             r#"> {"command":"jobs_snapshot","request_id":"r2"}"#,
             r#"< {"event":"job_stop_result","request_id":"r1","generation":"g","job_id":"j","outcome":"not_found"}"#,
             r#"< {"event":"jobs_snapshot","request_id":"r2","jobs":[]}"#,
-            r#"< {"event":"prediction_result","request_id":"r1","source_sequence":3,"outcome":{"kind":"skipped"}}"#,
             r#"< {"event":"jobs_snapshot","request_id":"r1","jobs":[]}"#,
         ],
         r#"command 1: jobs_snapshot "r1"
-command 2: predict "r1"
-command 3: job_stop "r1" of job g/j
-command 4: jobs_snapshot "r2"
-event 1: job_stop_result, answers command 3
-event 2: jobs_snapshot, answers command 4
-event 3: prediction_result, answers command 2
-event 4: jobs_snapshot, answers command 1
+command 2: job_stop "r1" of job g/j
+command 3: jobs_snapshot "r2"
+event 1: job_stop_result, answers command 2
+event 2: jobs_snapshot, answers command 3
+event 3: jobs_snapshot, answers command 1
 owed: nothing
+"#,
+    );
+}
+
+/// The engine's own prediction, as the tests below write it.
+const PREDICTION: &str = r#"< {"event":"prediction_result","source_sequence":1,"outcome":{"kind":"completed","text":"Thanks!","input_tokens":8,"output_tokens":2}}"#;
+
+/// Asserts what `trace --format jsonl` writes for the session `lines`.
+#[track_caller]
+fn assert_jsonl(lines: &[&str], expected: &str) {
+    let (_, jsonl) = trace(lines);
+    assert_eq!(jsonl, expected, "{}", log(lines));
+}
+
+/// The engine's own prediction after a turn that finished: it answers no
+/// command, and belongs to the turn it follows.
+#[test]
+fn a_prediction_after_agent_finished_belongs_to_that_turn() {
+    assert_jsonl(
+        &[
+            r#"> {"command":"prompt","content":"a"}"#,
+            r#"< {"event":"agent_step","step":1}"#,
+            r#"< {"event":"agent_finished","answer":"done"}"#,
+            PREDICTION,
+        ],
+        r#"{"n":1,"event":"agent_step","answers":null,"turn":1}
+{"n":2,"event":"agent_finished","answers":null,"turn":1}
+{"n":3,"event":"prediction_result","answers":null,"turn":1}
+{"owed":{"refused":[],"requests":[],"steers":[],"goals":[],"approvals":[],"running":null,"queued":[]}}
+"#,
+    );
+}
+
+/// Inside a turn: the engine predicts only between turns.
+#[test]
+fn a_prediction_inside_a_turn_is_a_violation() {
+    assert_jsonl(
+        &[
+            r#"> {"command":"prompt","content":"a"}"#,
+            r#"< {"event":"agent_step","step":1}"#,
+            PREDICTION,
+            r#"< {"event":"agent_finished","answer":"done"}"#,
+        ],
+        r#"{"n":1,"event":"agent_step","answers":null,"turn":1}
+{"n":2,"event":"prediction_result","answers":null,"turn":null,"violation":"prediction_result while the turn of command 1 runs: the engine predicts only between turns"}
+{"n":3,"event":"agent_finished","answers":null,"turn":1}
+{"owed":{"refused":[],"requests":[],"steers":[],"goals":[],"approvals":[],"running":null,"queued":[]}}
+"#,
+    );
+}
+
+/// After a turn that failed: only `agent_finished` is followed by a
+/// prediction.
+#[test]
+fn a_prediction_after_turn_failed_is_a_violation() {
+    assert_jsonl(
+        &[
+            r#"> {"command":"prompt","content":"a"}"#,
+            r#"< {"event":"agent_step","step":1}"#,
+            r#"< {"event":"turn_failed","error":"provider error"}"#,
+            PREDICTION,
+        ],
+        r#"{"n":1,"event":"agent_step","answers":null,"turn":1}
+{"n":2,"event":"turn_failed","answers":null,"turn":1}
+{"n":3,"event":"prediction_result","answers":null,"turn":null,"violation":"prediction_result where none may come: the turn of command 1 ended with turn_failed (event 2), not agent_finished"}
+{"owed":{"refused":[],"requests":[],"steers":[],"goals":[],"approvals":[],"running":null,"queued":[]}}
+"#,
+    );
+}
+
+/// After a turn a cancel aborted.
+#[test]
+fn a_prediction_after_agent_aborted_is_a_violation() {
+    assert_jsonl(
+        &[
+            r#"> {"command":"prompt","content":"a"}"#,
+            r#"> {"command":"cancel"}"#,
+            r#"< {"event":"agent_step","step":1}"#,
+            r#"< {"event":"agent_aborted","reason":"interrupted"}"#,
+            PREDICTION,
+        ],
+        r#"{"n":1,"event":"agent_step","answers":null,"turn":1}
+{"n":2,"event":"agent_aborted","answers":2,"turn":1}
+{"n":3,"event":"prediction_result","answers":null,"turn":null,"violation":"prediction_result where none may come: the turn of command 1 ended with agent_aborted (event 2), not agent_finished"}
+{"owed":{"refused":[],"requests":[],"steers":[],"goals":[],"approvals":[],"running":null,"queued":[]}}
+"#,
+    );
+}
+
+/// After a compaction (the turn before it could have had one, not once the
+/// compaction ran).
+#[test]
+fn a_prediction_after_a_compaction_is_a_violation() {
+    assert_jsonl(
+        &[
+            r#"> {"command":"prompt","content":"a"}"#,
+            r#"< {"event":"agent_step","step":1}"#,
+            r#"< {"event":"agent_finished","answer":"done"}"#,
+            r#"> {"command":"compact"}"#,
+            r#"< {"event":"compaction_started","from_sequence":0,"to_sequence":1}"#,
+            r#"< {"event":"compaction_finished","from_sequence":0,"to_sequence":1,"summary":"s"}"#,
+            PREDICTION,
+        ],
+        r#"{"n":1,"event":"agent_step","answers":null,"turn":1}
+{"n":2,"event":"agent_finished","answers":null,"turn":1}
+{"n":3,"event":"compaction_started","answers":2,"turn":null}
+{"n":4,"event":"compaction_finished","answers":2,"turn":null}
+{"n":5,"event":"prediction_result","answers":null,"turn":null,"violation":"prediction_result where none may come: the last work was the compaction of command 2, which no prediction follows"}
+{"owed":{"refused":[],"requests":[],"steers":[],"goals":[],"approvals":[],"running":null,"queued":[]}}
+"#,
+    );
+}
+
+/// One prediction per turn.
+#[test]
+fn two_predictions_after_one_turn_the_second_is_a_violation() {
+    assert_jsonl(
+        &[
+            r#"> {"command":"prompt","content":"a"}"#,
+            r#"< {"event":"agent_step","step":1}"#,
+            r#"< {"event":"agent_finished","answer":"done"}"#,
+            PREDICTION,
+            PREDICTION,
+        ],
+        r#"{"n":1,"event":"agent_step","answers":null,"turn":1}
+{"n":2,"event":"agent_finished","answers":null,"turn":1}
+{"n":3,"event":"prediction_result","answers":null,"turn":1}
+{"n":4,"event":"prediction_result","answers":null,"turn":null,"violation":"prediction_result where none may come: the turn of command 1 already had its prediction (event 3)"}
+{"owed":{"refused":[],"requests":[],"steers":[],"goals":[],"approvals":[],"running":null,"queued":[]}}
+"#,
+    );
+}
+
+/// Once the next turn wrote its first event, the last one's prediction is
+/// cancelled: one then is inside that turn; after its end, one is that
+/// turn's.
+#[test]
+fn a_prediction_after_the_next_turns_first_event_is_a_violation() {
+    assert_jsonl(
+        &[
+            r#"> {"command":"prompt","content":"a"}"#,
+            r#"< {"event":"agent_step","step":1}"#,
+            r#"< {"event":"agent_finished","answer":"done"}"#,
+            r#"> {"command":"prompt","content":"b"}"#,
+            r#"< {"event":"agent_step","step":1}"#,
+            PREDICTION,
+            r#"< {"event":"agent_finished","answer":"done"}"#,
+            PREDICTION,
+        ],
+        r#"{"n":1,"event":"agent_step","answers":null,"turn":1}
+{"n":2,"event":"agent_finished","answers":null,"turn":1}
+{"n":3,"event":"agent_step","answers":null,"turn":2}
+{"n":4,"event":"prediction_result","answers":null,"turn":null,"violation":"prediction_result while the turn of command 2 runs: the engine predicts only between turns"}
+{"n":5,"event":"agent_finished","answers":null,"turn":2}
+{"n":6,"event":"prediction_result","answers":null,"turn":2}
+{"owed":{"refused":[],"requests":[],"steers":[],"goals":[],"approvals":[],"running":null,"queued":[]}}
+"#,
+    );
+}
+
+/// A steer sent after the turn's end was seen, answered before the
+/// prediction: the engine read it, and it cancels the prediction.
+#[test]
+fn a_prediction_after_steer_dropped_of_a_steer_sent_after_the_end_is_a_violation() {
+    assert_jsonl(
+        &[
+            r#"> {"command":"prompt","content":"a"}"#,
+            r#"< {"event":"agent_step","step":1}"#,
+            r#"< {"event":"agent_finished","answer":"done"}"#,
+            r#"> {"command":"steer","content":"x","submission_id":"s1"}"#,
+            r#"< {"event":"steer_dropped","content":"x","submission_id":"s1"}"#,
+            PREDICTION,
+        ],
+        r#"{"n":1,"event":"agent_step","answers":null,"turn":1}
+{"n":2,"event":"agent_finished","answers":null,"turn":1}
+{"n":3,"event":"steer_dropped","answers":2,"turn":null}
+{"n":4,"event":"prediction_result","answers":null,"turn":null,"violation":"prediction_result where none may come: the engine read command 2 (its steer_dropped is event 3) after the turn of command 1 ended, which cancels the prediction"}
+{"owed":{"refused":[],"requests":[],"steers":[],"goals":[],"approvals":[],"running":null,"queued":[]}}
+"#,
+    );
+}
+
+/// A steer sent before the turn's end, dropped at that end: the engine may
+/// drain it before the prediction starts, so a prediction after its
+/// `steer_dropped` is right.
+#[test]
+fn a_prediction_after_steer_dropped_of_a_steer_sent_before_the_end_is_right() {
+    assert_jsonl(
+        &[
+            r#"> {"command":"prompt","content":"a"}"#,
+            r#"> {"command":"steer","content":"x","submission_id":"s1"}"#,
+            r#"< {"event":"agent_step","step":1}"#,
+            r#"< {"event":"agent_finished","answer":"done"}"#,
+            r#"< {"event":"steer_dropped","content":"x","submission_id":"s1"}"#,
+            PREDICTION,
+        ],
+        r#"{"n":1,"event":"agent_step","answers":null,"turn":1}
+{"n":2,"event":"agent_finished","answers":null,"turn":1}
+{"n":3,"event":"steer_dropped","answers":2,"turn":null}
+{"n":4,"event":"prediction_result","answers":null,"turn":1}
+{"owed":{"refused":[],"requests":[],"steers":[],"goals":[],"approvals":[],"running":null,"queued":[]}}
+"#,
+    );
+}
+
+/// A goal sent after the turn's end, applied before the prediction, cancels
+/// it too.
+#[test]
+fn a_prediction_after_goal_updated_of_a_goal_sent_after_the_end_is_a_violation() {
+    assert_jsonl(
+        &[
+            r#"> {"command":"prompt","content":"a"}"#,
+            r#"< {"event":"agent_step","step":1}"#,
+            r#"< {"event":"agent_finished","answer":"done"}"#,
+            r#"> {"command":"goal","action":"clear"}"#,
+            r#"< {"event":"goal_updated","goal":null}"#,
+            PREDICTION,
+        ],
+        r#"{"n":1,"event":"agent_step","answers":null,"turn":1}
+{"n":2,"event":"agent_finished","answers":null,"turn":1}
+{"n":3,"event":"goal_updated","answers":2,"turn":null}
+{"n":4,"event":"prediction_result","answers":null,"turn":null,"violation":"prediction_result where none may come: the engine read command 2 (its goal_updated is event 3) after the turn of command 1 ended, which cancels the prediction"}
+{"owed":{"refused":[],"requests":[],"steers":[],"goals":[],"approvals":[],"running":null,"queued":[]}}
+"#,
+    );
+}
+
+/// A prompt queued before the turn's end: no event shows the engine read it
+/// before the prediction, which may have crossed it.
+#[test]
+fn a_prediction_crossing_a_prompt_queued_before_the_end_is_right() {
+    assert_jsonl(
+        &[
+            r#"> {"command":"prompt","content":"a"}"#,
+            r#"> {"command":"prompt","content":"b"}"#,
+            r#"< {"event":"agent_step","step":1}"#,
+            r#"< {"event":"agent_finished","answer":"done"}"#,
+            PREDICTION,
+            r#"< {"event":"agent_step","step":1}"#,
+            r#"< {"event":"agent_finished","answer":"done"}"#,
+        ],
+        r#"{"n":1,"event":"agent_step","answers":null,"turn":1}
+{"n":2,"event":"agent_finished","answers":null,"turn":1}
+{"n":3,"event":"prediction_result","answers":null,"turn":1}
+{"n":4,"event":"agent_step","answers":null,"turn":2}
+{"n":5,"event":"agent_finished","answers":null,"turn":2}
+{"owed":{"refused":[],"requests":[],"steers":[],"goals":[],"approvals":[],"running":null,"queued":[]}}
+"#,
+    );
+}
+
+/// A background_notice is the engine's own, unordered with the rest: a
+/// prediction around one is not judged.
+#[test]
+fn a_prediction_after_a_background_notice_is_not_judged() {
+    assert_jsonl(
+        &[
+            r#"> {"command":"prompt","content":"a"}"#,
+            r#"< {"event":"agent_step","step":1}"#,
+            r#"< {"event":"agent_finished","answer":"done"}"#,
+            r#"< {"event":"background_notice","content":"job 1 finished"}"#,
+            PREDICTION,
+        ],
+        r#"{"n":1,"event":"agent_step","answers":null,"turn":1}
+{"n":2,"event":"agent_finished","answers":null,"turn":1}
+{"n":3,"event":"background_notice","answers":null,"turn":null}
+{"n":4,"event":"prediction_result","answers":null,"turn":1}
+{"owed":{"refused":[],"requests":[],"steers":[],"goals":[],"approvals":[],"running":null,"queued":[]}}
+"#,
+    );
+}
+
+/// Notices inside the turn and after the prediction, neither judged.
+#[test]
+fn background_notices_around_a_turns_end_and_prediction_change_nothing() {
+    assert_jsonl(
+        &[
+            r#"> {"command":"prompt","content":"a"}"#,
+            r#"< {"event":"agent_step","step":1}"#,
+            r#"< {"event":"background_notice","content":"job 1 finished"}"#,
+            r#"< {"event":"agent_finished","answer":"done"}"#,
+            PREDICTION,
+            r#"< {"event":"background_notice","content":"job 2 finished"}"#,
+        ],
+        r#"{"n":1,"event":"agent_step","answers":null,"turn":1}
+{"n":2,"event":"background_notice","answers":null,"turn":null}
+{"n":3,"event":"agent_finished","answers":null,"turn":1}
+{"n":4,"event":"prediction_result","answers":null,"turn":1}
+{"n":5,"event":"background_notice","answers":null,"turn":null}
+{"owed":{"refused":[],"requests":[],"steers":[],"goals":[],"approvals":[],"running":null,"queued":[]}}
+"#,
+    );
+}
+
+/// Before any turn finished.
+#[test]
+fn a_prediction_before_any_turn_is_a_violation() {
+    assert_jsonl(
+        &[PREDICTION],
+        r#"{"n":1,"event":"prediction_result","answers":null,"turn":null,"violation":"prediction_result before any turn finished"}
+{"owed":{"refused":[],"requests":[],"steers":[],"goals":[],"approvals":[],"running":null,"queued":[]}}
+"#,
+    );
+}
+
+/// An idle cancel has no answer: nothing shows that the engine read it, so
+/// the model cannot judge the prediction (check-engine judges it by time).
+#[test]
+fn a_prediction_after_an_idle_cancel_is_not_judged_by_the_model() {
+    assert_jsonl(
+        &[
+            r#"> {"command":"prompt","content":"a"}"#,
+            r#"< {"event":"agent_step","step":1}"#,
+            r#"< {"event":"agent_finished","answer":"done"}"#,
+            r#"> {"command":"cancel"}"#,
+            PREDICTION,
+        ],
+        r#"{"n":1,"event":"agent_step","answers":null,"turn":1}
+{"n":2,"event":"agent_finished","answers":null,"turn":1}
+{"n":3,"event":"prediction_result","answers":null,"turn":1}
+{"owed":{"refused":[],"requests":[],"steers":[],"goals":[],"approvals":[],"running":null,"queued":[]}}
 "#,
     );
 }

@@ -80,7 +80,6 @@ const ANSWER_WITH_ARGS: &str = r#"read -r line; printf '%s\n' "$@"; cat >/dev/nu
 enum Kind {
     Jobs,
     JobStop,
-    Predict,
     Steer,
     Compact,
     Turn,
@@ -110,13 +109,6 @@ const UNDECODABLE: &[Undecodable] = &[
         line: 1,
         event: "job_stop_result",
         why: "job_stop_result: missing \"outcome\"",
-    },
-    Undecodable {
-        kind: Kind::Predict,
-        lines: &[r#"{"event":"prediction_result","request_id":"ctl-1","source_sequence":1}"#],
-        line: 1,
-        event: "prediction_result",
-        why: "prediction_result: missing \"outcome\"",
     },
     Undecodable {
         kind: Kind::Steer,
@@ -152,7 +144,6 @@ fn call(engine: &Controller, kind: Kind) -> Result<(), ControllerError> {
     match kind {
         Kind::Jobs => engine.jobs_snapshot().map(drop),
         Kind::JobStop => engine.job_stop("g1", "job-1").map(drop),
-        Kind::Predict => engine.predict(1).map(drop),
         Kind::Steer => engine.steer(SteerKind::Command, "/diff").map(drop),
         Kind::Compact => engine.compact().map(drop),
         Kind::Turn => engine.prompt("hi")?.wait().map(drop),
@@ -771,17 +762,13 @@ fn a_prompt_queued_behind_a_compaction_waits_on_its_events() {
     assert!(compact.join().unwrap().is_ok());
 }
 
-/// `cancel`, `approval` and `cancel_prediction` have no answer of their
+/// `cancel` and `approval` have no answer of their
 /// own: `request` returns at once with the line written, whatever the
 /// engine does.
 #[test]
 fn commands_with_no_answer_of_their_own_return_at_once() {
     let engine = sh("cat >/dev/null", &[], limits(LONG));
-    let commands = [
-        Command::Cancel,
-        Command::allow("a-1"),
-        Command::cancel_prediction("p-1"),
-    ];
+    let commands = [Command::Cancel, Command::allow("a-1")];
     for (n, command) in (1..).zip(commands) {
         let (got, elapsed) = timed(|| engine.request(command));
         in_time(elapsed, Duration::ZERO);
@@ -990,7 +977,6 @@ mod on_tokio {
         match kind {
             Kind::Jobs => engine.jobs_snapshot().await.map(drop),
             Kind::JobStop => engine.job_stop("g1", "job-1").await.map(drop),
-            Kind::Predict => engine.predict(1).await.map(drop),
             Kind::Steer => engine.steer(SteerKind::Command, "/diff").await.map(drop),
             Kind::Compact => engine.compact().await.map(drop),
             Kind::Turn => engine.prompt("hi")?.wait().await.map(drop),
@@ -1465,4 +1451,216 @@ read -r b; echo '{"event":"jobs_snapshot","request_id":"ctl-2","jobs":[]}'; cat 
             assert_eq!(notices[0].event(), Some(&Event::agent_step(1)));
         });
     }
+}
+
+/// A reply with an id no command carried, or a refusal of a valid line,
+/// where a call's answer was due: the call fails at once saying so, not
+/// after its limit as though the engine were silent (it kept streaming).
+#[test]
+fn a_call_answered_wrongly_fails_at_once_saying_so() {
+    let cases: [(&str, &str); 3] = [
+        (
+            r#"read -r a; echo '{"event":"jobs_snapshot","request_id":"not-mine","jobs":[]}'; while :; do echo '{"event":"background_notice","content":"tick"}'; sleep 0.05; done"#,
+            "command line 1 (jobs_snapshot) was answered wrongly: its event line 1 (jobs_snapshot) fits no rule: jobs_snapshot answers no jobs_snapshot command: none unanswered with request_id \"not-mine\"",
+        ),
+        (
+            r#"read -r a; echo '{"event":"command_error","error":"steering is off"}'; cat >/dev/null"#,
+            "command line 1 (steer) is valid, but the engine refused it: its event line 1 (command_error) a command_error with no refused line left to answer",
+        ),
+        (
+            r#"read -r a; echo '{"event":"steer_dropped","content":"x","submission_id":"other"}'; cat >/dev/null"#,
+            "command line 1 (steer) was answered wrongly: its event line 1 (steer_dropped) fits no rule: steer_dropped answers no steer: none unanswered with submission_id \"other\"",
+        ),
+    ];
+    for (i, (script, want)) in cases.into_iter().enumerate() {
+        let engine = sh(script, &[], limits(LONG));
+        let (got, elapsed) = timed(|| match i {
+            0 => engine.jobs_snapshot().map(drop),
+            1 => engine.steer(SteerKind::Prompt, "go on").map(drop),
+            _ => engine
+                .request(Command::steer_tagged(SteerKind::Prompt, "go on", "mine"))
+                .map(drop),
+        });
+        in_time(elapsed, Duration::ZERO);
+        let err = got.unwrap_err();
+        assert!(matches!(err, ControllerError::Misanswered(_)), "{err:?}");
+        assert_eq!(err.to_string(), want);
+        // The line is still a notice, for a log.
+        assert!(matches!(
+            engine.notices().first(),
+            Some(Notice::Violation { .. })
+        ));
+    }
+}
+
+/// Whether process `pid` still runs (a zombie does not).
+#[cfg(target_os = "linux")]
+fn runs(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// The pid an engine wrote to `file`, once it has.
+#[cfg(target_os = "linux")]
+fn pid_in(file: &std::path::Path) -> u32 {
+    let deadline = Instant::now() + LONG;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(file) {
+            if let Ok(pid) = text.trim().parse() {
+                return pid;
+            }
+        }
+        assert!(Instant::now() < deadline, "the engine wrote no pid");
+        std::thread::sleep(ms(5));
+    }
+}
+
+/// An engine that starts a child of its own and exits at the end of its
+/// input, leaving the child running.
+#[cfg(target_os = "linux")]
+/// The child holds the engine's stdout open: the controller waits on the
+/// engine's exit, not on its stdout.
+#[cfg(target_os = "linux")]
+const LEAVES_A_CHILD: &str =
+    r#"sleep 300 & echo $! > "$1.tmp"; mv "$1.tmp" "$1"; exec cat >/dev/null"#;
+
+/// The same with the child's stdio elsewhere, so that the engine's stdout
+/// closes when it exits whatever the child does.
+#[cfg(target_os = "linux")]
+const LEAVES_A_DETACHED_CHILD: &str = r#"sleep 300 </dev/null >/dev/null 2>&1 & echo $! > "$1.tmp"; mv "$1.tmp" "$1"; exec cat >/dev/null"#;
+
+/// Closing or dropping a spawned controller ends what its engine started
+/// (its own process group, the default), and with `own_group(false)`
+/// leaves it, as before.
+#[cfg(target_os = "linux")]
+#[test]
+fn closing_or_dropping_ends_what_the_engine_started() {
+    let dir = std::env::temp_dir().join(format!("serve-command-group-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let spawn = |name: &str, own: bool| {
+        let file = dir.join(name);
+        let script = if own {
+            LEAVES_A_CHILD
+        } else {
+            LEAVES_A_DETACHED_CHILD
+        };
+        let mut command = std::process::Command::new("sh");
+        command.arg("-c").arg(script).arg("sh").arg(&file);
+        let options = Options::default().limits(limits(LONG)).own_group(own);
+        let engine = Controller::spawn_with(&mut command, options).unwrap();
+        (engine, pid_in(&file))
+    };
+    let gone_soon = |pid: u32| {
+        let deadline = Instant::now() + LONG;
+        while runs(pid) {
+            assert!(
+                Instant::now() < deadline,
+                "the engine's child {pid} still runs"
+            );
+            std::thread::sleep(ms(10));
+        }
+    };
+    // close: the engine exits at the end of its input; its child is ended.
+    let (engine, child) = spawn("close", true);
+    assert!(runs(child));
+    assert_eq!(engine.close().unwrap().and_then(|s| s.code()), Some(0));
+    assert!(
+        !runs(child),
+        "close returned with the engine's child running"
+    );
+    // drop: the same, from the reaper thread.
+    let (engine, child) = spawn("drop", true);
+    drop(engine);
+    gone_soon(child);
+    // In the controller's group, the child is left running.
+    let (engine, child) = spawn("shared", false);
+    assert_eq!(engine.close().unwrap().and_then(|s| s.code()), Some(0));
+    std::thread::sleep(ms(100));
+    assert!(runs(child), "own_group(false) ended the engine's child");
+    let _ = std::process::Command::new("kill")
+        .arg(child.to_string())
+        .status();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The process group's end and a wrong answer, on tokio: the same rules.
+#[cfg(all(target_os = "linux", feature = "tokio"))]
+mod on_tokio_too {
+    use super::{limits, pid_in, runs, LEAVES_A_CHILD, LONG};
+    use serve_command::v2::serve::{ControllerError, Options, TokioController};
+
+    fn run<F: std::future::Future>(future: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(future)
+    }
+
+    #[test]
+    fn closing_ends_what_the_engine_started() {
+        run(async {
+            let dir =
+                std::env::temp_dir().join(format!("serve-command-tgroup-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let file = dir.join("close");
+            let mut command = tokio::process::Command::new("sh");
+            command.arg("-c").arg(LEAVES_A_CHILD).arg("sh").arg(&file);
+            let options = Options::default().limits(limits(LONG));
+            let engine = TokioController::spawn_with(&mut command, options).unwrap();
+            let child = pid_in(&file);
+            assert!(runs(child));
+            assert_eq!(
+                engine.close().await.unwrap().and_then(|s| s.code()),
+                Some(0)
+            );
+            assert!(
+                !runs(child),
+                "close returned with the engine's child running"
+            );
+            let _ = std::fs::remove_dir_all(&dir);
+        });
+    }
+
+    #[test]
+    fn a_call_answered_wrongly_fails_at_once_saying_so() {
+        run(async {
+            let mut command = tokio::process::Command::new("sh");
+            command.arg("-c").arg(
+                r#"read -r a; echo '{"event":"jobs_snapshot","request_id":"not-mine","jobs":[]}'; cat >/dev/null"#,
+            );
+            let engine =
+                TokioController::spawn_with(&mut command, Options::default().limits(limits(LONG)))
+                    .unwrap();
+            let err = tokio::time::timeout(LONG / 2, engine.jobs_snapshot())
+                .await
+                .expect("not at once")
+                .unwrap_err();
+            assert!(matches!(err, ControllerError::Misanswered(_)), "{err:?}");
+            assert_eq!(
+                err.to_string(),
+                "command line 1 (jobs_snapshot) was answered wrongly: its event line 1 (jobs_snapshot) fits no rule: jobs_snapshot answers no jobs_snapshot command: none unanswered with request_id \"not-mine\""
+            );
+        });
+    }
+}
+
+/// A second answer to a command already answered, arriving while another
+/// call waits, is a notice: it does not fail the call waiting (it is no
+/// wrong answer to it).
+#[test]
+fn a_repeated_answer_does_not_fail_the_call_waiting() {
+    let (_, lines) = answers_twice();
+    let args: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let engine = sh(
+        r#"read -r a; printf '%s' "$1"; read -r b; printf '%s' "$2"; sleep 0.1; printf '%s' "$3"; cat >/dev/null"#,
+        &args,
+        limits(LONG),
+    );
+    assert_eq!(engine.jobs_snapshot().map_err(|e| e.to_string()), Ok(vec![]));
+    assert_eq!(engine.jobs_snapshot().map_err(|e| e.to_string()), Ok(vec![]));
+    assert_answered_twice(engine.notices(), &lines[1]);
 }

@@ -322,7 +322,7 @@ steer: Steer(Dropped)
 jobs: []
 goal: Some(\"tests pass\")
 the turn of command line 5: Finished(\"You asked: Run the tests.\")
-prediction: Skipped
+prediction: None
 refused: Some(NotACommand(UnknownCommand(\"nap\")))
 answering nothing: []
 exit: Some(0)
@@ -358,7 +358,7 @@ the turn of command line 1: Finished(\"You asked: What is it?\"), Some(Usage { p
 steer: Steer(Dropped)
 goal: Some(\"tests pass\")
 the turn of command line 5: Finished(\"You asked: Run the tests.\")
-prediction: Skipped
+prediction: None
 refused: Some(NotACommand(UnknownCommand(\"nap\")))
 answering nothing: []
 exit: Some(0)

@@ -278,18 +278,10 @@ fn event_fields(event: &Event) -> (u8, Vec<Field<'_>>) {
         Event::GoalUnblocked => (1, vec![]),
         Event::JobChanged { kind, job, .. } => (2, vec![Field::Kind(*kind), Field::Job(job)]),
         Event::PredictionResult {
-            request_id,
             source_sequence,
             outcome,
             ..
-        } => (
-            3,
-            vec![
-                Str(request_id),
-                Int(*source_sequence),
-                Field::Outcome(outcome),
-            ],
-        ),
+        } => (3, vec![Int(*source_sequence), Field::Outcome(outcome)]),
         Event::JobsSnapshot {
             request_id, jobs, ..
         } => (4, vec![Str(request_id), Field::Jobs(jobs)]),

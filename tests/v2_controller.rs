@@ -52,7 +52,7 @@ fn assert_err(got: Result<impl std::fmt::Debug, ControllerError>, want: &str) {
 #[cfg(feature = "cli")]
 #[test]
 fn a_session_against_the_mock_engine_binary() {
-    use serve_command::v2::{PredictionOutcome, Usage};
+    use serve_command::v2::Usage;
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_serve-command"));
     command.arg("mock-engine");
     let engine = Controller::spawn(&mut command)
@@ -68,12 +68,55 @@ fn a_session_against_the_mock_engine_binary() {
         engine.request(Command::jobs_snapshot("mine")).map_err(err),
         Ok(Reply::Jobs(vec![]))
     );
-    assert_eq!(
-        engine.predict(3).map_err(err),
-        Ok(PredictionOutcome::Skipped)
-    );
+    // It was not told to predict: no prediction follows the turn.
+    assert_eq!(engine.prediction(), None);
     let status = engine.close().unwrap().expect("an exit status");
     assert_eq!(status.code(), Some(0));
+}
+
+/// `mock-engine --predict TEXT` predicts after each finished turn: the
+/// controller hands the suggestion over as a notice and keeps it at hand
+/// until a command that cancels it upstream (here the next prompt).
+#[cfg(feature = "cli")]
+#[test]
+fn a_predicting_engines_suggestion_is_at_hand_until_the_next_prompt() {
+    use serve_command::v2::serve::{EventLine, Notice};
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_serve-command"));
+    command.args(["mock-engine", "--predict", "run the tests"]);
+    let engine = Controller::spawn(&mut command).unwrap();
+    let turn = engine.prompt("hello there").unwrap().wait().unwrap();
+    assert_eq!(turn.command, CommandLine(1));
+    let notice = engine
+        .next_notice(Duration::from_secs(30))
+        .expect("the engine's prediction");
+    let Notice::Prediction { suggestion, .. } = notice else {
+        panic!("not a prediction: {notice:?}");
+    };
+    assert_eq!(
+        (
+            suggestion.text(),
+            suggestion.source_sequence,
+            suggestion.turn,
+            suggestion.line
+        ),
+        (Some("run the tests"), 1, Some(CommandLine(1)), EventLine(7))
+    );
+    assert_eq!(engine.prediction(), Some(suggestion));
+    // The next prompt cancels it upstream: no longer at hand.
+    let next = engine.prompt("and again").unwrap();
+    assert_eq!(engine.prediction(), None);
+    next.wait().unwrap();
+    let Some(Notice::Prediction { suggestion, .. }) = engine.next_notice(Duration::from_secs(30))
+    else {
+        panic!("no second prediction");
+    };
+    assert_eq!(
+        (suggestion.source_sequence, suggestion.turn),
+        (2, Some(CommandLine(2)))
+    );
+    assert_eq!(engine.prediction().map(|s| s.source_sequence), Some(2));
+    assert!(engine.notices().is_empty());
+    assert_eq!(engine.close().unwrap().and_then(|s| s.code()), Some(0));
 }
 
 /// An engine that dies mid-turn: the turn's next event is the typed stop,
@@ -351,7 +394,7 @@ mod in_process {
     };
     use serve_command::v2::{
         ApprovalOutcome, Command, CommandErrorCause, ContentPart, Event, Image, JobStopOutcome,
-        ParseError, PredictionOutcome, Refusal, SteerKind, Usage,
+        ParseError, Refusal, SteerKind, Usage,
     };
     use serve_command::workbench::MockEngine;
     use std::io::BufReader;
@@ -459,20 +502,16 @@ mod in_process {
 
         // Line 7 was the approval.
         assert_eq!(
-            engine.predict(1).map_err(err),
-            Ok(PredictionOutcome::Skipped)
-        );
-        assert_eq!(
             engine.job_stop("g1", "job-7").map_err(err),
             Ok(JobStopOutcome::NotFound)
         );
-        match engine.request(Command::predict("p1", 0)) {
-            Err(ControllerError::Refused { command, cause }) => assert_eq!(
-                (command, cause),
-                (
-                    CommandLine(10),
-                    CommandErrorCause::NotACommand(ParseError::InvalidPredictionCommand)
-                )
+        // No client asks for a prediction since upstream fdf10827.
+        match engine
+            .send_line(b"{\"command\":\"predict\",\"request_id\":\"p1\",\"source_sequence\":1}")
+        {
+            Ok(Some(cause)) => assert_eq!(
+                cause,
+                CommandErrorCause::NotACommand(ParseError::UnknownCommand("predict".into()))
             ),
             other => panic!("{other:?}"),
         }
@@ -490,7 +529,7 @@ mod in_process {
                 summary: "mock summary of 2 turns".into()
             })
         );
-        assert_eq!(engine.cancel().map_err(err), Ok(CommandLine(13)));
+        assert_eq!(engine.cancel().map_err(err), Ok(CommandLine(12)));
         assert_eq!(
             engine.send_line(b"not json").map_err(err),
             Ok(Some(CommandErrorCause::StreamEnded(
@@ -499,7 +538,7 @@ mod in_process {
         );
         assert_err(
             engine.jobs_snapshot(),
-            "not sent: the engine reads no more commands after command line 14",
+            "not sent: the engine reads no more commands after command line 13",
         );
         assert_eq!(engine.owed(), Owed::default());
         assert!(engine.notices().is_empty());
@@ -813,7 +852,7 @@ mod on_tokio {
     #[cfg(feature = "cli")]
     #[test]
     fn a_session_against_the_mock_engine_binary() {
-        use serve_command::v2::{PredictionOutcome, SteerKind};
+        use serve_command::v2::SteerKind;
         run(async {
             let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_serve-command"));
             command.arg("mock-engine");
@@ -828,10 +867,7 @@ mod on_tokio {
                 serve_command::v2::serve::TurnEnd::Finished("You asked: hello there".into())
             );
             assert_eq!(engine.jobs_snapshot().await.map_err(err), Ok(vec![]));
-            assert_eq!(
-                engine.predict(3).await.map_err(err),
-                Ok(PredictionOutcome::Skipped)
-            );
+            assert_eq!(engine.prediction(), None);
             assert_eq!(
                 engine.steer(SteerKind::Prompt, "more").await.map_err(err),
                 Ok(serve_command::v2::serve::Steered::Dropped)
@@ -854,7 +890,7 @@ mod on_tokio {
 mod on_tokio_in_process {
     use super::err;
     use serve_command::v2::serve::{Compaction, Reply, Steered, TokioController, TurnEnd};
-    use serve_command::v2::{Command, Event, PredictionOutcome, SteerKind};
+    use serve_command::v2::{Command, Event, SteerKind};
     use serve_command::workbench::MockEngine;
     use std::collections::VecDeque;
     use std::io::{self, BufReader, Read, Write};
@@ -1026,10 +1062,6 @@ mod on_tokio_in_process {
                 );
                 assert_eq!(engine.jobs_snapshot().await.map_err(err), Ok(vec![]));
                 assert_eq!(engine.goal(Command::GoalClear).await.map_err(err), Ok(None));
-                assert_eq!(
-                    engine.predict(2).await.map_err(err),
-                    Ok(PredictionOutcome::Skipped)
-                );
                 assert_eq!(
                     engine.compact().await.map_err(err),
                     Ok(Compaction::Finished {

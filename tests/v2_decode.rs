@@ -1,6 +1,7 @@
 //! The v2 rules, one table each: precedence, content errors and their
-//! paths, job commands, and the crossing to and from v1.
-//! Every verdict was asked of `oracle-latest`.
+//! paths, job commands, the retired prediction commands, and the crossing
+//! to and from v1. Every verdict was asked of `oracle-latest-next`
+//! (upstream @ fdf10827).
 
 use serve_command::v2::SteerKind;
 use serve_command::v2::{Command, Content, ContentPart, Image, NotInV1, ParseError};
@@ -99,6 +100,121 @@ fn an_unknown_command_echoes_its_name() {
         r#"{"command":"\u0070rompt","content":"x"}"#,
         Ok(r#"{"command":"prompt","content":"x"}"#),
     );
+}
+
+/// `predict` and `cancel_prediction` left the commands at fdf10827 (the
+/// engine predicts by itself): every such line is `unknown command`,
+/// well-formed by the old rules (642262b0's `Predict`, `CancelPrediction`)
+/// or not, and `invalid prediction command` is no answer any more. Each
+/// verdict is `oracle-latest-next`'s.
+#[test]
+fn the_prediction_commands_are_unknown() {
+    let cases: &[(&str, &str)] = &[
+        (
+            r#"{"command":"predict","request_id":"r","source_sequence":1}"#,
+            "unknown command: predict",
+        ),
+        (
+            r#"{"source_sequence":7,"request_id":"p1","command":"predict"}"#,
+            "unknown command: predict",
+        ),
+        (
+            r#"{"command":"predict","request_id":"p","source_sequence":2147483647}"#,
+            "unknown command: predict",
+        ),
+        (
+            r#"{"command":"predict","request_id":"p","source_sequence":1.0}"#,
+            "unknown command: predict",
+        ),
+        (
+            r#"{"command":"predict","request_id":"p","source_sequence":2.5e1}"#,
+            "unknown command: predict",
+        ),
+        (
+            r#"{"command":"predict","request_id":"p","source_sequence":0}"#,
+            "unknown command: predict",
+        ),
+        (
+            r#"{"command":"predict","request_id":"p","source_sequence":-1}"#,
+            "unknown command: predict",
+        ),
+        (
+            r#"{"command":"predict","request_id":"p","source_sequence":1.5}"#,
+            "unknown command: predict",
+        ),
+        (
+            r#"{"command":"predict","request_id":"p","source_sequence":2147483648}"#,
+            "unknown command: predict",
+        ),
+        (
+            r#"{"command":"predict","request_id":"p","source_sequence":1e400}"#,
+            "unknown command: predict",
+        ),
+        (
+            r#"{"command":"predict","request_id":"","source_sequence":1}"#,
+            "unknown command: predict",
+        ),
+        (
+            r#"{"command":"predict","request_id":5,"source_sequence":1}"#,
+            "unknown command: predict",
+        ),
+        (
+            r#"{"command":"predict","source_sequence":"1"}"#,
+            "unknown command: predict",
+        ),
+        (r#"{"command":"predict"}"#, "unknown command: predict"),
+        (
+            r#"{"command":"pr\u0065dict","request_id":"r","source_sequence":1}"#,
+            "unknown command: predict",
+        ),
+        (
+            r#"{"command":"cancel_prediction","request_id":"p1"}"#,
+            "unknown command: cancel_prediction",
+        ),
+        (
+            r#"{"command":"cancel_prediction","request_id":""}"#,
+            "unknown command: cancel_prediction",
+        ),
+        (
+            r#"{"command":"cancel_prediction","request_id":null}"#,
+            "unknown command: cancel_prediction",
+        ),
+        (
+            r#"{"command":"cancel_prediction"}"#,
+            "unknown command: cancel_prediction",
+        ),
+        (
+            r#"{"command":"cancel_prediction","request_id":"p1","source_sequence":1,"text":"x"}"#,
+            "unknown command: cancel_prediction",
+        ),
+        (
+            r#"{"command":"Predict","request_id":"r","source_sequence":1}"#,
+            "unknown command: Predict",
+        ),
+        (
+            r#"{"command":"predict","content":"x"}"#,
+            "unknown command: predict",
+        ),
+        (
+            r#"{"command":"predict","request_id":"r","source_sequence":1,"x":[[[1e400]]]}"#,
+            "unknown command: predict",
+        ),
+    ];
+    for (line, message) in cases {
+        check(line, Err(message));
+        let name = message.trim_start_matches("unknown command: ");
+        assert_eq!(
+            Command::from_slice(line.as_bytes()),
+            Err(ParseError::UnknownCommand(name.to_owned()).into()),
+            "{line}"
+        );
+        // serde_json adds where it stopped: the line's end.
+        assert_eq!(
+            serde_json::from_str::<Command>(line).map_err(|e| e.to_string()),
+            Err(format!("{message} at line 1 column {}", line.len())),
+            "serde: {line}"
+        );
+    }
 }
 
 #[test]
@@ -347,10 +463,10 @@ fn readers_of_both_revisions_share_the_framing() {
 }
 
 /// Where `Deserialize` (through serde_json) and `from_slice` part, as
-/// docs/PROTOCOL.md says: a read field's number must fit a double for
-/// serde_json, and a skipped field's value nests as deep as serde_json
-/// lets it, past the reference's 1024 levels. A skipped `1e400` is fine
-/// in both.
+/// docs/PROTOCOL.md says: a skipped field's value nests as deep as
+/// serde_json lets it, past the reference's 1024 levels. A skipped `1e400`
+/// is fine in both, also as the `source_sequence` of a `predict`, which no
+/// command reads since fdf10827 (no command reads a number now).
 #[test]
 fn deserialize_and_from_slice_part_only_where_serde_json_reads_otherwise() {
     let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
@@ -374,8 +490,8 @@ fn deserialize_and_from_slice_part_only_where_serde_json_reads_otherwise() {
         ),
         (
             r#"{"command":"predict","request_id":"r","source_sequence":1e400}"#.into(),
-            Err("invalid prediction command"),
-            Err("number out of range at line 1 column 61"),
+            Err("unknown command: predict"),
+            Err("unknown command: predict at line 1 column 62"),
         ),
     ];
     let owned = |r: &Result<&str, &str>| r.map(str::to_owned).map_err(str::to_owned);

@@ -33,22 +33,36 @@ const WAIT: Duration = Duration::from_secs(20);
 /// - `ask`: ask approval; the decision is written as a delta;
 /// - `fail`, `panic`: end with an error, or panic;
 /// - `until-cancel`: wait for the cancel, and stop;
-/// - `own-end`: write `agent_finished` itself.
+/// - `own-end`: write `agent_finished` itself;
+/// - `yield`: write `context_yield`;
+/// - `predict:now`, `predict:gate`, `predict:store-fails`, `predict:skip`:
+///   after this turn, if the loop asks, predict from the count of turns
+///   that asked so far: at once; once the test's go comes (or the
+///   prediction is cancelled), `completed` all the same; `failed` with a
+///   storage error; or `skipped`.
 ///
 /// It answers `done`.
+/// With no `predict:` word the turn is followed by no prediction.
 struct Scripted {
     gate: Mutex<Receiver<()>>,
     /// What `continue_goal` answers, in turn (then `None`).
     continues: Mutex<Vec<Option<Content>>>,
     goals_judged: Mutex<Vec<String>>,
+    /// The last turn's `predict:` word, and how many turns had one.
+    predicting: Mutex<(Option<String>, i32)>,
 }
 
 impl Engine for Scripted {
     fn turn(&self, turn: &mut RunningTurn<'_>) -> Result<String, WorkError> {
         let script = turn.content().to_text();
+        self.predicting.lock().unwrap().0 = script
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("predict:"))
+            .map(str::to_owned);
         turn.emit(&Event::agent_step(1))?;
         for word in script.split_whitespace() {
             match word {
+                "yield" => turn.emit(&Event::context_yield(3, "yielded"))?,
                 "wait" => {
                     let _ = self.gate.lock().unwrap().recv_timeout(WAIT);
                 }
@@ -99,19 +113,39 @@ impl Engine for Scripted {
         Ok(Compacted::new(1, 4, "summary"))
     }
 
+    fn prediction_source(&self) -> Option<i32> {
+        let mut predicting = self.predicting.lock().unwrap();
+        predicting.0.as_ref()?;
+        predicting.1 += 1;
+        Some(predicting.1)
+    }
+
     fn predict(&self, prediction: &Prediction) -> PredictionOutcome {
-        if prediction.source_sequence() == 1 {
-            return PredictionOutcome::Completed {
-                text: Some("next".into()),
-                input_tokens: 3,
-                output_tokens: 1,
-            };
+        let mode = self.predicting.lock().unwrap().0.clone();
+        let completed = PredictionOutcome::Completed {
+            text: Some(format!("next {}", prediction.source_sequence())),
+            input_tokens: 3,
+            output_tokens: 1,
+        };
+        match mode.as_deref() {
+            Some("gate") => {
+                // Completed even when cancelled: the loop must drop it.
+                while !prediction.is_cancelled()
+                    && matches!(
+                        self.gate.lock().unwrap().try_recv(),
+                        Err(TryRecvError::Empty)
+                    )
+                {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                completed
+            }
+            Some("store-fails") => {
+                PredictionOutcome::Failed("prediction storage: disk full".into())
+            }
+            Some("skip") => PredictionOutcome::Skipped,
+            _ => completed,
         }
-        // Waits for its cancel.
-        while !prediction.is_cancelled() {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        PredictionOutcome::Cancelled
     }
 
     fn continue_goal(&self, goal: &str) -> Option<Content> {
@@ -147,6 +181,7 @@ impl Session {
             gate: Mutex::new(gated),
             continues: Mutex::new(continues),
             goals_judged: Mutex::new(Vec::new()),
+            predicting: Mutex::new((None, 0)),
         });
         let (commands_in, stdin) = pipe::pipe();
         let (events_in, events_out) = pipe::pipe();
@@ -262,9 +297,9 @@ fn requests_and_refused_lines_are_answered_while_a_turn_streams() {
     s.expect(&[r#"{"event":"command_error","error":"goal text must not be blank"}"#]);
     s.send(r#"{"command":"job_stop","request_id":"j2","generation":"g","job_id":"x"}"#);
     s.expect(&[r#"{"event":"job_stop_result","request_id":"j2","generation":"g","job_id":"x","outcome":"not_found"}"#]);
-    // Nothing to predict from while a turn runs (loop.mbt Predict).
+    // No client asks for a prediction since fdf10827.
     s.send(r#"{"command":"predict","request_id":"p1","source_sequence":1}"#);
-    s.expect(&[r#"{"event":"prediction_result","request_id":"p1","source_sequence":1,"outcome":{"kind":"skipped"}}"#]);
+    s.expect(&[r#"{"event":"command_error","error":"unknown command: predict"}"#]);
     s.go();
     s.expect(&[&delta("b")]);
     s.go();
@@ -798,49 +833,148 @@ fn cancel_disarms_an_auto_goal() {
     assert_eq!(s.close(), (vec![], None));
 }
 
+fn predicted(n: i32) -> String {
+    format!(
+        r#"{{"event":"prediction_result","source_sequence":{n},"outcome":{{"kind":"completed","text":"next {n}","input_tokens":3,"output_tokens":1}}}}"#
+    )
+}
+
+/// A turn that finished, with nothing else to run, is followed by one
+/// prediction of the engine's own (loop.mbt @ fdf10827, the end of the
+/// `TurnDone` arm), from the sequence the engine gives.
 #[test]
-fn a_prediction_runs_when_idle_and_is_cancelled_by_what_changes_the_conversation() {
+fn a_finished_idle_turn_is_followed_by_one_prediction() {
     let mut s = Session::start();
-    s.send(r#"{"command":"predict","request_id":"p1","source_sequence":1}"#);
-    s.expect(&[r#"{"event":"prediction_result","request_id":"p1","source_sequence":1,"outcome":{"kind":"completed","text":"next","input_tokens":3,"output_tokens":1}}"#]);
-    // The same sequence again: already attempted.
-    s.send(r#"{"command":"predict","request_id":"p2","source_sequence":1}"#);
-    s.expect(&[r#"{"event":"prediction_result","request_id":"p2","source_sequence":1,"outcome":{"kind":"skipped"}}"#]);
-    // This one runs until cancelled: by its `cancel_prediction` (another
-    // request id cancels nothing), ...
-    s.send(r#"{"command":"predict","request_id":"p3","source_sequence":7}"#);
-    s.send(r#"{"command":"cancel_prediction","request_id":"p9"}"#);
-    s.sync();
-    s.send(r#"{"command":"cancel_prediction","request_id":"p3"}"#);
-    s.expect(&[r#"{"event":"prediction_result","request_id":"p3","source_sequence":7,"outcome":{"kind":"cancelled"}}"#]);
-    // ... by a newer predict, or by a prompt, before its turn starts.
-    s.send(r#"{"command":"predict","request_id":"p4","source_sequence":8}"#);
-    s.send(r#"{"command":"predict","request_id":"p5","source_sequence":9}"#);
-    s.expect(&[r#"{"event":"prediction_result","request_id":"p4","source_sequence":8,"outcome":{"kind":"cancelled"}}"#]);
-    s.send(&prompt("delta:x"));
+    s.send(&prompt("predict:now delta:a"));
+    s.expect(&[STEP1, &delta("a"), DONE, &predicted(1)]);
+    s.quiet();
+    s.send(&prompt("predict:now"));
+    s.expect(&[STEP1, DONE, &predicted(2)]);
+    // The engine may not save it: `failed`, with its reason.
+    s.send(&prompt("predict:store-fails"));
     s.expect(&[
-        r#"{"event":"prediction_result","request_id":"p5","source_sequence":9,"outcome":{"kind":"cancelled"}}"#,
         STEP1,
-        &delta("x"),
         DONE,
+        r#"{"event":"prediction_result","source_sequence":3,"outcome":{"kind":"failed","message":"prediction storage: disk full"}}"#,
     ]);
+    // One that could not be made is not written.
+    s.send(&prompt("predict:skip"));
+    s.expect(&[STEP1, DONE]);
+    s.quiet();
     assert_eq!(s.close(), (vec![], None));
 }
 
-/// A prediction's late outcome, once a newer one under the same
-/// `request_id` replaced it, is not written: each `predict` gets one
-/// answer.
+/// No prediction after a turn that did not finish cleanly, that yielded
+/// its context, that another turn or a compaction waits behind, or after
+/// a compaction.
 #[test]
-fn a_replaced_predictions_late_outcome_is_not_written() {
+fn no_prediction_follows_a_turn_that_failed_yielded_or_has_work_behind_it() {
     let mut s = Session::start();
-    s.send(r#"{"command":"predict","request_id":"p","source_sequence":7}"#);
-    s.send(r#"{"command":"predict","request_id":"p","source_sequence":8}"#);
-    s.expect(&[r#"{"event":"prediction_result","request_id":"p","source_sequence":7,"outcome":{"kind":"cancelled"}}"#]);
-    // The first one's own outcome comes back meanwhile, and is dropped.
-    std::thread::sleep(Duration::from_millis(50));
+    s.send(&prompt("predict:now fail"));
+    s.expect(&[
+        STEP1,
+        r#"{"event":"turn_failed","error":"the model said no"}"#,
+    ]);
+    s.send(&prompt("predict:now until-cancel"));
+    s.expect(&[STEP1]);
+    s.send(r#"{"command":"cancel"}"#);
+    s.expect(&[ABORTED]);
+    s.send(&prompt("predict:now yield"));
+    s.expect(&[
+        STEP1,
+        r#"{"event":"context_yield","to_sequence":3,"answer":"yielded"}"#,
+        DONE,
+    ]);
+    s.quiet();
+    // Queued behind a turn: only the last turn's end is idle.
+    s.send(&prompt("predict:now wait"));
+    s.expect(&[STEP1]);
+    s.send(&prompt("predict:now"));
     s.sync();
-    s.send(r#"{"command":"cancel_prediction","request_id":"p"}"#);
-    s.expect(&[r#"{"event":"prediction_result","request_id":"p","source_sequence":8,"outcome":{"kind":"cancelled"}}"#]);
+    s.go();
+    s.expect(&[DONE, STEP1, DONE, &predicted(1)]);
+    // A compaction queued behind a turn runs instead, and none follows it.
+    s.send(&prompt("predict:now wait"));
+    s.expect(&[STEP1]);
+    s.send(r#"{"command":"compact"}"#);
+    s.sync();
+    s.go();
+    s.expect(&[
+        DONE,
+        r#"{"event":"compaction_started","from_sequence":1,"to_sequence":4}"#,
+    ]);
+    s.go();
+    s.expect(&[
+        r#"{"event":"compaction_finished","from_sequence":1,"to_sequence":4,"summary":"summary"}"#,
+    ]);
+    s.quiet();
+    assert_eq!(s.close(), (vec![], None));
+}
+
+/// A prompt, a steer of either kind, `compact`, `cancel`, a goal and the
+/// end of input cancel the prediction, silently; `jobs_snapshot`,
+/// `job_stop` and `approval` do not.
+#[test]
+fn what_moves_the_session_on_cancels_the_prediction_silently() {
+    let cancelling: [(&str, &[&str]); 6] = [
+        (
+            &prompt("delta:x"),
+            &[
+                STEP1,
+                "{\"event\":\"assistant_delta\",\"content\":\"x\"}",
+                DONE,
+            ],
+        ),
+        (
+            r#"{"command":"steer","content":"s"}"#,
+            &[r#"{"event":"steer_dropped","content":"s"}"#],
+        ),
+        (
+            r#"{"command":"steer","kind":"command","content":"ls"}"#,
+            &[r#"{"event":"steer_applied","kind":"command","content":"ls"}"#],
+        ),
+        (r#"{"command":"cancel"}"#, &[]),
+        (
+            r#"{"command":"goal","action":"clear"}"#,
+            &[r#"{"event":"goal_updated","goal":null}"#],
+        ),
+        (
+            r#"{"command":"compact"}"#,
+            &[r#"{"event":"compaction_started","from_sequence":1,"to_sequence":4}"#],
+        ),
+    ];
+    for (line, answers) in cancelling {
+        let mut s = Session::start();
+        s.send(&prompt("predict:gate"));
+        s.expect(&[STEP1, DONE]);
+        s.send(line);
+        s.expect(answers);
+        s.sync();
+        // The prediction completes now, and is dropped.
+        s.go();
+        s.go();
+        let (rest, stopped) = s.close();
+        assert!(
+            rest.iter().all(|l| !l.contains("prediction_result")),
+            "{line}: {rest:?}"
+        );
+        assert_eq!(stopped, None, "{line}");
+    }
+    // The end of input.
+    let mut s = Session::start();
+    s.send(&prompt("predict:gate"));
+    s.expect(&[STEP1, DONE]);
+    assert_eq!(s.close(), (vec![], None));
+    // The requests and an approval leave it be.
+    let mut s = Session::start();
+    s.send(&prompt("predict:gate"));
+    s.expect(&[STEP1, DONE]);
+    s.send(r#"{"command":"job_stop","request_id":"k","generation":"g","job_id":"x"}"#);
+    s.expect(&[r#"{"event":"job_stop_result","request_id":"k","generation":"g","job_id":"x","outcome":"not_found"}"#]);
+    s.send(r#"{"command":"approval","id":"approval-1","allow":true}"#);
+    s.sync();
+    s.go();
+    s.expect(&[&predicted(1)]);
     assert_eq!(s.close(), (vec![], None));
 }
 
@@ -1020,7 +1154,7 @@ fn the_engines_jobs_and_the_defaults_answer_the_requests() {
         String::from_utf8(out).unwrap()
     };
     let tail = concat!(
-        "{\"event\":\"prediction_result\",\"request_id\":\"p\",\"source_sequence\":3,\"outcome\":{\"kind\":\"skipped\"}}\n",
+        "{\"event\":\"command_error\",\"error\":\"unknown command: predict\"}\n",
         "{\"event\":\"compaction_failed\",\"error\":\"this engine does not compact\"}\n",
     );
     assert_eq!(
@@ -1067,10 +1201,13 @@ fn a_turn_sees_its_prompt_and_writes_from_a_thread_of_its_own() {
             let decision = turn.ask(Question::new("shell", "ls"))?;
             Ok(format!("{}", decision.is_allowed()))
         }
+        fn prediction_source(&self) -> Option<i32> {
+            Some(7)
+        }
         fn predict(&self, prediction: &Prediction) -> PredictionOutcome {
             PredictionOutcome::Failed(format!(
-                "{} {}",
-                prediction.request_id(),
+                "prediction storage: {} {}",
+                prediction.source_sequence(),
                 prediction.is_cancelled()
             ))
         }
@@ -1080,7 +1217,6 @@ fn a_turn_sees_its_prompt_and_writes_from_a_thread_of_its_own() {
         "{\"command\":\"approval\",\"id\":\"approval-1\",\"allow\":true}\n",
         "{\"command\":\"prompt\",\"content\":\"again\"}\n",
         "{\"command\":\"approval\",\"id\":\"approval-2\",\"allow\":false}\n",
-        "{\"command\":\"predict\",\"request_id\":\"p\",\"source_sequence\":3}\n",
     );
     let mut out = Vec::new();
     EngineLoop::new(Told)
@@ -1094,11 +1230,13 @@ fn a_turn_sees_its_prompt_and_writes_from_a_thread_of_its_own() {
             "{\"event\":\"approval_requested\",\"id\":\"approval-1\",\"tool_name\":\"shell\",\"detail\":\"ls\",\"body\":null}\n",
             "{\"event\":\"approval_resolved\",\"id\":\"approval-1\",\"outcome\":\"allowed_once\"}\n",
             "{\"event\":\"agent_finished\",\"answer\":\"true\"}\n",
+            "{\"event\":\"prediction_result\",\"source_sequence\":7,\"outcome\":{\"kind\":\"failed\",\"message\":\"prediction storage: 7 false\"}}\n",
             "{\"event\":\"assistant_delta\",\"content\":\"None again\"}\n",
             "{\"event\":\"approval_requested\",\"id\":\"approval-2\",\"tool_name\":\"shell\",\"detail\":\"ls\",\"body\":null}\n",
             "{\"event\":\"approval_resolved\",\"id\":\"approval-2\",\"outcome\":\"rejected\"}\n",
             "{\"event\":\"agent_finished\",\"answer\":\"false\"}\n",
-            "{\"event\":\"prediction_result\",\"request_id\":\"p\",\"source_sequence\":3,\"outcome\":{\"kind\":\"failed\",\"message\":\"p false\"}}\n",
+            // In order, the end of input is read only after the turn's end.
+            "{\"event\":\"prediction_result\",\"source_sequence\":7,\"outcome\":{\"kind\":\"failed\",\"message\":\"prediction storage: 7 false\"}}\n",
         )
     );
 }
@@ -1116,6 +1254,7 @@ fn in_order_the_output_depends_on_the_input_alone() {
         gate: Mutex::new(gate),
         continues: Mutex::new(Vec::new()),
         goals_judged: Mutex::new(Vec::new()),
+        predicting: Mutex::new((None, 0)),
     };
     for _ in 0..20 {
         let mut out = Vec::new();
@@ -1151,6 +1290,9 @@ mod random {
             1 => Just("ask"),
             1 => Just("fail"),
             1 => Just("own-end"),
+            1 => Just("yield"),
+            2 => Just("predict:now"),
+            1 => Just("predict:gate"),
         ];
         prop::collection::vec(word, 0..5).prop_map(|words| words.join(" "))
     }
@@ -1174,8 +1316,6 @@ mod random {
             2 => (1..4u8, any::<bool>()).prop_map(|(n, allow)| format!(r#"{{"command":"approval","id":"approval-{n}","allow":{allow}}}"#)),
             1 => Just(r#"{"command":"jobs_snapshot","request_id":"j"}"#.to_owned()),
             1 => Just(r#"{"command":"job_stop","request_id":"k","generation":"g","job_id":"x"}"#.to_owned()),
-            1 => Just(r#"{"command":"predict","request_id":"p","source_sequence":1}"#.to_owned()),
-            1 => Just(r#"{"command":"cancel_prediction","request_id":"p"}"#.to_owned()),
             1 => Just(r#"{"command":"nap"}"#.to_owned()),
             1 => Just(r#"{"command":"goal","action":"set","text":" "}"#.to_owned()),
         ]

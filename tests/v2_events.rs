@@ -1,6 +1,7 @@
 //! The engine's events: every vector of `tests/vectors/events.jsonl`
-//! (each verdict `oracle-events`'s), through every path that reads a line,
-//! and back out through every path that writes one.
+//! (each verdict `oracle-events-next`'s, upstream @ fdf10827), through
+//! every path that reads a line, and back out through every path that
+//! writes one.
 
 use serde_json::Value;
 use serve_command::v2::{
@@ -464,4 +465,121 @@ fn the_builders_write_every_field() {
         Event::tool_result("c", "t", "ok", None).to_string(),
         r#"{"event":"tool_result","tool_call_id":"c","tool_name":"t","is_error":false,"content":"ok","brief":null}"#
     );
+}
+
+/// Since fdf10827 a `prediction_result` has no `request_id` (the engine
+/// predicts by itself). A line that still carries one, of any type (an
+/// older engine's, a recording), is read the same and written back
+/// without it; `source_sequence` and `outcome` are still required. Each
+/// answer is `oracle-events-next`'s.
+#[test]
+fn a_prediction_results_request_id_is_read_and_dropped() {
+    // (line, the line written back, or None: not an event)
+    let cases: &[(&str, Option<&str>)] = &[
+        (
+            r#"{"event":"prediction_result","request_id":"p1","source_sequence":7,"outcome":{"kind":"completed","text":"Next","input_tokens":12,"output_tokens":3}}"#,
+            Some(
+                r#"{"event":"prediction_result","source_sequence":7,"outcome":{"kind":"completed","text":"Next","input_tokens":12,"output_tokens":3}}"#,
+            ),
+        ),
+        (
+            r#"{"event":"prediction_result","request_id":"","source_sequence":0,"outcome":{"kind":"cancelled"}}"#,
+            Some(
+                r#"{"event":"prediction_result","source_sequence":0,"outcome":{"kind":"cancelled"}}"#,
+            ),
+        ),
+        (
+            r#"{"event":"prediction_result","request_id":null,"source_sequence":7,"outcome":{"kind":"skipped"}}"#,
+            Some(
+                r#"{"event":"prediction_result","source_sequence":7,"outcome":{"kind":"skipped"}}"#,
+            ),
+        ),
+        (
+            r#"{"event":"prediction_result","request_id":7,"source_sequence":7,"outcome":{"kind":"skipped"}}"#,
+            Some(
+                r#"{"event":"prediction_result","source_sequence":7,"outcome":{"kind":"skipped"}}"#,
+            ),
+        ),
+        (
+            r#"{"event":"prediction_result","request_id":1e400,"source_sequence":-1,"outcome":{"kind":"failed","message":"timeout"}}"#,
+            Some(
+                r#"{"event":"prediction_result","source_sequence":-1,"outcome":{"kind":"failed","message":"timeout"}}"#,
+            ),
+        ),
+        (
+            r#"{"event":"prediction_result","request_id":true,"source_sequence":7,"outcome":{"kind":"skipped"}}"#,
+            Some(
+                r#"{"event":"prediction_result","source_sequence":7,"outcome":{"kind":"skipped"}}"#,
+            ),
+        ),
+        (
+            r#"{"event":"prediction_result","request_id":["x"],"source_sequence":7,"outcome":{"kind":"completed","text":null,"input_tokens":12,"output_tokens":3}}"#,
+            Some(
+                r#"{"event":"prediction_result","source_sequence":7,"outcome":{"kind":"completed","text":null,"input_tokens":12,"output_tokens":3}}"#,
+            ),
+        ),
+        (
+            r#"{"event":"prediction_result","request_id":{"s":"x"},"source_sequence":7,"outcome":{"kind":"skipped"}}"#,
+            Some(
+                r#"{"event":"prediction_result","source_sequence":7,"outcome":{"kind":"skipped"}}"#,
+            ),
+        ),
+        (
+            r#"{"outcome":{"kind":"skipped"},"source_sequence":7,"request_id":"p1","event":"prediction_result"}"#,
+            Some(
+                r#"{"event":"prediction_result","source_sequence":7,"outcome":{"kind":"skipped"}}"#,
+            ),
+        ),
+        (
+            r#"{"event":"prediction_result","source_sequence":42,"outcome":{"kind":"completed","text":"let me run the tests","input_tokens":120,"output_tokens":8}}"#,
+            Some(
+                r#"{"event":"prediction_result","source_sequence":42,"outcome":{"kind":"completed","text":"let me run the tests","input_tokens":120,"output_tokens":8}}"#,
+            ),
+        ),
+        (
+            r#"{"event":"prediction_result","request_id":"p1","outcome":{"kind":"skipped"}}"#,
+            None,
+        ),
+        (
+            r#"{"event":"prediction_result","request_id":"p1","source_sequence":7}"#,
+            None,
+        ),
+        (
+            r#"{"event":"prediction_result","request_id":"p1","source_sequence":"7","outcome":{"kind":"skipped"}}"#,
+            None,
+        ),
+    ];
+    for (line, written) in cases {
+        let got = Event::from_slice(line.as_bytes()).map(|e| e.to_string());
+        assert_eq!(got.as_deref().ok(), *written, "{line}");
+        let Some(written) = written else {
+            assert!(matches!(
+                Event::from_slice(line.as_bytes()),
+                Err(LineError::NotAnEvent(_))
+            ));
+            continue;
+        };
+        // The same event as the line without the key, by every path.
+        let event = Event::from_slice(written.as_bytes()).expect("the written line reads");
+        assert!(matches!(event, Event::PredictionResult { .. }), "{line}");
+        assert_eq!(Event::from_slice(line.as_bytes()).as_ref(), Ok(&event));
+        assert_eq!(
+            line.parse::<Event>().as_ref(),
+            Ok(&event),
+            "FromStr: {line}"
+        );
+        if let Ok(value) = serde_json::from_str::<Value>(line) {
+            assert_eq!(
+                Event::from_json(&value).as_ref(),
+                Ok(&event),
+                "from_json: {line}"
+            );
+            assert_eq!(
+                serde_json::from_str::<Event>(line).ok().as_ref(),
+                Some(&event),
+                "serde: {line}"
+            );
+        }
+        assert!(!event.to_line().contains("request_id"));
+    }
 }

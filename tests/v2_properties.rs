@@ -78,10 +78,6 @@ proptest! {
                 let why = match &cmd {
                     Command::JobsSnapshot { .. } => NotInV1::JobCommand("jobs_snapshot"),
                     Command::JobStop { .. } => NotInV1::JobCommand("job_stop"),
-                    Command::Predict { .. } => NotInV1::PredictionCommand("predict"),
-                    Command::CancelPrediction { .. } => {
-                        NotInV1::PredictionCommand("cancel_prediction")
-                    }
                     Command::Steer { submission_id: Some(_), .. } => NotInV1::SteerTag,
                     Command::Prompt { content, .. } | Command::Steer { content, .. } => {
                         if content.is_text_only() {

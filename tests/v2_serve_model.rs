@@ -136,16 +136,6 @@ fn jobs(id: &str) -> Step {
 fn job_stop(id: &str) -> Step {
     C(format!("{{\"command\":\"job_stop\",\"request_id\":\"{id}\",\"generation\":\"g\",\"job_id\":\"j\"}}\n"))
 }
-fn predict(id: &str) -> Step {
-    C(format!(
-        "{{\"command\":\"predict\",\"request_id\":\"{id}\",\"source_sequence\":3}}\n"
-    ))
-}
-fn cancel_prediction(id: &str) -> Step {
-    C(format!(
-        "{{\"command\":\"cancel_prediction\",\"request_id\":\"{id}\"}}\n"
-    ))
-}
 fn goal(text: &str) -> Step {
     C(format!(
         "{{\"command\":\"goal\",\"action\":\"set\",\"text\":\"{text}\"}}\n"
@@ -193,8 +183,14 @@ fn snapshot(id: &str) -> String {
 fn stop_result(id: &str) -> String {
     format!("{{\"event\":\"job_stop_result\",\"request_id\":\"{id}\",\"generation\":\"g\",\"job_id\":\"j\",\"outcome\":\"not_found\"}}\n")
 }
-fn prediction(id: &str) -> String {
-    format!("{{\"event\":\"prediction_result\",\"request_id\":\"{id}\",\"source_sequence\":3,\"outcome\":{{\"kind\":\"cancelled\"}}}}\n")
+fn prediction() -> String {
+    "{\"event\":\"prediction_result\",\"source_sequence\":3,\"outcome\":{\"kind\":\"completed\",\"text\":\"next\",\"input_tokens\":1,\"output_tokens\":1}}\n".into()
+}
+fn context_yield() -> String {
+    "{\"event\":\"context_yield\",\"to_sequence\":2,\"answer\":\"a\"}\n".into()
+}
+fn notice() -> String {
+    "{\"event\":\"background_notice\",\"content\":\"a job finished\"}\n".into()
 }
 fn applied(kind: &str, id: Option<&str>) -> String {
     match id {
@@ -284,8 +280,6 @@ fn requests_are_answered_by_request_id_at_any_time() {
         jobs("j1"),
         job_stop("s1"),
         job_stop("s2"),
-        predict("p1"),
-        cancel_prediction("p1"), // answered by the predict's own result
         E(step(1), None, Some(1)),
         // A reply in the middle of a turn belongs to no turn.
         E(snapshot("j1"), Some(2), None),
@@ -293,15 +287,10 @@ fn requests_are_answered_by_request_id_at_any_time() {
         // Two requests answered out of order.
         E(stop_result("s2"), Some(4), None),
         E(stop_result("s1"), Some(3), None),
-        E(prediction("p1"), Some(5), None),
         E(finished(), None, Some(1)),
         V(
             stop_result("s1"),
             "job_stop_result answers no job_stop command: none unanswered with request_id \"s1\"",
-        ),
-        V(
-            prediction("p9"),
-            "prediction_result answers no predict command: none unanswered with request_id \"p9\"",
         ),
         // A jobs_snapshot reply never answers a job_stop of the same id.
         jobs("s1"),
@@ -313,7 +302,7 @@ fn requests_are_answered_by_request_id_at_any_time() {
     ]);
     assert_eq!(
         owed(&c),
-        (vec![], vec![7, 8], vec![], vec![], vec![], None, vec![])
+        (vec![], vec![5, 6], vec![], vec![], vec![], None, vec![])
     );
 }
 
@@ -856,7 +845,6 @@ fn owed_lists_everything_unanswered_oldest_first() {
         goal("g"),
         compact(),
         prompt("two"),
-        predict("p"),
         E(step(1), None, Some(1)),
         E(asked("a"), None, Some(1)),
     ]);
@@ -864,7 +852,7 @@ fn owed_lists_everything_unanswered_oldest_first() {
         owed(&c),
         (
             vec![2],
-            vec![3, 8],
+            vec![3],
             vec![4],
             vec![5],
             vec![2],
@@ -992,4 +980,144 @@ fn an_unreadable_event_is_attributed_by_what_can_be_read_of_it() {
         assert_eq!(got, want, "{line}");
     }
     assert!(conversation.owed().is_empty(), "{:?}", conversation.owed());
+}
+
+/// The engine's own prediction (loop.mbt @ fdf10827): after a turn that
+/// ended `agent_finished`, once, answering no command and belonging to
+/// the turn it follows; never inside a turn, after a turn that ended
+/// otherwise or yielded its context, after a compaction, or once an event
+/// shows the engine read a command that cancels it.
+#[test]
+fn the_engines_own_prediction_follows_a_finished_turn_once() {
+    let c = run(&[
+        V(prediction(), "prediction_result before any turn finished"),
+        prompt("one"),
+        E(step(1), None, Some(1)),
+        V(
+            prediction(),
+            "prediction_result while the turn of command 1 runs: the engine predicts only between turns",
+        ),
+        E(finished(), None, Some(1)),
+        // The engine's own, between turns: a background notice changes nothing.
+        E(notice(), None, None),
+        E(prediction(), None, Some(1)),
+        V(
+            prediction(),
+            "prediction_result where none may come: the turn of command 1 already had its prediction (event 6)",
+        ),
+        prompt("two"),
+        E(step(1), None, Some(2)),
+        E(failed(), None, Some(2)),
+        V(
+            prediction(),
+            "prediction_result where none may come: the turn of command 2 ended with turn_failed (event 9), not agent_finished",
+        ),
+        prompt("three"),
+        cancel(),
+        E(step(1), None, Some(3)),
+        E(aborted(), Some(4), Some(3)),
+        V(
+            prediction(),
+            "prediction_result where none may come: the turn of command 3 ended with agent_aborted (event 12), not agent_finished",
+        ),
+        prompt("four"),
+        E(step(1), None, Some(5)),
+        E(context_yield(), None, Some(5)),
+        E(finished(), None, Some(5)),
+        V(
+            prediction(),
+            "prediction_result where none may come: the turn of command 5 ended by yielding its context",
+        ),
+        compact(),
+        E(compaction_started(), Some(6), None),
+        E(compaction_finished(), Some(6), None),
+        V(
+            prediction(),
+            "prediction_result where none may come: the last work was the compaction of command 6, which no prediction follows",
+        ),
+    ]);
+    assert_eq!(owed(&c), nothing());
+}
+
+/// Where the pipes race, the prediction is let be: a command sent before
+/// the turn's end, or not yet shown read, may cross it. Once an event
+/// shows that the engine read a command sent after the end, or the next
+/// work began, none may come.
+#[test]
+fn a_prediction_may_cross_what_the_engine_has_not_shown_it_read() {
+    let c = run(&[
+        prompt("one"),
+        E(step(1), None, Some(1)),
+        // Queued before the end: the engine may not have read it yet.
+        prompt("two"),
+        steer("late"),
+        E(finished(), None, Some(1)),
+        // The steer sent before the end, drained at it.
+        E(dropped(None), Some(3), None),
+        E(prediction(), None, Some(1)),
+        E(step(1), None, Some(2)),
+        E(finished(), None, Some(2)),
+        // A steer sent after the end, dropped: read after the prediction
+        // could start, so it was cancelled.
+        steer("after"),
+        E(dropped(None), Some(4), None),
+        V(
+            prediction(),
+            "prediction_result where none may come: the engine read command 4 (its steer_dropped is event 7) after the turn of command 2 ended, which cancels the prediction",
+        ),
+        prompt("three"),
+        E(step(1), None, Some(5)),
+        E(finished(), None, Some(5)),
+        goal("g"),
+        E(goal_updated("g"), Some(6), None),
+        V(
+            prediction(),
+            "prediction_result where none may come: the engine read command 6 (its goal_updated is event 11) after the turn of command 5 ended, which cancels the prediction",
+        ),
+        prompt("four"),
+        E(step(1), None, Some(7)),
+        E(finished(), None, Some(7)),
+        prompt("five"),
+        E(step(1), None, Some(8)),
+        V(
+            prediction(),
+            "prediction_result while the turn of command 8 runs: the engine predicts only between turns",
+        ),
+        E(finished(), None, Some(8)),
+        // An idle cancel, a request and an approval show nothing read.
+        cancel(),
+        jobs("j"),
+        E(snapshot("j"), Some(10), None),
+        E(prediction(), None, Some(8)),
+    ]);
+    assert_eq!(owed(&c), nothing());
+}
+
+/// A prediction whose turn's end was followed by the start of the next
+/// work: the next turn's first event, or a compaction's.
+#[test]
+fn the_next_works_first_event_ends_the_chance_of_a_prediction() {
+    run(&[
+        prompt("one"),
+        E(step(1), None, Some(1)),
+        E(finished(), None, Some(1)),
+        compact(),
+        E(compaction_started(), Some(2), None),
+        V(
+            prediction(),
+            "prediction_result while the compaction of command 2 runs: the engine predicts only between turns",
+        ),
+        E(compaction_finished(), Some(2), None),
+        prompt("two"),
+        E(step(1), None, Some(3)),
+        E(finished(), None, Some(3)),
+        prompt("three"),
+        E(step(1), None, Some(4)),
+        E(finished(), None, Some(4)),
+        E(prediction(), None, Some(4)),
+        V(
+            prediction(),
+            "prediction_result where none may come: the turn of command 4 already had its prediction (event 10)",
+        ),
+    ]);
 }

@@ -9,9 +9,9 @@ mod attributed;
 use attributed::Attributed;
 use proptest::prelude::*;
 use serve_command::v2::serve::{
-    Question, RunningTurn, StepInput, TokioEngine, TokioEngineLoop, WorkError,
+    Prediction, Question, RunningTurn, StepInput, TokioEngine, TokioEngineLoop, WorkError,
 };
-use serve_command::v2::Event;
+use serve_command::v2::{Event, PredictionOutcome};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, WriteHalf};
@@ -23,14 +23,41 @@ const WAIT: Duration = Duration::from_secs(20);
 
 /// A turn scripted by its prompt's words (as tests/v2_engine_loop.rs's):
 /// `wait` (for the test's go), `delta:X`, `steers`, `ask`, `nap`,
-/// `until-cancel`, `fail`, `panic`. It answers `done`.
+/// `until-cancel`, `fail`, `panic`; `predict`: the turn is followed by a
+/// prediction that waits for the test's go (or its cancel). It answers
+/// `done`.
 struct Script {
     gate: Arc<Semaphore>,
+    predicting: std::sync::atomic::AtomicBool,
 }
 
 impl TokioEngine for Script {
+    fn prediction_source(&self) -> Option<i32> {
+        use std::sync::atomic::Ordering;
+        self.predicting.load(Ordering::Relaxed).then_some(5)
+    }
+
+    async fn predict(&self, prediction: &Prediction) -> PredictionOutcome {
+        // The test's go, or its cancel.
+        while !prediction.is_cancelled() {
+            if let Ok(permit) = self.gate.try_acquire() {
+                permit.forget();
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        PredictionOutcome::Completed {
+            text: Some("next".into()),
+            input_tokens: 1,
+            output_tokens: 1,
+        }
+    }
+
     async fn turn(&self, turn: &mut RunningTurn<'static>) -> Result<String, WorkError> {
         let script = turn.content().to_text();
+        let predicting = script.split_whitespace().any(|w| w == "predict");
+        self.predicting
+            .store(predicting, std::sync::atomic::Ordering::Relaxed);
         turn.emit(&Event::agent_step(1))?;
         for word in script.split_whitespace() {
             match word {
@@ -53,6 +80,7 @@ impl TokioEngine for Script {
                 }
                 "fail" => return Err("the model said no".into()),
                 "panic" => panic!("a bug in the turn"),
+                "predict" => {}
                 delta => {
                     if let Some(text) = delta.strip_prefix("delta:") {
                         turn.emit(&Event::assistant_delta(text))?;
@@ -82,6 +110,7 @@ impl Session {
         let (controller_in, stdin) = tokio::io::split(controller_end);
         let script = Script {
             gate: Arc::clone(&gate),
+            predicting: false.into(),
         };
         let engine = tokio::spawn(async move {
             let stopped = TokioEngineLoop::new(script)
@@ -258,6 +287,28 @@ fn cancel_and_panics_end_a_turn_and_the_loop_goes_on() {
     });
 }
 
+/// After a turn that finished, the engine's own prediction, written once
+/// it completes; a prompt cancels the next one, silently (loop.mbt @
+/// fdf10827).
+#[test]
+fn a_finished_turn_is_followed_by_the_engines_prediction_until_a_prompt_cancels_it() {
+    runtime().block_on(async {
+        let mut s = Session::start();
+        s.send(&prompt("predict")).await;
+        s.expect(&[STEP1, DONE]).await;
+        s.gate.add_permits(1);
+        s.expect(&[r#"{"event":"prediction_result","source_sequence":5,"outcome":{"kind":"completed","text":"next","input_tokens":1,"output_tokens":1}}"#])
+            .await;
+        s.send(&prompt("predict")).await;
+        s.expect(&[STEP1, DONE]).await;
+        s.send(&prompt("delta:x")).await;
+        s.expect(&[STEP1, r#"{"event":"assistant_delta","content":"x"}"#, DONE])
+            .await;
+        s.gate.add_permits(1);
+        assert_eq!(s.close().await, (vec![], None));
+    });
+}
+
 #[test]
 fn after_a_line_that_is_not_json_it_reads_no_more() {
     runtime().block_on(async {
@@ -299,7 +350,6 @@ fn command() -> impl Strategy<Value = String> {
         2 => (1..4u8, any::<bool>()).prop_map(|(n, allow)| format!(r#"{{"command":"approval","id":"approval-{n}","allow":{allow}}}"#)),
         1 => Just(r#"{"command":"jobs_snapshot","request_id":"j"}"#.to_owned()),
         1 => Just(r#"{"command":"job_stop","request_id":"k","generation":"g","job_id":"x"}"#.to_owned()),
-        1 => Just(r#"{"command":"predict","request_id":"p","source_sequence":1}"#.to_owned()),
         1 => Just(r#"{"command":"nap"}"#.to_owned()),
     ]
 }

@@ -70,8 +70,8 @@ fn a_script_line_that_is_no_turn_is_named() {
         (
             "{\"answer\":\"ok\"}\n\n{\"answr\":\"typo\"}",
             3,
-            "unknown key \"answr\" (a turn has \"deltas\", \"answer\", \"reasoning\", \"usage\", \"fail\", \"approval\" or \"events\")",
-            "script line 3: unknown key \"answr\" (a turn has \"deltas\", \"answer\", \"reasoning\", \"usage\", \"fail\", \"approval\" or \"events\")",
+            "unknown key \"answr\" (a turn has \"deltas\", \"answer\", \"reasoning\", \"usage\", \"fail\", \"predict\", \"approval\" or \"events\")",
+            "script line 3: unknown key \"answr\" (a turn has \"deltas\", \"answer\", \"reasoning\", \"usage\", \"fail\", \"predict\", \"approval\" or \"events\")",
         ),
         (
             "not json",
@@ -94,8 +94,8 @@ fn a_script_line_that_is_no_turn_is_named() {
         (
             "{\"events\":[],\"answer\":\"ok\"}",
             1,
-            "\"events\" is the whole turn: no other key goes with it",
-            "script line 1: \"events\" is the whole turn: no other key goes with it",
+            "\"events\" is the whole turn: no other key goes with it but \"predict\"",
+            "script line 1: \"events\" is the whole turn: no other key goes with it but \"predict\"",
         ),
         (
             "{\"answer\":\"ok\"}\n{\"events\":{}}",
@@ -431,6 +431,7 @@ const CHECKS: &[(&str, Level)] = &[
     ("compact", Level::Must),
     ("requests", Level::Must),
     ("end-of-input", Level::Must),
+    ("prediction", Level::Must),
 ];
 
 /// The line checks (the first 13 of [`CHECKS`], and `line-over-limit`
@@ -492,7 +493,17 @@ fn check_engine_passes_the_mock_engine() {
             c.name()
         })
         .collect();
-    assert_eq!(skipped, ["cancel", "cancel-question", "approval", "steer"]);
+    // It predicts nothing without --predict: not judged either.
+    assert_eq!(
+        skipped,
+        [
+            "cancel",
+            "cancel-question",
+            "approval",
+            "steer",
+            "prediction"
+        ]
+    );
     assert_eq!(
         check_named(&report, "line-at-limit").rule(),
         "a line of exactly 67108864 bytes (64 MiB, the crate's limit; JSON padded with spaces) is read"
@@ -508,10 +519,10 @@ fn check_engine_passes_the_mock_engine() {
             report.must_failed(),
             report.not_judged()
         ),
-        (true, 0, 0, 4)
+        (true, 0, 0, 5)
     );
     assert!(report.to_string().ends_with(
-        "PASS must   end-of-input\n20/24 checks pass; every must holds; 4 not judged\n"
+        "PASS must   end-of-input\nSKIP must   prediction\n  why: not judged: the engine never predicted after a finished idle turn (no prediction_result within 2 s of its end)\n20/25 checks pass; every must holds; 5 not judged\n"
     ));
 }
 
@@ -681,8 +692,8 @@ fn check_engine_names_answers_on_stderr_once() {
     assert_eq!(
         outcomes,
         [
-            ("no-stderr-answers", Some("in protocol-errors, the answers went to stderr, not stdout: 382 of the 383 owed are missing from stdout and on stderr, the first as stderr line 1: {\"event\":\"command_error\",\"error\":\"invalid content: JsonDecodeError((, expected content string or array))\"}"), None),
-            ("protocol-errors", None, Some("its 382 answers owed are on stderr, not stdout (no-stderr-answers)")),
+            ("no-stderr-answers", Some("in protocol-errors, the answers went to stderr, not stdout: 477 of the 478 owed are missing from stdout and on stderr, the first as stderr line 1: {\"event\":\"command_error\",\"error\":\"invalid content: JsonDecodeError((, expected content string or array))\"}"), None),
+            ("protocol-errors", None, Some("its 477 answers owed are on stderr, not stdout (no-stderr-answers)")),
             ("serve-refusals", None, Some("its 42 answers owed are on stderr, not stdout (no-stderr-answers)")),
             ("not-json", None, Some(stderr)),
             ("not-json-detail", None, Some("no command_error beginning \"command stream: \" answered the line that is not JSON on stdout (not-json)")),
@@ -703,7 +714,7 @@ fn check_engine_names_answers_on_stderr_once() {
     );
     let summary = report.to_string();
     assert!(
-        summary.contains("SKIP must   protocol-errors\n  why: not judged: its 382 answers owed are on stderr, not stdout (no-stderr-answers)\nSKIP must   serve-refusals\n"),
+        summary.contains("SKIP must   protocol-errors\n  why: not judged: its 477 answers owed are on stderr, not stdout (no-stderr-answers)\nSKIP must   serve-refusals\n"),
         "{summary}"
     );
     assert!(
@@ -947,12 +958,6 @@ fn reading_on_is_shown_by_the_answer_that_names_the_unread_line() {
             b"{\"event\":\"job_stop_result\",\"request_id\":\"r2\",\"generation\":\"runtime-1\",\"job_id\":\"bg-1\",\"outcome\":\"stopped\"}\n",
             b"{\"event\":\"job_stop_result\",\"request_id\":\"r3\",\"generation\":\"runtime-1\",\"job_id\":\"bg-1\",\"outcome\":\"stopped\"}\n",
             b"{\"event\":\"jobs_snapshot\",\"request_id\":\"r2\",\"jobs\":[]}\n",
-        ),
-        (
-            b"{\"command\":\"predict\",\"request_id\":\"p1\",\"source_sequence\":7}\n",
-            b"{\"event\":\"prediction_result\",\"request_id\":\"p1\",\"source_sequence\":7,\"outcome\":{\"kind\":\"cancelled\"}}\n",
-            b"{\"event\":\"prediction_result\",\"request_id\":\"p2\",\"source_sequence\":7,\"outcome\":{\"kind\":\"cancelled\"}}\n",
-            b"{\"event\":\"jobs_snapshot\",\"request_id\":\"p1\",\"jobs\":[]}\n",
         ),
         (
             b"{\"command\":\"approval\",\"id\":\"ap-1\",\"allow\":true}\n",
@@ -1278,13 +1283,13 @@ fn a_cancel_cuts_a_literal_turn_and_a_compaction_short() {
 /// turn runs (the probe after the long prompt) is answered mid-turn; at a
 /// pace a checker's command reliably lands in, the checks that need a
 /// command to land mid-turn, where the checker has them, are judged and
-/// pass.
+/// pass; predicting, it passes `prediction`.
 #[cfg(all(feature = "cli", unix))]
 #[test]
 fn check_engine_passes_the_mock_engine_at_a_pace() {
     for delay in ["1", "200"] {
         let mut engine = std::process::Command::new(env!("CARGO_BIN_EXE_serve-command"));
-        engine.args(["mock-engine", "--delay", delay]);
+        engine.args(["mock-engine", "--delay", delay, "--predict", "Thanks!"]);
         let report = CheckEngine::new().run(&mut engine).unwrap();
         assert_checks(&report);
         assert_eq!((report.failed(), report.conforms()), (0, true), "{report}");

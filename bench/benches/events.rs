@@ -68,7 +68,6 @@ enum UserEvent {
         job: Box<UserJob>,
     },
     PredictionResult {
-        request_id: String,
         source_sequence: i32,
         outcome: UserPrediction,
     },

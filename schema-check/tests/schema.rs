@@ -164,8 +164,6 @@ fn shape_of_v2(cmd: &v2::Command) -> &'static str {
         v2::Command::GoalSet { .. } => "GoalSet",
         v2::Command::GoalClear => "GoalClear",
         v2::Command::ApprovalDecision { .. } => "ApprovalDecision",
-        v2::Command::Predict { .. } => "Predict",
-        v2::Command::CancelPrediction { .. } => "CancelPrediction",
         other => panic!(
             "a v2 command with no shape: {other:?}; give it one in schema-check/tests/schema.rs"
         ),
@@ -357,41 +355,6 @@ fn v2() -> Revision {
                 .collect(),
             examples: shape.examples.clone(),
         }
-    };
-    // `command` first: the prediction shapes' fields after it.
-    let prediction_id = |description| {
-        vec![
-            field("command", Ty::Const, COMMAND_NAME),
-            Field {
-                name: "request_id",
-                ty: Ty::StringWith(keywords(vec![
-                    ("minLength", J::Num(1)),
-                    // Characters plus those outside the BMP at most 128:
-                    // for each count k of the latter, at most 128 - k
-                    // characters.
-                    (
-                        "anyOf",
-                        J::Arr(
-                            (0..=64i64)
-                                .map(|k| {
-                                    obj([
-                                        ("maxLength", J::Num(128 - k)),
-                                        (
-                                            "pattern",
-                                            J::Str(format!(
-                                                "^(?:[\\u0000-\\uFFFF]*[^\\u0000-\\uFFFF]){{0,{k}}}[\\u0000-\\uFFFF]*$"
-                                            )),
-                                        ),
-                                    ])
-                                })
-                                .collect(),
-                        ),
-                    ),
-                ])),
-                description,
-                comment: Some("The decoder counts the length in UTF-16 code units, as the reference's `String::length` does: a character outside the Basic Multilingual Plane counts two. JSON Schema counts characters, so the `anyOf` says it exactly: with k such characters, at most 128 - k characters in all."),
-            },
-        ]
     };
     let job_component = "An artifact component, never a path: 1 to 200 of `A-Z`, `a-z`, `0-9`, `.`, `_`, `-`, and neither `.` nor `..`. Anything else is refused with `invalid background job command`.";
     Revision {
@@ -590,36 +553,6 @@ fn v2() -> Revision {
             same("GoalSet"),
             same("GoalClear"),
             same("ApprovalDecision"),
-            Shape {
-                name: "Predict",
-                description: "Ask for a prediction of what the user will type next, from the transcript up to an event. Anything else under this name is refused with `invalid prediction command`.",
-                fields: prediction_id("The controller's id for this prediction, which its answer and a later `cancel_prediction` carry.")
-                    .into_iter()
-                    .chain([Field {
-                        name: "source_sequence",
-                        ty: Ty::Raw(
-                            keywords(vec![
-                                ("type", s("integer")),
-                                ("minimum", J::Num(1)),
-                                ("maximum", J::Num(2147483647)),
-                            ]),
-                            "number",
-                        ),
-                        description: "The sequence number of the event the prediction starts from: a whole number from 1 to 2147483647, written in plain digits.",
-                        comment: Some("The decoder reads the number as a double, correctly rounded, and takes any whose value is whole and in range: `1.0`, `1e0` and `0.99999999999999999` are 1."),
-                    }])
-                    .collect(),
-                examples: examples(&[
-                    r#"{"command":"predict","request_id":"p","source_sequence":1}"#,
-                    r#"{"command":"predict","request_id":"p-1","source_sequence":2147483647}"#,
-                ]),
-            },
-            Shape {
-                name: "CancelPrediction",
-                description: "Cancel the prediction asked for under `request_id`. Anything else under this name is refused with `invalid prediction command`.",
-                fields: prediction_id("The `request_id` of the `predict` to cancel."),
-                examples: examples(&[r#"{"command":"cancel_prediction","request_id":"p"}"#]),
-            },
         ],
         unvectored: &[(
             "image exceeds the 5 MiB limit",
@@ -642,7 +575,6 @@ fn v2() -> Revision {
                 m("unknown steer kind: {}", "`steer` whose `kind` is a string other than `prompt` or `command` (case-sensitive), quoted verbatim."),
                 m("expected a string \"kind\" field", "`steer` whose `kind` is present but not a string (`null` included)."),
                 m("invalid background job command", "`jobs_snapshot` or `job_stop` without its fields, or with an empty `request_id` or a `generation` or `job_id` that is not a job component."),
-                m("invalid prediction command", "`predict` without a `request_id` of 1 to 128 UTF-16 code units and a `source_sequence` whose value is a whole number from 1 to 2147483647, or `cancel_prediction` without such a `request_id`."),
                 m("expected {\"action\": \"set\", \"text\": ...} or {\"action\": \"clear\"}", "`goal` that is neither `{\"action\":\"set\",\"text\":<string>}` nor `{\"action\":\"clear\"}`."),
                 m("expected a string \"id\" field", "`approval` without a string `id`."),
                 m("expected a boolean \"allow\" field", "`approval` with a string `id` but no boolean `allow`."),

@@ -86,10 +86,18 @@ use std::time::Duration;
 ///   must   command-steer    a command steer during a turn is answered
 ///   must   goal             every goal command is answered by goal_updated
 ///   must   compact          compact during a turn is answered after it
-///   must   requests         jobs_snapshot, job_stop and predict answered with
-///                           the request_id sent, during a turn too
+///   must   requests         jobs_snapshot and job_stop answered with the
+///                           request_id sent, during a turn too
 ///   must   end-of-input     at the end of input, queued work runs before
 ///                           the engine exits
+///   must   prediction       the engine's own prediction_result comes only
+///                           after a turn that ended agent_finished with
+///                           nothing left to run, at most once, never
+///                           inside a turn; then, a cancel sent at a turn's
+///                           end cancels it: one coming well after the
+///                           cancel (over 250 ms) fails (waits at most 2 s
+///                           after the turn for a prediction: none is SKIP;
+///                           a question its turn asks is allowed)
 ///
 /// A check the engine gave no occasion to judge (it never asks approval
 /// questions; its turn ended before the steer landed) is SKIP, with why;

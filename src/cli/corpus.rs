@@ -25,7 +25,9 @@ use std::path::{Path, PathBuf};
 ///
 /// The lines are the revision's near misses (for v2: content arrays,
 /// images valid and broken, data-URL `images`, tagged steers, job
-/// commands) and the outcomes its decoder's.
+/// commands, and the retired `predict` and `cancel_prediction` with the
+/// fields their old guards read, each `unknown command` since upstream
+/// fdf10827) and the outcomes its decoder's.
 ///
 /// With `--events`, the lines are the engine's events instead, for an
 /// implementation of the other direction (a controller's reader): near

@@ -8,8 +8,7 @@ use std::io::{self, Write};
 /// Print a libFuzzer/AFL dictionary of the protocol's tokens.
 ///
 /// The revision's tokens: for v2, v1's and its own (`content`, part
-/// types, media types, image headers in base64, job and prediction
-/// commands).
+/// types, media types, image headers in base64, job commands).
 ///
 /// With `--events`, the tokens of the engine's event lines (v2) instead:
 /// every event name, every field key (of the events, job records and

@@ -17,11 +17,12 @@ use std::process::ExitCode;
 ///
 /// In v2, `prompt` and `steer` write `content` (a string, or with `--image`
 /// the text then each image as parts), a steer may carry `--submission-id`,
-/// and `jobs-snapshot`, `job-stop`, `predict` and `cancel-prediction`
-/// exist; `--revision v1` writes v1's `text` and refuses the rest.
+/// and `jobs-snapshot` and `job-stop` exist; `--revision v1` writes v1's
+/// `text` and refuses the rest. (There is no `predict`: since upstream
+/// fdf10827 the engine predicts by itself.)
 ///
 /// A line the revision's decoder would refuse (an empty request id, a bad
-/// job id, a source sequence of 0) is not written: its message is printed
+/// job id) is not written: its message is printed
 /// instead, with exit 2. Nor is a command the engine (`openseek serve`)
 /// would refuse, though it is well formed (a blank goal; in v2, a command
 /// steer with an image): `serve-command: the engine would refuse this
@@ -39,7 +40,6 @@ use std::process::ExitCode;
   serve-command encode approval appr-7 --deny
   serve-command encode prompt \"what is this?\" --image shot.png
   serve-command encode job-stop req-1 gen-3 job-7
-  serve-command encode predict p-1 42
   serve-command encode --revision v1 prompt \"fix it\"")]
 pub struct Encode {
     /// Write the command even if the engine (`openseek serve`) would
@@ -120,23 +120,6 @@ pub enum Message {
         generation: String,
         /// The job's id (the same rule as GENERATION).
         job_id: String,
-    },
-    /// Ask for a prediction of the user's next input. Not in v1.
-    #[command(after_help = "Example:\n  serve-command encode predict p-1 42")]
-    Predict {
-        /// The controller's id for the prediction: 1 to 128 UTF-16 code
-        /// units.
-        request_id: String,
-        /// The sequence number of the event the prediction starts from: 1
-        /// to 2147483647.
-        #[arg(allow_negative_numbers = true)]
-        source_sequence: i32,
-    },
-    /// Cancel a prediction. Not in v1.
-    #[command(after_help = "Example:\n  serve-command encode cancel-prediction p-1")]
-    CancelPrediction {
-        /// The `request_id` of the prediction to cancel.
-        request_id: String,
     },
     /// An engine's event (v2), as the engine writes it: `NAME` and its
     /// fields, each `FIELD=VALUE`, where a VALUE that is JSON is that JSON
@@ -301,10 +284,6 @@ fn v1(message: Message) -> output::Result<Command> {
         } => return Err(needs_v2("steer --submission-id", "tagged steers")),
         Message::JobsSnapshot { .. } => return Err(needs_v2("jobs-snapshot", "job commands")),
         Message::JobStop { .. } => return Err(needs_v2("job-stop", "job commands")),
-        Message::Predict { .. } => return Err(needs_v2("predict", "prediction commands")),
-        Message::CancelPrediction { .. } => {
-            return Err(needs_v2("cancel-prediction", "prediction commands"))
-        }
         // `run` writes an event before it gets here.
         Message::Event { .. } => return Err(needs_v2("event", "events")),
         Message::Prompt {
@@ -374,11 +353,6 @@ fn v2(message: Message) -> output::Result<v2::Command> {
             generation,
             job_id,
         } => v2::Command::job_stop(request_id, generation, job_id),
-        Message::Predict {
-            request_id,
-            source_sequence,
-        } => v2::Command::predict(request_id, source_sequence),
-        Message::CancelPrediction { request_id } => v2::Command::cancel_prediction(request_id),
         // `run` writes an event without a command.
         Message::Event { name, .. } => {
             return Err(Failure::Error(format!("{name}: an event, not a command")))

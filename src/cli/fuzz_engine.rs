@@ -17,8 +17,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// Fuzz an engine: generated sessions, judged by the conversation's model
 ///
 /// Generates sessions (every command kind: prompts, steers, cancel, goals,
-/// compact, approvals answering the engine's questions, the job and
-/// prediction commands, lines the engine must refuse; each sent at a point
+/// compact, approvals answering the engine's questions, the job commands,
+/// lines the engine must refuse; each sent at a point
 /// of the conversation: at once, once a turn started or wrote its k-th
 /// agent_step, once an earlier command was answered or its turn ended,
 /// after a pause), runs each against a fresh ENGINE over its stdio, and

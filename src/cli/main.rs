@@ -31,15 +31,16 @@ use std::process::ExitCode;
 macro_rules! upstream {
     () => {
         "follows upstream openseek (moonbitlang/openseek):
-  v2 commands     protocol/command.mbt @ 642262b0
+  v2 commands     protocol/command.mbt, reconstructed from the API listing @ fdf10827
   v2 content      protocol/content.mbt @ 004077e3
   v2 images       protocol/image.mbt @ 0f65a2c1
   v2 job ids      protocol/jobs.mbt (valid_job_component) @ fe7362d3
-  serve policy    internal/openseek/serve/state.mbt @ 642262b0 (v1: @ 36797574)
+  serve policy    internal/openseek/serve/state.mbt, reconstructed from the API listing @ fdf10827 (v1: @ 36797574)
+  serve loop      internal/openseek/serve/loop.mbt @ fdf10827 (the engine's own prediction)
   shell envelope  protocol/command_context/command_context.mbt @ 35042ea4
-  v2 events       protocol/event.mbt, parse.mbt, to_json.mbt @ 642262b0
+  v2 events       protocol/event.mbt @ fdf10827; parse.mbt, to_json.mbt reconstructed from the API listing @ fdf10827
   v2 job records  protocol/jobs.mbt @ 847272fd
-  v2 predictions  protocol/prediction.mbt @ 642262b0
+  v2 predictions  protocol/prediction.mbt @ fdf10827
   v2 usage        protocol/usage.mbt @ 0ec98bd7
   JSON syntax     moonbitlang/core json @ aced026
   v1 commands     the protocol's first revision, frozen (protocol/command.mbt before content parts)"
@@ -56,8 +57,8 @@ macro_rules! upstream {
 version, so both ends must agree on one):
   v2  Upstream openseek's protocol today (serve_command::v2), the default:
       messages carry `content` (text and image parts), steers may be tagged,
-      and `jobs_snapshot`, `job_stop`, `predict` and `cancel_prediction`
-      are commands.
+      `jobs_snapshot` and `job_stop` are commands, and the engine predicts
+      the next message itself after a turn (`prediction_result`).
   v1  The protocol's first revision, before content parts: messages carry `text`.
 
 Examples:

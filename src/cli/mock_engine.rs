@@ -33,8 +33,8 @@ use std::time::Duration;
 ///   compact            `compaction_started`, `compaction_finished`
 ///   jobs_snapshot      `jobs_snapshot`, with its `request_id` and no jobs
 ///   job_stop           `job_stop_result`, `not_found`
-///   predict            `prediction_result`, `skipped`
-///   cancel_prediction  nothing
+///   predict            `command_error` `unknown command: predict`, as any
+///   cancel_prediction  command it does not know (gone upstream, fdf10827)
 ///
 /// A turn writes `agent_step` 1, a `reasoning_delta` per reasoning piece,
 /// an `assistant_delta` per delta, `reasoning_message` (when it reasoned),
@@ -58,6 +58,9 @@ use std::time::Duration;
 ///                                        token per delta)
 ///   {"fail":"provider error"}            end with `turn_failed` instead of
 ///                                        an answer
+///   {"predict":"Thanks!"}                once the turn finished idle,
+///                                        predict this (in place of
+///                                        --predict's; with "events" too)
 ///   {"approval":{"tool_name":"shell","detail":"run cargo test",
 ///     "body":"cargo test"}}              ask first: `approval_requested`
 ///                                        (id `approval-N`), then wait for
@@ -89,6 +92,18 @@ use std::time::Duration;
 /// asked. Without --delay (0), each turn runs to its end, or to its
 /// approval question, before the next command is read.
 ///
+/// --predict TEXT predicts the user's next message, as `openseek serve`
+/// does by itself after a turn: after every turn that ends
+/// `agent_finished` with nothing running or queued and the input open,
+/// `{"event":"prediction_result","source_sequence":N,"outcome":{"kind":
+/// "completed","text":TEXT,"input_tokens":8,"output_tokens":2}}` (an empty
+/// TEXT: `"text":null`), N the number of turns finished so far, from 1
+/// (the mock numbers no events; N tells one prediction from the next). A
+/// prompt, steer, compact, cancel, goal or the end of input cancels it,
+/// silently. Without --delay it comes right after `agent_finished`, before
+/// the next command is read; with it, at once, on a thread of its own.
+/// Without --predict (and no "predict" in the script) it never predicts.
+///
 /// The same input and script give the same bytes out: no clock, no random
 /// ids; at every delay the same bytes, when nothing but prompts and
 /// `compact` arrives mid-turn. At the end of input a turn still waiting
@@ -99,15 +114,18 @@ use std::time::Duration;
 /// of the wire (`serve-command tap --log`, a controller's
 /// `serve_command::v2::serve::Recorder`), attributed as `serve-command
 /// trace` attributes it. The Nth command of each kind read (prompt, steer,
-/// jobs_snapshot, job_stop, predict, goal, compact, approval, cancel,
-/// cancel_prediction, a refused line) gets what the recording's Nth
+/// jobs_snapshot, job_stop, goal, compact, approval, cancel, a refused
+/// line) gets what the recording's Nth
 /// command of that kind got: a prompt its turn's events in order (one
 /// turn or compaction at a time, in the order their commands are read); a
 /// request its reply at once, with the new command's `request_id`; a
 /// refused line its `command_error`; a steer, goal, approval or cancel
 /// its answer where the recording had it (inside a turn, the turn waits
 /// for the command its next event answers: a turn that asked for an
-/// approval waits for it). Events that answered nothing (session_started,
+/// approval waits for it). The engine's own prediction (`prediction_result`)
+/// comes after its turn as recorded, unless a prompt, steer, compact,
+/// cancel or goal was read since that turn's end, other work waits, or
+/// the input ended: then it is left out, as the engine cancels it. Events that answered nothing (session_started,
 /// job_changed) come where they came relative to the commands. The pace
 /// is the recording's (the gaps between a work's events), or --delay's. A
 /// command the recording never saw is answered as the plain mock engine
@@ -134,6 +152,10 @@ pub struct MockEngine {
     /// above).
     #[arg(long, value_name = "FILE", conflicts_with = "replay")]
     script: Option<PathBuf>,
+    /// Predict TEXT as the user's next message after every turn that
+    /// finished idle (see above).
+    #[arg(long, value_name = "TEXT", conflicts_with = "replay")]
+    predict: Option<String>,
     /// Milliseconds between two events of a turn, read on meanwhile (see
     /// above); 0 runs each turn to its end before the next command is read.
     /// With --replay: in place of the recording's pace.
@@ -165,6 +187,10 @@ pub fn run(args: MockEngine, revision: Revision) -> output::Result<ExitCode> {
         None => Engine::new(),
     }
     .delay(Duration::from_millis(args.delay.unwrap_or(0)));
+    let engine = match args.predict {
+        Some(text) => engine.predict(text),
+        None => engine,
+    };
     // The serve loop writes one whole line at a time and flushes it.
     let stopped = engine
         .serve(BufReader::new(io::stdin()), io::stdout())

@@ -60,7 +60,7 @@ const SHORT: usize = 40;
 ///    "goals":[...],"approvals":[...],"running":N|null,"queued":[...]}}
 ///
 /// `refused`: refused command lines no `command_error` answered;
-/// `requests`: `jobs_snapshot`, `job_stop` and `predict` unanswered;
+/// `requests`: `jobs_snapshot` and `job_stop` unanswered;
 /// `steers`, `goals`: steers and goals unanswered; `approvals`: the
 /// `approval_requested` events (event `n`) the controller has not
 /// answered; `running`: the command of the turn or compaction that has not
@@ -71,7 +71,7 @@ const SHORT: usize = 40;
 /// --stats writes, instead, what the session felt like, from the records'
 /// times ("t_us", or else "t_ms" times 1000) and the same attribution. Per
 /// kind of command line (its name: prompt, steer, cancel, compact, goal,
-/// approval, jobs_snapshot, job_stop, predict, cancel_prediction; a
+/// approval, jobs_snapshot, job_stop; a
 /// refused line is `refused`; blank lines and lines the engine never read
 /// are not counted), the time from the command line:
 ///
@@ -507,10 +507,6 @@ fn short(command: &Command) -> String {
             job_id,
             ..
         } => format!("job_stop {} of job {generation}/{job_id}", json(request_id)),
-        Command::Predict { request_id, .. } => format!("predict {}", json(request_id)),
-        Command::CancelPrediction { request_id, .. } => {
-            format!("cancel_prediction {}", json(request_id))
-        }
         Command::GoalSet { text, auto, .. } => format!(
             "goal set {}{}",
             json(&shorten(text, SHORT)),
@@ -604,7 +600,7 @@ struct Stall {
 }
 
 /// The order kinds are written in; any other after them, then `refused`.
-const KINDS: [&str; 10] = [
+const KINDS: [&str; 8] = [
     "prompt",
     "steer",
     "cancel",
@@ -613,8 +609,6 @@ const KINDS: [&str; 10] = [
     "approval",
     "jobs_snapshot",
     "job_stop",
-    "predict",
-    "cancel_prediction",
 ];
 
 impl Stats {

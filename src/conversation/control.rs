@@ -4,17 +4,17 @@
 //! (`controller.rs`) and the tokio one (`tokio_controller.rs`) drive it and
 //! differ only in how they wait.
 
-use super::controller_error::{ControllerError, Stopped, Unreadable};
+use super::controller_error::{ControllerError, Misanswered, Stopped, Unreadable};
 use super::engine::Decision;
 use super::model::{Attribution, Conversation};
 use super::reply::{
-    Approval, CommandLine, Compaction, EventLine, Notice, Reply, Sink, Steered, Turn, TurnEnd,
-    Waiting,
+    Approval, CommandLine, Compaction, EventLine, Notice, Reply, Sink, Steered, Suggestion, Turn,
+    TurnEnd, Waiting,
 };
 use crate::v2::event::EventLine as Item;
 use crate::v2::{
     Command, CommandErrorCause, CommandReader, Event, EventReadError, JobRecord, JobStopOutcome,
-    PredictionOutcome, Usage, DEFAULT_MAX_LINE_LEN,
+    Usage, DEFAULT_MAX_LINE_LEN,
 };
 use crate::wire::message::sealed::FromRead;
 use std::collections::{HashMap, VecDeque};
@@ -80,6 +80,35 @@ pub(super) struct Waiter<D> {
     touched: Instant,
     /// Events given and not yet taken by the caller.
     unread: Arc<AtomicUsize>,
+    /// Its command's name, and the events whose violation concerns it:
+    /// what would have answered it.
+    expects: (&'static str, &'static [&'static str]),
+    /// It was given an event.
+    heard: bool,
+}
+
+/// The command a line holds (its name) and the events that answer it,
+/// for a call that waits on it: one of them fitting no rule while the
+/// call has heard nothing is the engine answering it wrongly.
+fn expects_of(line: &[u8]) -> (&'static str, &'static [&'static str]) {
+    const REFUSED: &[&str] = &["command_error"];
+    let Some(Ok(command)) = CommandReader::new(line).next() else {
+        return ("line", REFUSED);
+    };
+    let events: &'static [&'static str] = match command {
+        Command::Steer { .. } => &["steer_applied", "steer_dropped", "command_error"],
+        Command::JobsSnapshot { .. } => &["jobs_snapshot", "command_error"],
+        Command::JobStop { .. } => &["job_stop_result", "command_error"],
+        Command::GoalSet { .. } | Command::GoalClear => &["goal_updated", "command_error"],
+        Command::Compact => &[
+            "compaction_started",
+            "compaction_finished",
+            "compaction_failed",
+            "command_error",
+        ],
+        _ => REFUSED,
+    };
+    (command.name(), events)
 }
 
 /// A waiting call's receiver: std's or tokio's.
@@ -148,6 +177,28 @@ pub(super) struct State<D> {
     closed_at: Option<Instant>,
     unread_bound: usize,
     recorder: Option<Box<dyn Sink>>,
+    /// The engine's latest prediction, with the model's count of
+    /// cancelling commands when it came: current while that count holds.
+    suggestion: Option<(Suggestion, u64)>,
+    /// The ids of the last [`ANSWERED_IDS`] replies that fit: a reply
+    /// repeating one is a second answer, not a wrong one.
+    answered_ids: VecDeque<String>,
+}
+
+/// How many answered ids are remembered.
+const ANSWERED_IDS: usize = 64;
+
+/// The `request_id` or `submission_id` a reply carries.
+fn reply_id(event: &Event) -> Option<&str> {
+    match event {
+        Event::JobsSnapshot { request_id, .. } | Event::JobStopResult { request_id, .. } => {
+            Some(request_id)
+        }
+        Event::SteerApplied { submission_id, .. } | Event::SteerDropped { submission_id, .. } => {
+            submission_id.as_deref()
+        }
+        _ => None,
+    }
 }
 
 impl<D: Deliver> State<D> {
@@ -166,7 +217,19 @@ impl<D: Deliver> State<D> {
             closed_at: None,
             unread_bound,
             recorder,
+            suggestion: None,
+            answered_ids: VecDeque::new(),
         }
+    }
+
+    /// The engine's latest prediction, unless a command that cancels one
+    /// upstream (a prompt, a steer, `compact`, `cancel`, a goal) was sent
+    /// since.
+    pub(super) fn suggestion(&self) -> Option<Suggestion> {
+        self.suggestion
+            .as_ref()
+            .filter(|(_, count)| *count == self.conversation.cancellers())
+            .map(|(suggestion, _)| suggestion.clone())
     }
 
     /// Takes `line` (LF ended) as written next: refused if no line may be
@@ -199,6 +262,8 @@ impl<D: Deliver> State<D> {
                     clock,
                     touched: Instant::now(),
                     unread: Arc::clone(&unread),
+                    expects: expects_of(line),
+                    heard: false,
                 },
             );
             Call {
@@ -411,12 +476,45 @@ impl<D: Deliver> State<D> {
             }
         }
         if let Some(reason) = attribution.violation.clone() {
+            // A second answer to a command already answered is a notice; an
+            // id no answer had is a wrong answer to the call waiting.
+            let repeated =
+                reply_id(&event).is_some_and(|id| self.answered_ids.iter().any(|a| a == id));
+            if !repeated {
+                self.misanswered(event.name(), &reason, &attribution);
+            }
             self.notice(Notice::Violation {
                 event,
                 reason,
                 attribution,
             });
             return;
+        }
+        if let Event::PredictionResult {
+            source_sequence,
+            outcome,
+        } = event
+        {
+            let suggestion = Suggestion {
+                source_sequence,
+                outcome,
+                turn: attribution.turn.map(CommandLine),
+                line: EventLine(attribution.n),
+            };
+            if self.conversation.prediction_current() {
+                self.suggestion = Some((suggestion.clone(), self.conversation.cancellers()));
+            }
+            self.notice(Notice::Prediction {
+                suggestion,
+                attribution,
+            });
+            return;
+        }
+        if let (Some(id), Some(_)) = (reply_id(&event), attribution.answers) {
+            if self.answered_ids.len() == ANSWERED_IDS {
+                self.answered_ids.pop_front();
+            }
+            self.answered_ids.push_back(id.to_owned());
         }
         let compaction_end = matches!(
             event,
@@ -492,12 +590,35 @@ impl<D: Deliver> State<D> {
             return false;
         }
         waiter.unread.fetch_add(1, Ordering::Relaxed);
+        waiter.heard = true;
         let sent = waiter.tx.deliver((event.clone(), attribution.clone()));
         waiter.touched = Instant::now();
         if last || !sent {
             self.waiters.remove(&k);
         }
         sent
+    }
+
+    /// An `event` that fits no rule, for `reason`: the oldest call that
+    /// has heard nothing and that such an event would have answered fails
+    /// now, saying so, rather than waiting out its limit.
+    fn misanswered(&mut self, event: &'static str, reason: &str, attribution: &Attribution) {
+        let waiting = self
+            .waiters
+            .iter()
+            .filter(|(_, w)| !w.heard && w.expects.1.contains(&event))
+            .map(|(&k, w)| (k, w.expects.0))
+            .min();
+        if let Some((k, name)) = waiting {
+            let misanswered = Misanswered {
+                command: CommandLine(k),
+                name,
+                line: EventLine(attribution.n),
+                event,
+                reason: reason.to_owned(),
+            };
+            self.fail(k, ControllerError::Misanswered(Arc::new(misanswered)));
+        }
     }
 
     fn notice(&mut self, notice: Notice) {
@@ -710,9 +831,7 @@ pub(super) fn unanswered_kind(command: &Command) -> Result<bool, ControllerError
             expected: "non-prompt",
             got: "prompt",
         }),
-        Command::Cancel | Command::ApprovalDecision { .. } | Command::CancelPrediction { .. } => {
-            Ok(true)
-        }
+        Command::Cancel | Command::ApprovalDecision { .. } => Ok(true),
         _ => Ok(false),
     }
 }
@@ -756,7 +875,6 @@ pub(super) fn reply_of((event, attribution): Answer) -> Option<Reply> {
     Some(match event {
         Event::JobsSnapshot { jobs, .. } => Reply::Jobs(jobs),
         Event::JobStopResult { outcome, .. } => Reply::JobStop(outcome),
-        Event::PredictionResult { outcome, .. } => Reply::Prediction(outcome),
         Event::SteerApplied { .. } => Reply::Steer(Steered::Applied {
             turn: attribution.turn.map(CommandLine),
         }),
@@ -793,7 +911,6 @@ typed_replies! {
     steered: Steer -> Steered, "steer";
     jobs: Jobs -> Vec<JobRecord>, "jobs_snapshot";
     job_stopped: JobStop -> JobStopOutcome, "job_stop";
-    predicted: Prediction -> PredictionOutcome, "predict";
     goal_held: Goal -> Option<String>, "goal";
     compacted: Compaction -> Compaction, "compact";
 }
@@ -807,7 +924,6 @@ fn mismatch(call: &'static str, reply: &Reply) -> ControllerError {
         got: match reply {
             Reply::Jobs(_) => "jobs_snapshot",
             Reply::JobStop(_) => "job_stop",
-            Reply::Prediction(_) => "predict",
             Reply::Steer(_) => "steer",
             Reply::Goal(_) => "goal",
             Reply::Compaction(_) => "compact",

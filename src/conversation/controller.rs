@@ -27,7 +27,7 @@ use std::time::Instant;
 ///   answer, and at its end a [`Turn`] (the answer, the abort reason or the
 ///   failure, and its usage).
 /// - [`Controller::steer`], [`jobs_snapshot`](Controller::jobs_snapshot),
-///   [`job_stop`](Controller::job_stop), [`predict`](Controller::predict),
+///   [`job_stop`](Controller::job_stop),
 ///   [`goal`](Controller::goal) and [`compact`](Controller::compact) block
 ///   until their answer; request ids are minted (`ctl-1`, `ctl-2`, ...).
 ///   [`Controller::request`] sends any command as built (the caller's own
@@ -81,6 +81,8 @@ struct Inner {
     changed: Condvar,
     /// The engine, when the controller spawned it.
     child: Mutex<Option<Child>>,
+    /// Its process group, when it has one of its own.
+    group: Option<Group>,
     /// Request ids minted so far.
     minted: AtomicU64,
 }
@@ -108,11 +110,12 @@ impl Controller {
     ///
     /// The spawn's.
     pub fn spawn_with(command: &mut process::Command, options: Options) -> io::Result<Controller> {
-        let (child, (stdin, stdout, stderr)) = spawn_piped::<Child>(command)?;
+        let (child, (stdin, stdout, stderr), group) =
+            spawn_piped::<Child>(command, !options.shared_group)?;
         Ok(Controller::start(
             Box::new(stdin),
             stdout,
-            Some((child, Box::new(stderr))),
+            Some((child, Box::new(stderr), group)),
             options,
         ))
     }
@@ -140,19 +143,20 @@ impl Controller {
     fn start(
         writer: Box<dyn Write + Send>,
         reader: impl Read + Send + 'static,
-        child: Option<(Child, Box<dyn Read + Send>)>,
+        child: Option<(Child, Box<dyn Read + Send>, Option<Group>)>,
         options: Options,
     ) -> Controller {
         let keep = options.recording.is_some();
-        let (child, stderr) = match child {
-            Some((child, stderr)) => (Some(child), Some(stderr)),
-            None => (None, None),
+        let (child, stderr, group) = match child {
+            Some((child, stderr, group)) => (Some(child), Some(stderr), group),
+            None => (None, None, None),
         };
         let inner = Arc::new(Inner {
             writer: Mutex::new(Some(writer)),
             state: Mutex::new(State::new(options.limits.unread, options.recording)),
             changed: Condvar::new(),
             child: Mutex::new(child),
+            group,
             minted: AtomicU64::new(0),
         });
         let tail = stderr.map(|stderr| {
@@ -271,15 +275,6 @@ impl Controller {
         job_id: impl Into<String>,
     ) -> Result<JobStopOutcome, ControllerError> {
         job_stopped(self.request(Command::job_stop(self.mint(), generation, job_id))?)
-    }
-
-    /// `predict` from event `source_sequence`, with a minted request id.
-    ///
-    /// # Errors
-    ///
-    /// As [`Controller::request`].
-    pub fn predict(&self, source_sequence: i32) -> Result<PredictionOutcome, ControllerError> {
-        predicted(self.request(Command::predict(self.mint(), source_sequence))?)
     }
 
     /// A `goal` command ([`Command::goal_set`], [`Command::goal_set_auto`],
@@ -487,7 +482,18 @@ impl Inner {
     /// Once the engine has stopped and (spawned) exited, if before
     /// `deadline`: its exit status. An engine that closed its stdout but
     /// still runs has stopped for the calls, not yet exited.
+    ///
+    /// An engine in a group of its own is waited on by its exit, not by its
+    /// stdout: a process it started may hold that open. Once it exits, what
+    /// it left in its group is ended, and its stdout closes with them.
     fn wait_exit(&self, deadline: Instant) -> Option<Option<ExitStatus>> {
+        if self.group.is_some() {
+            let status = self.exit_status(deadline)?;
+            self.end_group();
+            // The reader sees stdout close now, and finishes the recording.
+            let _ = self.wait_stopped(Instant::now() + GRACE);
+            return Some(Some(status));
+        }
         let stopped = self.wait_stopped(deadline)?;
         if !stopped.still_running {
             return Some(stopped.status);
@@ -495,9 +501,20 @@ impl Inner {
         self.exit_status(deadline).map(Some)
     }
 
-    /// Kills a spawned engine that still runs.
+    /// Kills a spawned engine that still runs, and what it started: its
+    /// group gets SIGTERM, and SIGKILL after [`GRACE`].
     fn kill(&self) {
+        self.end_group();
         kill(&self.child);
+    }
+
+    /// Ends what the engine left running in its group, if it has one.
+    fn end_group(&self) {
+        if let Some(group) = self.group {
+            group.end(GRACE, || {
+                let _ = poll_exit(&self.child);
+            });
+        }
     }
 
     /// The exit status of a spawned engine, if it exits before `deadline`.
@@ -706,6 +723,7 @@ mod tests {
             state: Mutex::new(State::new(Limits::default().unread, None)),
             changed: Condvar::new(),
             child: Mutex::new(None),
+            group: None,
             minted: AtomicU64::new(0),
         }
     }

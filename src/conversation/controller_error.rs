@@ -128,6 +128,44 @@ impl std::error::Error for Unreadable {
     }
 }
 
+/// An answer where the call's was due that fits no rule of the
+/// conversation: a reply with a `request_id` or `submission_id` no command
+/// carried, a `command_error` for a line the engine should have read, a
+/// compaction event out of its place. The call fails at once with it,
+/// rather than wait out its limit for an answer the engine already gave.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Misanswered {
+    /// The command the call waited on.
+    pub command: CommandLine,
+    /// The command's name (`jobs_snapshot`, `steer`, ...).
+    pub name: &'static str,
+    /// The line that fits no rule.
+    pub line: EventLine,
+    /// The event it is.
+    pub event: &'static str,
+    /// Why it fits no rule, in the model's words.
+    pub reason: String,
+}
+
+impl fmt::Display for Misanswered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.event == "command_error" {
+            write!(
+                f,
+                "{} ({}) is valid, but the engine refused it: its {} ({}) {}",
+                self.command, self.name, self.line, self.event, self.reason
+            )
+        } else {
+            write!(
+                f,
+                "{} ({}) was answered wrongly: its {} ({}) fits no rule: {}",
+                self.command, self.name, self.line, self.event, self.reason
+            )
+        }
+    }
+}
+
 /// Why a call failed.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -165,6 +203,10 @@ pub enum ControllerError {
     /// The engine answered, but with a line that does not decode: the call
     /// fails with it at once rather than wait for another answer.
     Unreadable(Arc<Unreadable>),
+    /// The engine answered where this call's answer was due with an event
+    /// that fits no rule (a wrong `request_id`, a refusal of a valid
+    /// line): the call fails at once, saying so.
+    Misanswered(Arc<Misanswered>),
     /// The engine was silent on the call past its limit
     /// ([`Limits`](super::Limits)).
     Timeout {
@@ -230,6 +272,7 @@ impl fmt::Display for ControllerError {
             }
             ControllerError::Stopped(stopped) => stopped.fmt(f),
             ControllerError::Unreadable(unreadable) => unreadable.fmt(f),
+            ControllerError::Misanswered(misanswered) => misanswered.fmt(f),
             ControllerError::Timeout {
                 command: Some(n),
                 waiting,

@@ -18,17 +18,18 @@ use std::time::Duration;
 pub type WorkError = Box<dyn Error + Send + Sync>;
 
 /// What only the engine knows: how to run a turn, and optionally how to
-/// compact, its background jobs, its predictions and its goal judgement.
+/// compact, its background jobs, its prediction of the user's next message
+/// and its goal judgement.
 /// [`EngineLoop`](crate::v2::serve::EngineLoop) does everything else the
 /// serve protocol promises (see its docs).
 ///
 /// Every method but [`Engine::turn`] has a default that answers as
 /// upstream's loop does with nothing behind it: no jobs (an empty snapshot,
-/// `not_found`), no predictions (`skipped`), no compaction
+/// `not_found`), no prediction, no compaction
 /// (`compaction_failed`), no auto-continuation.
 ///
 /// The loop calls these from several threads at once (a turn, a
-/// `job_stop`, a `predict`), hence `Sync`: keep mutable state behind a
+/// `job_stop`, a prediction), hence `Sync`: keep mutable state behind a
 /// `Mutex` or an atomic.
 pub trait Engine: Sync {
     /// Runs one turn for `turn.content()`: write its events with
@@ -75,14 +76,34 @@ pub trait Engine: Sync {
         JobStopOutcome::NotFound
     }
 
-    /// Predicts what the user types next, for `predict`, on a thread of
-    /// its own. The loop answers `skipped` itself while work runs or waits,
-    /// and for a sequence it already predicted from; one prediction runs
-    /// at a time. A newer `predict`, a matching `cancel_prediction`, or any
-    /// command that changes the conversation (a prompt, a steer, `compact`,
-    /// `cancel`, a goal) cancels it: the loop writes `cancelled` at once and
-    /// [`Prediction::is_cancelled`] turns true, so the engine can stop. The
-    /// default: `skipped`.
+    /// Whether to predict the user's next message now, and from which
+    /// event: asked on the loop's thread after a turn that ended
+    /// `agent_finished` (not one that yielded its context), when nothing
+    /// else runs or waits, no goal continues and the input is open, as
+    /// upstream's loop starts its one prediction (fdf10827). `Some(n)`
+    /// starts [`Engine::predict`] from event sequence `n`; `None`, the
+    /// default, predicts nothing.
+    ///
+    /// `n` is the engine's numbering of its session's events (upstream's
+    /// `last_sequence()`), which the loop does not keep. An engine with no
+    /// numbering of its own can count the turns that finished: a
+    /// controller only uses the number to tell one prediction from the
+    /// next (the crate's mock engine does so).
+    fn prediction_source(&self) -> Option<i32> {
+        None
+    }
+
+    /// Predicts what the user types next, on a thread of its own, after
+    /// [`Engine::prediction_source`] gave a sequence. Any command that
+    /// moves the session on (a prompt, a steer, `compact`, `cancel`, a
+    /// goal) or the end of input cancels it, silently:
+    /// [`Prediction::is_cancelled`] turns true, so the engine can stop,
+    /// and whatever it returns is dropped. Otherwise the loop writes
+    /// `prediction_result` with `Completed`, or `Failed` (upstream writes
+    /// `failed` only as `prediction storage: <error>`, when saving the
+    /// prediction failed); `Skipped` and `Cancelled` are dropped, as
+    /// upstream drops a prediction that could not be generated. The
+    /// default: `Skipped`.
     fn predict(&self, prediction: &Prediction) -> PredictionOutcome {
         let _ = prediction;
         PredictionOutcome::Skipped
@@ -117,6 +138,9 @@ macro_rules! engine_behind {
             }
             fn stop_job(&self, generation: &str, job_id: &str) -> JobStopOutcome {
                 (**self).stop_job(generation, job_id)
+            }
+            fn prediction_source(&self) -> Option<i32> {
+                (**self).prediction_source()
             }
             fn predict(&self, prediction: &Prediction) -> PredictionOutcome {
                 (**self).predict(prediction)
@@ -154,32 +178,26 @@ impl Compacted {
     }
 }
 
-/// A `predict` command being answered.
+/// The engine's prediction after a successful idle turn, running.
 #[derive(Debug)]
 pub struct Prediction {
-    pub(crate) request_id: String,
     pub(crate) source_sequence: i32,
     pub(crate) cancelled: Arc<AtomicBool>,
 }
 
 impl Prediction {
-    /// The command's `request_id` (the loop writes it on the result).
-    #[must_use]
-    pub fn request_id(&self) -> &str {
-        &self.request_id
-    }
-
-    /// The event the prediction starts from.
+    /// The event the prediction starts from ([`Engine::prediction_source`]).
     #[must_use]
     pub fn source_sequence(&self) -> i32 {
         self.source_sequence
     }
 
     pub(crate) fn answer(&self, outcome: PredictionOutcome) -> Event {
-        Event::prediction_result(self.request_id.as_str(), self.source_sequence, outcome)
+        Event::prediction_result(self.source_sequence, outcome)
     }
 
-    /// Whether a `cancel_prediction` for it has arrived.
+    /// Whether a command that moves the session on (or the end of input)
+    /// has cancelled it: what it returns is then dropped.
     #[must_use]
     pub fn is_cancelled(&self) -> bool {
         self.cancelled.load(Ordering::Acquire)
@@ -506,6 +524,13 @@ pub struct RunningTurn<'a> {
     /// The end it wrote was `agent_finished` (a clean finish, which an
     /// auto goal continues after).
     pub(crate) finished: bool,
+    /// It wrote `context_yield`: its end starts no prediction.
+    pub(crate) yielded: bool,
+    /// The end it wrote, held for the loop to write when it takes the
+    /// turn's end: no command the engine reads after the end is written
+    /// is then taken before it (a steer would otherwise be drained at the
+    /// end, as though sent before it).
+    pub(crate) own_end: Option<Event>,
     /// The mock engine's literal turns: exactly the script's events.
     pub(crate) literal: bool,
 }
@@ -547,6 +572,7 @@ impl<'a> RunningTurn<'a> {
     ///
     /// `InvalidInput` as above, or the write's error.
     pub fn emit(&mut self, event: &Event) -> io::Result<()> {
+        self.yielded |= matches!(event, Event::ContextYield { .. });
         if !self.literal {
             if self.ended {
                 return Err(refused(event, "the turn has ended"));
@@ -556,6 +582,10 @@ impl<'a> RunningTurn<'a> {
             }
             self.ended = is_terminal(event);
             self.finished = matches!(event, Event::AgentFinished { .. });
+            if self.ended {
+                self.own_end = Some(event.clone());
+                return Ok(());
+            }
         }
         self.lent.out.write(event)
     }

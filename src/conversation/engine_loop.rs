@@ -50,8 +50,13 @@ pub const GOAL_AUTO_CONTINUE_MAX_TURNS: i32 = 20;
 /// - an approval a turn asks blocks that turn alone until its `approval`
 ///   arrives, and settles `cancelled` when the turn is cancelled or the
 ///   input ends;
-/// - `jobs_snapshot` is answered at once, `job_stop` and `predict` on
-///   threads of their own, at any time, even mid-turn;
+/// - `jobs_snapshot` is answered at once, `job_stop` on a thread of its
+///   own, at any time, even mid-turn;
+/// - after a turn that finished with nothing else to run, the engine's
+///   one prediction runs on a thread of its own
+///   ([`Engine::prediction_source`], [`Engine::predict`]), cancelled
+///   silently by a prompt, a steer, `compact`, `cancel`, a goal or the end
+///   of input, and written only if still current;
 /// - at the end of input, the running work finishes and queued work runs
 ///   before [`EngineLoop::serve`] returns;
 /// - every event is written as one whole line ([`EventWriter`]); a turn
@@ -238,6 +243,7 @@ pub(crate) fn classify(item: Result<Command, ReadError>, out: &EventWriter<'_>) 
 pub(crate) trait Driver<'o> {
     fn jobs(&self) -> Vec<JobRecord>;
     fn continue_goal(&self, goal: &str) -> Option<Content>;
+    fn prediction_source(&self) -> Option<i32>;
     fn start_turn(&mut self, turn: RunningTurn<'o>);
     fn start_compaction(&mut self, compaction: RunningCompaction<'o>);
     fn stop_job(&mut self, out: EventWriter<'o>, request: JobStop);
@@ -257,26 +263,29 @@ impl JobStop {
     }
 }
 
-/// Writes a turn's terminal event from how it ended, unless it wrote its
-/// own; whether it finished cleanly (what auto-continuation keys off).
+/// A turn's terminal event from how it ended, unless it wrote its own,
+/// for the loop to write when it takes the turn's end (so no command read
+/// after the end was written is taken before it); and whether it finished
+/// cleanly (what auto-continuation and the prediction key off).
 pub(crate) fn end_turn(
-    turn: &RunningTurn<'_>,
+    turn: &mut RunningTurn<'_>,
     result: Result<Result<String, WorkError>, Box<dyn Any + Send>>,
-) -> bool {
+) -> Step {
     let end = match result {
-        _ if turn.ended || turn.literal => None,
+        _ if turn.ended || turn.literal => turn.own_end.take(),
         _ if turn.is_cancelled() => Some(Event::agent_aborted("interrupted")),
         Ok(Ok(answer)) => Some(Event::agent_finished(answer)),
         Ok(Err(error)) => Some(Event::turn_failed(error.to_string())),
         Err(panic) => Some(Event::turn_failed(panic_message("turn", &*panic))),
     };
-    match &end {
-        Some(event) => {
-            let _ = turn.lent.out.write(event);
-            matches!(event, Event::AgentFinished { .. })
-        }
-        // It wrote its own end: finished if that was `agent_finished`.
-        None => turn.finished,
+    // It wrote its own end: finished if that was `agent_finished`.
+    let finished = end.as_ref().map_or(turn.finished, |event| {
+        matches!(event, Event::AgentFinished { .. })
+    });
+    Step::TurnDone {
+        finished,
+        end,
+        yielded: turn.yielded,
     }
 }
 
@@ -329,12 +338,15 @@ impl<'scope, 'env, 'e: 'scope, 'o: 'scope, E: Engine> Driver<'o>
         self.engine.continue_goal(goal)
     }
 
+    fn prediction_source(&self) -> Option<i32> {
+        self.engine.prediction_source()
+    }
+
     fn start_turn(&mut self, mut turn: RunningTurn<'o>) {
         let (engine, steps) = (self.engine, self.steps.clone());
         self.scope.spawn(move || {
             let result = panic::catch_unwind(AssertUnwindSafe(|| engine.turn(&mut turn)));
-            let finished = end_turn(&turn, result);
-            let _ = steps.send(Step::TurnDone { finished });
+            let _ = steps.send(end_turn(&mut turn, result));
         });
     }
 
@@ -358,10 +370,10 @@ impl<'scope, 'env, 'e: 'scope, 'o: 'scope, E: Engine> Driver<'o>
     fn predict(&mut self, prediction: Prediction) {
         let (engine, steps) = (self.engine, self.steps.clone());
         self.helper(move || {
+            // A panic is a prediction that failed to generate: upstream
+            // drops those unwritten.
             let outcome = panic::catch_unwind(AssertUnwindSafe(|| engine.predict(&prediction)))
-                .unwrap_or_else(|_| {
-                    PredictionOutcome::Failed("the prediction panicked".to_owned())
-                });
+                .unwrap_or(PredictionOutcome::Skipped);
             let _ = steps.send(Step::Predicted(prediction, outcome));
         });
     }
@@ -385,6 +397,10 @@ pub(crate) enum Step {
     Wire(Command),
     TurnDone {
         finished: bool,
+        /// The terminal event to write, unless the turn wrote its own.
+        end: Option<Event>,
+        /// The turn wrote `context_yield`.
+        yielded: bool,
     },
     CompactDone,
     /// A turn waits for an approval (read only in in-order mode).
@@ -438,11 +454,8 @@ pub(crate) struct Pump<'o, D> {
     /// Counts goal commands and cancels: a queued auto goal arms only if no
     /// later one superseded it.
     serial: u64,
-    /// The prediction running: its `request_id`, sequence and cancel flag.
-    prediction: Option<(String, i32, Arc<AtomicBool>)>,
-    /// The sequence last predicted from (a second `predict` for it is
-    /// skipped).
-    prediction_attempt: Option<i32>,
+    /// The prediction running: its source sequence and cancel flag.
+    prediction: Option<(i32, Arc<AtomicBool>)>,
 }
 
 impl<'o, D: Driver<'o>> Pump<'o, D> {
@@ -464,7 +477,6 @@ impl<'o, D: Driver<'o>> Pump<'o, D> {
             promoted_this_boundary: false,
             serial: 0,
             prediction: None,
-            prediction_attempt: None,
         }
     }
 
@@ -495,17 +507,35 @@ impl<'o, D: Driver<'o>> Pump<'o, D> {
         match step {
             Step::Wire(command) => self.command(command),
             Step::Predicted(prediction, outcome) => {
-                // Written only if it is still the one running.
-                let current = self.prediction.as_ref().is_some_and(|p| {
-                    p.0 == prediction.request_id && p.1 == prediction.source_sequence
-                });
+                // loop.mbt @ fdf10827 PredictionDone: written only if it is
+                // still the pending one (a command that moves the session
+                // on cancels it first), and only `completed`, or `failed`
+                // when saving it failed; the rest is dropped, silently.
+                let current = self
+                    .prediction
+                    .as_ref()
+                    .is_some_and(|p| Arc::ptr_eq(&p.1, &prediction.cancelled));
                 if current {
                     self.prediction = None;
-                    self.write(&prediction.answer(outcome));
+                    if matches!(
+                        outcome,
+                        PredictionOutcome::Completed { .. } | PredictionOutcome::Failed(_)
+                    ) {
+                        self.write(&prediction.answer(outcome));
+                    }
                 }
             }
             Step::Parked => self.parked = true,
-            Step::TurnDone { finished } => self.turn_done(finished),
+            Step::TurnDone {
+                finished,
+                end,
+                yielded,
+            } => {
+                if let Some(end) = end {
+                    self.write(&end);
+                }
+                self.turn_done(finished, yielded);
+            }
             Step::CompactDone => {
                 self.end_active();
                 self.start_next_pending();
@@ -536,8 +566,9 @@ impl<'o, D: Driver<'o>> Pump<'o, D> {
     }
 
     fn command(&mut self, command: Command) {
-        // What changes the conversation makes a running prediction stale
-        // (loop.mbt, before each step).
+        // What changes the conversation cancels the prediction, silently
+        // (loop.mbt @ fdf10827, before each step); `jobs_snapshot`,
+        // `job_stop` and `approval` do not.
         if matches!(
             command,
             Command::Prompt { .. }
@@ -612,16 +643,6 @@ impl<'o, D: Driver<'o>> Pump<'o, D> {
                 };
                 self.driver.stop_job(self.out.clone(), request);
             }
-            Command::Predict {
-                request_id,
-                source_sequence,
-                ..
-            } => self.predict(request_id, source_sequence),
-            Command::CancelPrediction { request_id, .. } => {
-                if self.prediction.as_ref().is_some_and(|p| p.0 == request_id) {
-                    self.cancel_prediction();
-                }
-            }
             Command::Cancel => {
                 // A cancel stops the autonomous loop too (loop.mbt Cancel).
                 self.serial += 1;
@@ -664,45 +685,26 @@ impl<'o, D: Driver<'o>> Pump<'o, D> {
         }
     }
 
-    /// A `predict` (loop.mbt Predict): skipped while work runs or waits,
-    /// and for a sequence already attempted; otherwise it replaces the
-    /// prediction running, on a thread (or task) of its own.
-    fn predict(&mut self, request_id: String, source_sequence: i32) {
-        // (loop.mbt also skips after the end of input; no command is read
-        // after it here.)
-        if self.active.is_some()
-            || !self.pending.is_empty()
-            || self.prediction_attempt == Some(source_sequence)
-        {
-            let skipped = PredictionOutcome::Skipped;
-            self.write(&Event::prediction_result(
-                request_id,
-                source_sequence,
-                skipped,
-            ));
+    /// After a successful idle turn (loop.mbt @ fdf10827, the end of the
+    /// `TurnDone` arm), the engine's one prediction, on a thread (or task)
+    /// of its own, if the engine gives a source sequence.
+    fn start_prediction(&mut self) {
+        let Some(source_sequence) = self.driver.prediction_source() else {
             return;
-        }
+        };
         self.cancel_prediction();
-        self.prediction_attempt = Some(source_sequence);
         let cancelled = Arc::new(AtomicBool::new(false));
-        self.prediction = Some((request_id.clone(), source_sequence, Arc::clone(&cancelled)));
+        self.prediction = Some((source_sequence, Arc::clone(&cancelled)));
         self.driver.predict(Prediction {
-            request_id,
             source_sequence,
             cancelled,
         });
     }
 
-    /// Cancels the prediction running: its result is `cancelled`, now.
+    /// Cancels the prediction running: nothing is written for it.
     fn cancel_prediction(&mut self) {
-        if let Some((request_id, source_sequence, cancelled)) = self.prediction.take() {
+        if let Some((_, cancelled)) = self.prediction.take() {
             cancelled.store(true, Ordering::Release);
-            let outcome = PredictionOutcome::Cancelled;
-            self.write(&Event::prediction_result(
-                request_id,
-                source_sequence,
-                outcome,
-            ));
         }
     }
 
@@ -858,7 +860,7 @@ impl<'o, D: Driver<'o>> Pump<'o, D> {
         }
     }
 
-    fn turn_done(&mut self, finished: bool) {
+    fn turn_done(&mut self, finished: bool, yielded: bool) {
         self.promoted_this_boundary = false;
         self.drain_idle();
         self.end_active();
@@ -885,6 +887,16 @@ impl<'o, D: Driver<'o>> Pump<'o, D> {
                 self.auto_target = None;
                 self.write(&Event::goal_budget_exhausted(GOAL_AUTO_CONTINUE_MAX_TURNS));
             }
+        }
+        // A successful, idle turn owns its one prediction; queued work and
+        // goal continuation come first (loop.mbt @ fdf10827).
+        if finished
+            && !yielded
+            && self.active.is_none()
+            && self.pending.is_empty()
+            && !self.shutting_down
+        {
+            self.start_prediction();
         }
         self.maybe_exit();
     }
@@ -920,6 +932,8 @@ impl<'o, D: Driver<'o>> Pump<'o, D> {
             lent: self.lend(&control),
             ended: false,
             finished: false,
+            yielded: false,
+            own_end: None,
             literal: false,
         };
         self.active = Some(Active {

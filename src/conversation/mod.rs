@@ -29,7 +29,7 @@ mod tokio_engine_loop;
 
 pub use self::control::{MAX_NOTICES, STDERR_TAIL};
 pub use self::controller::{Controller, TurnHandle};
-pub use self::controller_error::{ControllerError, Stopped, Unreadable};
+pub use self::controller_error::{ControllerError, Misanswered, Stopped, Unreadable};
 pub use self::engine::{
     Compacted, Decision, Engine, EventWriter, Prediction, Question, RunningCompaction, RunningTurn,
     StepInput, WorkError,
@@ -40,8 +40,8 @@ pub use self::pipe::{pipe, PipeReader, PipeWriter};
 #[cfg(feature = "workbench")]
 pub use self::record::{Direction, Recorder};
 pub use self::reply::{
-    Approval, CommandLine, Compaction, EventLine, Limits, Notice, Options, Reply, Steered, Turn,
-    TurnEnd, Waiting,
+    Approval, CommandLine, Compaction, EventLine, Limits, Notice, Options, Reply, Steered,
+    Suggestion, Turn, TurnEnd, Waiting,
 };
 #[cfg(feature = "tokio")]
 pub use self::tokio_controller::{TokioController, TokioTurn};

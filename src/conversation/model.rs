@@ -11,6 +11,8 @@
 
 use crate::v2::{AppliedSteerKind, Command, CommandReader, Event, SteerKind};
 use std::collections::VecDeque;
+use std::fmt;
+use std::mem;
 
 /// One `openseek serve` session, as the lines crossing its pipes show it.
 ///
@@ -87,6 +89,90 @@ pub struct Conversation {
     /// engine's own turns. Armed only once applied, so a goal command that
     /// crosses a `goal_continue` does not disown it.
     auto_goal: Option<u64>,
+    /// Whether the running turn wrote `context_yield` (its end then
+    /// starts no prediction).
+    yielded: bool,
+    /// What a `prediction_result` now would follow: the engine's own
+    /// prediction is owed to no command, so this only decides whether one
+    /// may come.
+    prediction: PredictionWindow,
+    /// Commands read that cancel a prediction upstream (a prompt, a steer,
+    /// `compact`, `cancel`, a goal), counted.
+    cancellers: u64,
+    /// Whether the last prediction attributed came before any cancelling
+    /// command was sent after its turn.
+    prediction_current: bool,
+}
+
+/// Whether the engine may write its own `prediction_result` now
+/// (loop.mbt @ fdf10827: one prediction after a turn that ended
+/// `agent_finished` with nothing else to run, cancelled by any command
+/// that moves the session on).
+#[derive(Clone, Debug, Default)]
+enum PredictionWindow {
+    /// No turn has ended yet.
+    #[default]
+    None,
+    /// The turn of this command finished: one prediction may follow. The
+    /// second number is the count of command lines sent when its end was
+    /// seen: a steer or goal answered now and sent later shows that the
+    /// engine read a command that cancels the prediction; one sent before
+    /// may have been drained at the turn's end, before the prediction
+    /// started. The third is the count of cancelling commands then: a
+    /// prediction that comes after more were sent crossed them, and is
+    /// stale (though no fault).
+    Open(u64, u64, u64),
+    /// Why none may come now (formatted only for a violation: this is
+    /// set once a turn, on the hot path).
+    Closed(Closed),
+}
+
+/// Why no prediction may come now.
+#[derive(Clone, Copy, Debug)]
+enum Closed {
+    /// The turn of this command ended with this event (`n`), not
+    /// `agent_finished`.
+    EndedWith(u64, &'static str, u64),
+    /// The turn of this command yielded its context.
+    Yielded(u64),
+    /// The compaction of this command was the last work.
+    Compaction(u64),
+    /// The turn of this command had its prediction (event `n`).
+    Had(u64, u64),
+    /// The engine read command `k` (its event `name`, number `n`) after
+    /// the turn of this command ended.
+    Read {
+        k: u64,
+        name: &'static str,
+        n: u64,
+        turn: u64,
+    },
+}
+
+impl fmt::Display for Closed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Closed::EndedWith(turn, name, n) => write!(
+                f,
+                "the turn of command {turn} ended with {name} (event {n}), not agent_finished"
+            ),
+            Closed::Yielded(turn) => {
+                write!(f, "the turn of command {turn} ended by yielding its context")
+            }
+            Closed::Compaction(k) => write!(
+                f,
+                "the last work was the compaction of command {k}, which no prediction follows"
+            ),
+            Closed::Had(turn, n) => write!(
+                f,
+                "the turn of command {turn} already had its prediction (event {n})"
+            ),
+            Closed::Read { k, name, n, turn } => write!(
+                f,
+                "the engine read command {k} (its {name} is event {n}) after the turn of command {turn} ended, which cancels the prediction"
+            ),
+        }
+    }
 }
 
 /// The attribution of one line of the engine's stdout.
@@ -123,7 +209,7 @@ pub struct Attribution {
 pub struct Owed {
     /// Refused command lines not yet answered by a `command_error`.
     pub refused: Vec<u64>,
-    /// `jobs_snapshot`, `job_stop` and `predict` commands not yet answered.
+    /// `jobs_snapshot` and `job_stop` commands not yet answered.
     pub requests: Vec<u64>,
     /// Steers neither applied nor dropped yet.
     pub steers: Vec<u64>,
@@ -153,7 +239,6 @@ impl Owed {
 enum Kind {
     JobsSnapshot,
     JobStop,
-    Predict,
 }
 
 impl Kind {
@@ -161,7 +246,6 @@ impl Kind {
         match self {
             Kind::JobsSnapshot => "jobs_snapshot",
             Kind::JobStop => "job_stop",
-            Kind::Predict => "predict",
         }
     }
 }
@@ -228,6 +312,10 @@ enum Role<'a> {
     },
     InTurn,
     GoalContinue,
+    /// The engine's own `prediction_result`.
+    Prediction,
+    /// `context_yield`: a turn event, whose turn then starts no prediction.
+    ContextYield,
     Other,
 }
 
@@ -271,6 +359,17 @@ impl Conversation {
     /// A command the engine acts on.
     fn read(&mut self, n: u64, command: Command) {
         let request = |kind, id: String| Request { kind, id, n };
+        if matches!(
+            command,
+            Command::Prompt { .. }
+                | Command::Steer { .. }
+                | Command::Compact
+                | Command::Cancel
+                | Command::GoalSet { .. }
+                | Command::GoalClear
+        ) {
+            self.cancellers += 1;
+        }
         match command {
             Command::Prompt { .. } => self.queue.push_back(Work::Turn(n)),
             Command::Compact => self.queue.push_back(Work::Compaction(n)),
@@ -290,9 +389,6 @@ impl Conversation {
             Command::JobStop { request_id, .. } => {
                 self.requests.push(request(Kind::JobStop, request_id));
             }
-            Command::Predict { request_id, .. } => {
-                self.requests.push(request(Kind::Predict, request_id));
-            }
             Command::GoalSet { auto, .. } => {
                 self.goals.push_back((n, auto));
             }
@@ -308,8 +404,6 @@ impl Conversation {
                     self.approvals.push((id, n));
                 }
             }
-            // `cancel_prediction` is answered by the `predict` it cancels.
-            _ => {}
         }
     }
 
@@ -377,6 +471,19 @@ impl Conversation {
         attribution
     }
 
+    /// How many commands that cancel an engine's prediction (a prompt, a
+    /// steer, `compact`, `cancel`, a goal) the engine has been sent.
+    pub(crate) fn cancellers(&self) -> u64 {
+        self.cancellers
+    }
+
+    /// Whether the `prediction_result` just attributed is still current:
+    /// no command that cancels it was sent since its turn ended. One that
+    /// crossed such a command is no fault, but the session has moved on.
+    pub(crate) fn prediction_current(&self) -> bool {
+        self.prediction_current
+    }
+
     /// What the engine still owes, now.
     #[must_use]
     pub fn owed(&self) -> Owed {
@@ -425,6 +532,7 @@ impl Conversation {
             Role::Goal => match self.goals.pop_front() {
                 Some((k, auto)) => {
                     self.auto_goal = auto.then_some(k);
+                    self.read_after_end(k, "goal_updated", n);
                     Ok((Some(k), None))
                 }
                 None => Err("goal_updated with no goal command left to answer".to_owned()),
@@ -458,6 +566,17 @@ impl Conversation {
                 let turn = self.turn(name)?;
                 self.running = None;
                 self.ended = Some((Work::Turn(turn), n));
+                // loop.mbt @ fdf10827: only a turn whose last item is
+                // `Terminal(Finished(_))` is followed by a prediction.
+                self.prediction = if aborted {
+                    PredictionWindow::Closed(Closed::EndedWith(turn, "agent_aborted", n))
+                } else if name != "agent_finished" {
+                    PredictionWindow::Closed(Closed::EndedWith(turn, "turn_failed", n))
+                } else if mem::take(&mut self.yielded) {
+                    PredictionWindow::Closed(Closed::Yielded(turn))
+                } else {
+                    PredictionWindow::Open(turn, self.commands, self.cancellers)
+                };
                 // Every cancel left is newer than the turn's command
                 // (`start` retired the older ones): the oldest is the one
                 // that hit it.
@@ -465,6 +584,12 @@ impl Conversation {
                 Ok((answers, Some(turn)))
             }
             Role::InTurn => Ok((None, Some(self.turn(name)?))),
+            Role::ContextYield => {
+                let turn = self.turn(name)?;
+                self.yielded = true;
+                Ok((None, Some(turn)))
+            }
+            Role::Prediction => self.prediction(n),
             Role::GoalContinue => {
                 if let Some(work) = self.running {
                     return Err(format!("goal_continue while {} runs", work.describe()));
@@ -504,6 +629,7 @@ impl Conversation {
 
     /// `work` starts: a cancel read before its command can no longer hit it.
     fn start(&mut self, work: Work) {
+        self.yielded = false;
         self.running = Some(work);
         self.cancels.retain(|&c| c > work.n());
     }
@@ -534,7 +660,51 @@ impl Conversation {
             Some(AppliedSteerKind::Prompt) => Some(self.turn(name)?),
             _ => None,
         };
-        Ok((Some(self.steers.remove(i).n), turn))
+        let k = self.steers.remove(i).n;
+        let name = if applied.is_some() {
+            "steer_applied"
+        } else {
+            "steer_dropped"
+        };
+        self.read_after_end(k, name, self.events);
+        Ok((Some(k), turn))
+    }
+
+    /// An event answering command `k`, which cancels a prediction when the
+    /// engine reads it: if `k` was sent after the turn's end was seen, the
+    /// engine read it after the prediction could start, so none may come
+    /// now. (One sent before may have been taken at the turn's end, before
+    /// the prediction started: that proves nothing.)
+    fn read_after_end(&mut self, k: u64, name: &'static str, n: u64) {
+        if let PredictionWindow::Open(turn, sent, _) = self.prediction {
+            if k > sent {
+                self.prediction = PredictionWindow::Closed(Closed::Read { k, name, n, turn });
+            }
+        }
+    }
+
+    /// The engine's own `prediction_result`: it belongs to the turn it
+    /// follows, answers no command, and may come once after a turn that
+    /// finished, before anything shows the engine moved on.
+    fn prediction(&mut self, n: u64) -> Verdict {
+        if let Some(work) = self.running {
+            return Err(format!(
+                "prediction_result while {} runs: the engine predicts only between turns",
+                work.describe()
+            ));
+        }
+        match mem::take(&mut self.prediction) {
+            PredictionWindow::Open(turn, _, cancellers) => {
+                self.prediction_current = cancellers == self.cancellers;
+                self.prediction = PredictionWindow::Closed(Closed::Had(turn, n));
+                Ok((None, Some(turn)))
+            }
+            PredictionWindow::Closed(why) => {
+                self.prediction = PredictionWindow::Closed(why);
+                Err(format!("prediction_result where none may come: {why}"))
+            }
+            PredictionWindow::None => Err("prediction_result before any turn finished".to_owned()),
+        }
     }
 
     fn compaction(&mut self, name: &str, phase: Phase) -> Verdict {
@@ -558,6 +728,8 @@ impl Conversation {
         }
         self.running = None;
         self.ended = Some((Work::Compaction(k), self.events));
+        // CompactDone starts no prediction.
+        self.prediction = PredictionWindow::Closed(Closed::Compaction(k));
         let answers = if phase == Phase::Failed && !self.cancels.is_empty() {
             self.cancels.remove(0)
         } else {
@@ -588,9 +760,9 @@ impl<'a> Seen<'a> {
             ..Seen::default()
         };
         match event {
-            Event::JobsSnapshot { request_id, .. }
-            | Event::JobStopResult { request_id, .. }
-            | Event::PredictionResult { request_id, .. } => seen.request_id = Some(request_id),
+            Event::JobsSnapshot { request_id, .. } | Event::JobStopResult { request_id, .. } => {
+                seen.request_id = Some(request_id)
+            }
             Event::SteerApplied {
                 kind,
                 submission_id,
@@ -631,7 +803,8 @@ impl<'a> Seen<'a> {
             "command_error" => Role::CommandError,
             "jobs_snapshot" => Role::Reply(Kind::JobsSnapshot, self.request_id?),
             "job_stop_result" => Role::Reply(Kind::JobStop, self.request_id?),
-            "prediction_result" => Role::Reply(Kind::Predict, self.request_id?),
+            "prediction_result" => Role::Prediction,
+            "context_yield" => Role::ContextYield,
             "steer_applied" => Role::Steer {
                 applied: Some(self.kind.unwrap_or("prompt")),
                 id: self.submission_id,
@@ -670,8 +843,7 @@ impl<'a> Seen<'a> {
             | "workflow_finished"
             | "auto_compaction_started"
             | "auto_compaction_finished"
-            | "auto_compaction_failed"
-            | "context_yield" => Role::InTurn,
+            | "auto_compaction_failed" => Role::InTurn,
             _ => Role::Other,
         })
     }

@@ -656,7 +656,6 @@ fn answered_by(command: &Command) -> Option<(&'static str, &str)> {
     match command {
         Command::JobsSnapshot { request_id, .. } => Some(("jobs_snapshot", request_id)),
         Command::JobStop { request_id, .. } => Some(("job_stop_result", request_id)),
-        Command::Predict { request_id, .. } => Some(("prediction_result", request_id)),
         Command::ApprovalDecision { id, .. } => Some(("approval_resolved", id)),
         Command::Steer {
             submission_id: Some(id),
@@ -672,7 +671,6 @@ fn answers(event: &Event) -> Option<(&'static str, &str)> {
     match event {
         Event::JobsSnapshot { request_id, .. } => Some(("jobs_snapshot", request_id)),
         Event::JobStopResult { request_id, .. } => Some(("job_stop_result", request_id)),
-        Event::PredictionResult { request_id, .. } => Some(("prediction_result", request_id)),
         Event::ApprovalResolved { id, .. } => Some(("approval_resolved", id)),
         Event::SteerApplied {
             submission_id: Some(id),

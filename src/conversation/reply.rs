@@ -154,12 +154,16 @@ pub struct Options {
     pub limits: Limits,
     /// Where both directions are recorded.
     pub(super) recording: Option<Box<dyn Sink>>,
+    /// A spawned engine stays in the controller's process group
+    /// ([`Options::own_group`]`(false)`).
+    pub(super) shared_group: bool,
 }
 
 impl fmt::Debug for Options {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Options")
             .field("limits", &self.limits)
+            .field("own_group", &!self.shared_group)
             .field("recording", &self.recording.is_some())
             .finish()
     }
@@ -170,6 +174,26 @@ impl Options {
     #[must_use]
     pub fn limits(mut self, limits: Limits) -> Options {
         self.limits = limits;
+        self
+    }
+
+    /// Whether a spawned engine runs in a process group of its own (on
+    /// Unix; the default: `true`). Closing or dropping the controller then
+    /// ends what the engine started too (a tool's shell, a background
+    /// job): once the engine has exited, or its [`Limits::close`] has run
+    /// out, every process left in its group gets SIGTERM, and SIGKILL two
+    /// seconds later. Nothing is left behind.
+    ///
+    /// The consequence: Ctrl-C at a terminal reaches the controller's
+    /// group, not the engine's. The controller's own exit ends the engine
+    /// (by dropping it, or by closing its stdin: a controller killed by a
+    /// signal runs no `Drop`, and the engine sees only the end of its
+    /// input). `false` keeps the engine in the controller's group, where
+    /// Ctrl-C reaches it directly, and only the engine is killed.
+    /// `attach` starts no process and can do neither.
+    #[must_use]
+    pub fn own_group(mut self, own: bool) -> Options {
+        self.shared_group = !own;
         self
     }
 }
@@ -306,19 +330,44 @@ pub enum Reply {
     Jobs(Vec<JobRecord>),
     /// `job_stop`'s outcome.
     JobStop(JobStopOutcome),
-    /// `predict`'s outcome.
-    Prediction(PredictionOutcome),
     /// A steer's.
     Steer(Steered),
     /// A `goal` command's: the goal the engine now holds (`None`: cleared).
     Goal(Option<String>),
     /// A `compact`'s.
     Compaction(Compaction),
-    /// `cancel`, `approval` and `cancel_prediction` have no answer of their
-    /// own (what a cancel hits ends `agent_aborted` in its turn, an
-    /// approval settles in its turn, a cancelled prediction answers through
-    /// its `predict`): written, as this command line.
+    /// `cancel` and `approval` have no answer of their own (what a cancel
+    /// hits ends `agent_aborted` in its turn, an approval settles in its
+    /// turn): written, as this command line.
     Written(CommandLine),
+}
+
+/// The engine's own prediction of what the user types next
+/// (`prediction_result`), written after a turn that finished when nothing
+/// else was left to run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Suggestion {
+    /// The event sequence of the conversation it predicts from.
+    pub source_sequence: i32,
+    /// `Completed` with the text, or `Failed` when the engine could not
+    /// save it.
+    pub outcome: PredictionOutcome,
+    /// The prompt of the turn it follows.
+    pub turn: Option<CommandLine>,
+    /// Its line among the engine's.
+    pub line: EventLine,
+}
+
+impl Suggestion {
+    /// The predicted text, for a completed prediction that has one.
+    #[must_use]
+    pub fn text(&self) -> Option<&str> {
+        match &self.outcome {
+            PredictionOutcome::Completed { text, .. } => text.as_deref(),
+            _ => None,
+        }
+    }
 }
 
 /// An engine line that no call waited for.
@@ -332,6 +381,15 @@ pub enum Notice {
         /// The event.
         event: Event,
         /// What the model made of it.
+        attribution: Attribution,
+    },
+    /// The engine's own prediction of the user's next message, after a
+    /// turn that finished: it answers no command. The latest one still
+    /// current is also at hand through the controller's `prediction()`.
+    Prediction {
+        /// The prediction.
+        suggestion: Suggestion,
+        /// What the model made of it (`turn`: the turn it follows).
         attribution: Attribution,
     },
     /// An event that fits no rule of the conversation (a second reply to
@@ -363,17 +421,19 @@ impl Notice {
     pub fn attribution(&self) -> &Attribution {
         match self {
             Notice::Event { attribution, .. }
+            | Notice::Prediction { attribution, .. }
             | Notice::Violation { attribution, .. }
             | Notice::NotAnEvent { attribution, .. } => attribution,
         }
     }
 
-    /// The event, for a line that is one.
+    /// The event, for a line that is one (but a prediction's, which is
+    /// [`Notice::Prediction`]'s `suggestion`).
     #[must_use]
     pub fn event(&self) -> Option<&Event> {
         match self {
             Notice::Event { event, .. } | Notice::Violation { event, .. } => Some(event),
-            Notice::NotAnEvent { .. } => None,
+            Notice::Prediction { .. } | Notice::NotAnEvent { .. } => None,
         }
     }
 }
@@ -384,7 +444,7 @@ impl Notice {
     pub fn error(&self) -> Option<&EventReadError> {
         match self {
             Notice::NotAnEvent { error, .. } => Some(error),
-            Notice::Event { .. } | Notice::Violation { .. } => None,
+            Notice::Event { .. } | Notice::Prediction { .. } | Notice::Violation { .. } => None,
         }
     }
 
@@ -393,6 +453,10 @@ impl Notice {
     pub fn into_event(self) -> Option<Event> {
         match self {
             Notice::Event { event, .. } | Notice::Violation { event, .. } => Some(event),
+            Notice::Prediction { suggestion, .. } => Some(Event::prediction_result(
+                suggestion.source_sequence,
+                suggestion.outcome,
+            )),
             Notice::NotAnEvent { .. } => None,
         }
     }
@@ -405,6 +469,9 @@ impl fmt::Display for Notice {
         match self {
             Notice::Event { event, attribution } => {
                 write!(f, "{} ({})", EventLine(attribution.n), event.name())
+            }
+            Notice::Prediction { attribution, .. } => {
+                write!(f, "{} (prediction_result)", EventLine(attribution.n))
             }
             Notice::Violation {
                 event,
@@ -432,7 +499,7 @@ mod tests {
     fn options_debug_shows_the_limits_and_whether_they_record() {
         assert_eq!(
             format!("{:?}", Options::default()),
-            "Options { limits: Limits { answer: 30s, stall: 600s, close: 60s, unread: 1048576 }, recording: false }"
+            "Options { limits: Limits { answer: 30s, stall: 600s, close: 60s, unread: 1048576 }, own_group: true, recording: false }"
         );
     }
 

@@ -57,8 +57,12 @@ pub(super) trait Process: Sized {
     /// Its stdin, stdout and stderr.
     type Pipes;
 
-    /// Spawns `command` with its stdin, stdout and stderr piped.
-    fn spawn_piped(command: &mut Self::Command) -> io::Result<Self>;
+    /// Spawns `command` with its stdin, stdout and stderr piped, in a
+    /// process group of its own when `own_group` (on Unix).
+    fn spawn_piped(command: &mut Self::Command, own_group: bool) -> io::Result<Self>;
+
+    /// Its process id, while it has one.
+    fn pid(&self) -> Option<u32>;
 
     /// Takes its three pipes, once.
     fn take_pipes(&mut self) -> Option<Self::Pipes>;
@@ -103,9 +107,22 @@ macro_rules! process {
                 $($module)::+::ChildStderr,
             );
 
-            fn spawn_piped(command: &mut Self::Command) -> std::io::Result<Self> {
+            fn spawn_piped(command: &mut Self::Command, own_group: bool) -> std::io::Result<Self> {
+                #[cfg(unix)]
+                if own_group {
+                    // std's is a trait method, tokio's its own.
+                    #[allow(unused_imports)]
+                    use std::os::unix::process::CommandExt as _;
+                    command.process_group(0);
+                }
+                #[cfg(not(unix))]
+                let _ = own_group;
                 let piped = command.stdin(Stdio::piped()).stdout(Stdio::piped());
                 piped.stderr(Stdio::piped()).spawn()
+            }
+
+            fn pid(&self) -> Option<u32> {
+                Some($($module)::+::Child::id(self)).flatten_id()
             }
 
             fn take_pipes(&mut self) -> Option<Self::Pipes> {
@@ -126,14 +143,85 @@ macro_rules! process {
 pub(super) use process;
 
 /// Spawns the engine with its pipes, or kills it if they are missing.
-pub(super) fn spawn_piped<P: Process>(command: &mut P::Command) -> io::Result<(P, P::Pipes)> {
-    let mut child = P::spawn_piped(command)?;
+pub(super) fn spawn_piped<P: Process>(
+    command: &mut P::Command,
+    own_group: bool,
+) -> io::Result<(P, P::Pipes, Option<Group>)> {
+    let mut child = P::spawn_piped(command, own_group)?;
+    // Its process group is its pid (`process_group(0)`).
+    let group = if cfg!(unix) && own_group {
+        child.pid().map(Group)
+    } else {
+        None
+    };
     match child.take_pipes() {
-        Some(pipes) => Ok((child, pipes)),
+        Some(pipes) => Ok((child, pipes, group)),
         None => {
             child.kill_now();
             Err(io::Error::other("the engine's pipes were not set up"))
         }
+    }
+}
+
+/// A process id as std (`u32`) or tokio (`Option<u32>`, `None` once
+/// reaped) gives it.
+pub(super) trait FlattenId {
+    fn flatten_id(self) -> Option<u32>;
+}
+
+impl FlattenId for Option<u32> {
+    fn flatten_id(self) -> Option<u32> {
+        self
+    }
+}
+
+impl FlattenId for Option<Option<u32>> {
+    fn flatten_id(self) -> Option<u32> {
+        self.flatten()
+    }
+}
+
+/// The engine's process group, when the controller gave it one of its own
+/// ([`Options::own_group`](super::Options::own_group)): what the engine
+/// started is ended with it.
+///
+/// std has no call that signals a process group, and the crate forbids
+/// `unsafe`: the signal is sent by the system's `kill(1)` (POSIX), one
+/// short process a signal. Where it is missing, the engine alone is
+/// killed, as before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Group(u32);
+
+impl Group {
+    /// `kill -<signal> -- -<group>`: whether some process got it.
+    fn signal(self, signal: &str) -> bool {
+        std::process::Command::new("kill")
+            .arg(signal)
+            .arg("--")
+            .arg(format!("-{}", self.0))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
+    }
+
+    /// Ends every process left in the group: SIGTERM, then SIGKILL to what
+    /// still runs after `grace`. Returns at once when none is left. `reap`
+    /// reaps the engine if it has exited (a zombie is still in the group).
+    pub(super) fn end(self, grace: std::time::Duration, mut reap: impl FnMut()) {
+        if !self.signal("-TERM") {
+            return;
+        }
+        let deadline = std::time::Instant::now() + grace;
+        while std::time::Instant::now() < deadline {
+            std::thread::sleep(POLL);
+            reap();
+            if !self.signal("-0") {
+                return;
+            }
+        }
+        self.signal("-KILL");
     }
 }
 
@@ -224,6 +312,16 @@ macro_rules! controller_methods {
         #[must_use]
         pub fn notices_dropped(&self) -> u64 {
             lock(&self.inner.state).notices_dropped
+        }
+
+        /// The engine's latest prediction of what the user types next
+        /// (it predicts by itself after a turn that finished), while it is
+        /// current: a prompt, a steer, `compact`, `cancel` or a goal sent
+        /// since clears it, as they cancel the engine's prediction. Each
+        /// prediction also arrives as a [`Notice::Prediction`].
+        #[must_use]
+        pub fn prediction(&self) -> Option<Suggestion> {
+            lock(&self.inner.state).suggestion()
         }
 
         /// What the engine owes now, as the model counts it.
@@ -430,8 +528,8 @@ pub(super) use loop_settings;
 pub(super) mod names {
     pub(in crate::conversation) use crate::conversation::control::{
         blanks, closed, compacted, goal_held, is_goal, is_prompt, job_stopped, jobs, lock,
-        predicted, raw_line, refusal_of, refused, reply_of, steered, unanswered_kind, Answer, Call,
-        Clock, Deliver, End, Inbox, LineTee, State, StderrTail, Step, TurnLog, GRACE,
+        raw_line, refusal_of, refused, reply_of, steered, unanswered_kind, Answer, Call, Clock,
+        Deliver, End, Inbox, LineTee, State, StderrTail, Step, TurnLog, GRACE,
     };
     pub(in crate::conversation) use crate::conversation::controller_error::{
         ControllerError, Stopped,
@@ -439,15 +537,15 @@ pub(super) mod names {
     pub(in crate::conversation) use crate::conversation::engine::Decision;
     pub(in crate::conversation) use crate::conversation::model::Owed;
     pub(in crate::conversation) use crate::conversation::reply::{
-        Approval, CommandLine, Compaction, Limits, Notice, Options, Reply, Steered, Turn,
+        Approval, CommandLine, Compaction, Limits, Notice, Options, Reply, Steered, Suggestion,
+        Turn,
     };
     pub(in crate::conversation) use crate::conversation::shared::{
         channel, controller_debug, controller_methods, kill, poll_exit, process, spawn_piped,
-        turn_methods, Process, Waiter, Writer, Written, POLL,
+        turn_methods, FlattenId, Group, Process, Waiter, Writer, Written, POLL,
     };
     pub(in crate::conversation) use crate::v2::{
-        Command, CommandErrorCause, Content, Event, JobRecord, JobStopOutcome, PredictionOutcome,
-        SteerKind,
+        Command, CommandErrorCause, Content, Event, JobRecord, JobStopOutcome, SteerKind,
     };
     pub(in crate::conversation) use std::fmt;
     pub(in crate::conversation) use std::process::{ExitStatus, Stdio};

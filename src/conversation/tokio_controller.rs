@@ -56,6 +56,8 @@ struct Inner {
     /// Woken when a notice arrives or the engine stops.
     changed: Notify,
     child: Mutex<Option<Child>>,
+    /// Its process group, when it has one of its own.
+    group: Option<Group>,
     /// The task keeping the end of a spawned engine's stderr.
     stderr: Mutex<Option<tokio::task::JoinHandle<String>>>,
     minted: AtomicU64,
@@ -96,8 +98,10 @@ impl TokioController {
         options: Options,
     ) -> io::Result<TokioController> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| no_runtime())?;
-        let (child, (stdin, stdout, mut stderr)) = spawn_piped::<Child>(command)?;
-        let controller = TokioController::start(&runtime, stdin, stdout, Some(child), options);
+        let (child, (stdin, stdout, mut stderr), group) =
+            spawn_piped::<Child>(command, !options.shared_group)?;
+        let controller =
+            TokioController::start(&runtime, stdin, stdout, Some((child, group)), options);
         let inner = Arc::clone(&controller.inner);
         let tail = runtime.spawn(async move {
             let mut tail = StderrTail::default();
@@ -148,16 +152,18 @@ impl TokioController {
         runtime: &tokio::runtime::Handle,
         writer: impl AsyncWrite + Send + Unpin + 'static,
         reader: impl AsyncRead + Send + Unpin + 'static,
-        child: Option<Child>,
+        child: Option<(Child, Option<Group>)>,
         options: Options,
     ) -> TokioController {
         let keep = options.recording.is_some();
+        let (child, group) = child.map_or((None, None), |(child, group)| (Some(child), group));
         let (lines, queue) = mpsc::unbounded_channel();
         let inner = Arc::new(Inner {
             lines: Mutex::new(Some(lines)),
             state: Mutex::new(State::new(options.limits.unread, options.recording)),
             changed: Notify::new(),
             child: Mutex::new(child),
+            group,
             stderr: Mutex::new(None),
             minted: AtomicU64::new(0),
         });
@@ -242,21 +248,6 @@ impl TokioController {
     ) -> Result<JobStopOutcome, ControllerError> {
         let command = Command::job_stop(self.mint(), generation, job_id);
         job_stopped(self.request(command).await?)
-    }
-
-    /// `predict` from event `source_sequence`, with a minted request id.
-    ///
-    /// # Errors
-    ///
-    /// As [`TokioController::request`].
-    pub async fn predict(
-        &self,
-        source_sequence: i32,
-    ) -> Result<PredictionOutcome, ControllerError> {
-        predicted(
-            self.request(Command::predict(self.mint(), source_sequence))
-                .await?,
-        )
     }
 
     /// A `goal` command: the goal the engine now holds.
@@ -442,7 +433,17 @@ impl Inner {
     /// Awaits the engine's stop and (spawned) exit: its exit status. An
     /// engine that closed its stdout but still runs has stopped for the
     /// calls, not yet exited.
+    ///
+    /// An engine in a group of its own is awaited by its exit, not by its
+    /// stdout: a process it started may hold that open. Once it exits, what
+    /// it left in its group is ended, and its stdout closes with them.
     async fn exited(&self) -> Option<ExitStatus> {
+        if self.group.is_some() {
+            let status = self.exit().await;
+            self.end_group().await;
+            let _ = tokio::time::timeout(GRACE, self.stopped()).await;
+            return status;
+        }
         let stopped = self.stopped().await;
         if !stopped.still_running {
             return stopped.status;
@@ -461,9 +462,27 @@ impl Inner {
         }
     }
 
-    /// Kills a spawned engine that still runs.
+    /// Kills a spawned engine that still runs; what it started gets
+    /// SIGTERM, and SIGKILL after [`GRACE`], from a blocking task of its
+    /// own (the signals are processes to wait on).
     fn kill(&self) {
+        if let Some(group) = self.group {
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn_blocking(move || group.end(GRACE, || {}));
+            } else {
+                group.end(GRACE, || {
+                    let _ = poll_exit(&self.child);
+                });
+            }
+        }
         kill(&self.child);
+    }
+
+    /// Ends what the engine left running in its group, if it has one.
+    async fn end_group(&self) {
+        if let Some(group) = self.group {
+            let _ = tokio::task::spawn_blocking(move || group.end(GRACE, || {})).await;
+        }
     }
 
     /// The exit status of a spawned engine, if it exits within [`GRACE`].

@@ -67,7 +67,17 @@ pub trait TokioEngine: Send + Sync + 'static {
         async { JobStopOutcome::NotFound }
     }
 
-    /// Predicts what the user types next. The default: `skipped`.
+    /// Whether to predict now, and from which event, as
+    /// [`Engine::prediction_source`](crate::v2::serve::Engine::prediction_source).
+    /// The default: `None`.
+    fn prediction_source(&self) -> Option<i32> {
+        None
+    }
+
+    /// Predicts what the user types next, as
+    /// [`Engine::predict`](crate::v2::serve::Engine::predict): only
+    /// `Completed` and `Failed` are written, and only if nothing cancelled
+    /// it. The default: `skipped`.
     fn predict(&self, prediction: &Prediction) -> impl Future<Output = PredictionOutcome> + Send {
         let _ = prediction;
         async { PredictionOutcome::Skipped }
@@ -312,7 +322,7 @@ impl<R: AsyncRead + Unpin> Commands<R> {
 struct TokioDriver<E> {
     engine: Arc<E>,
     steps: UnboundedSender<Step>,
-    /// The `job_stop` and `predict` tasks, awaited before the loop returns.
+    /// The `job_stop` and prediction tasks, awaited before the loop returns.
     helpers: Vec<JoinHandle<()>>,
 }
 
@@ -325,12 +335,15 @@ impl<E: TokioEngine> Driver<'static> for TokioDriver<E> {
         self.engine.continue_goal(goal)
     }
 
+    fn prediction_source(&self) -> Option<i32> {
+        self.engine.prediction_source()
+    }
+
     fn start_turn(&mut self, mut turn: RunningTurn<'static>) {
         let (engine, steps) = (Arc::clone(&self.engine), self.steps.clone());
         tokio::spawn(async move {
             let result = CatchUnwind::new(engine.turn(&mut turn)).await;
-            let finished = end_turn(&turn, result);
-            let _ = steps.send(Step::TurnDone { finished });
+            let _ = steps.send(end_turn(&mut turn, result));
         });
     }
 
@@ -354,11 +367,10 @@ impl<E: TokioEngine> Driver<'static> for TokioDriver<E> {
     fn predict(&mut self, prediction: Prediction) {
         let (engine, steps) = (Arc::clone(&self.engine), self.steps.clone());
         self.helper(async move {
+            // A panic is a prediction that failed to generate: dropped.
             let outcome = CatchUnwind::new(engine.predict(&prediction))
                 .await
-                .unwrap_or_else(|_| {
-                    PredictionOutcome::Failed("the prediction panicked".to_owned())
-                });
+                .unwrap_or(PredictionOutcome::Skipped);
             let _ = steps.send(Step::Predicted(prediction, outcome));
         });
     }

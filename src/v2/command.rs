@@ -13,11 +13,13 @@ use std::fmt;
 /// `Deserialize`; encode with [`Command::to_line`], [`Command::write_line`]
 /// or `Serialize`. They agree as v1's do.
 ///
-/// Like the reference's type, it can hold job and prediction fields the
-/// decoder refuses (an empty `request_id`, a `job_id` of `..`, a
-/// `source_sequence` of 0): the line is written as it is, and the engine
-/// answers `invalid background job command` or `invalid prediction
-/// command`.
+/// Like the reference's type, it can hold job fields the decoder refuses
+/// (an empty `request_id`, a `job_id` of `..`): the line is written as it
+/// is, and the engine answers `invalid background job command`.
+///
+/// There is no prediction command: since upstream fdf10827 the engine
+/// predicts by itself after a successful idle turn, and `predict` and
+/// `cancel_prediction` are `unknown command: ...` like any other name.
 ///
 /// `#[non_exhaustive]`, the enum and each variant with fields: upstream
 /// has grown commands and fields before, and adding either in a minor
@@ -25,8 +27,7 @@ use std::fmt;
 /// its constructor ([`Command::prompt`], [`Command::steer`],
 /// [`Command::jobs_snapshot`], [`Command::job_stop`],
 /// [`Command::goal_set`], [`Command::goal_set_auto`], [`Command::allow`],
-/// [`Command::reject`], [`Command::predict`],
-/// [`Command::cancel_prediction`]; tagged, [`Command::prompt_tagged`] and
+/// [`Command::reject`]; tagged, [`Command::prompt_tagged`] and
 /// [`Command::steer_tagged`]), a `match` has a wildcard arm, and a pattern of a
 /// variant with fields ends in `..`.
 ///
@@ -57,11 +58,9 @@ use std::fmt;
 ///     Command::goal_set_auto("ship it"),
 ///     Command::GoalClear,
 ///     Command::reject("a1"),
-///     Command::predict("p1", 7),
-///     Command::cancel_prediction("p1"),
 /// ];
 /// let names: Vec<&str> = commands.iter().map(Command::name).collect();
-/// assert_eq!(names, ["prompt", "steer", "compact", "cancel", "jobs_snapshot", "job_stop", "goal", "goal", "approval", "predict", "cancel_prediction"]);
+/// assert_eq!(names, ["prompt", "steer", "compact", "cancel", "jobs_snapshot", "job_stop", "goal", "goal", "approval"]);
 /// for cmd in commands {
 ///     assert_eq!(Command::from_slice(cmd.to_line().as_bytes()), Ok(cmd));
 /// }
@@ -138,26 +137,6 @@ pub enum Command {
         id: String,
         /// Whether the single action asked about may go ahead.
         allow: bool,
-    },
-    /// `{"command":"predict","request_id":R,"source_sequence":N}`: ask for
-    /// a prediction of what the user will type next, from the transcript up
-    /// to event `source_sequence`. `request_id` is 1 to 128 UTF-16 code
-    /// units; `source_sequence` is 1 to 2147483647 (`i32::MAX`).
-    #[non_exhaustive]
-    Predict {
-        /// The controller's id for the prediction, which its answer and a
-        /// later `cancel_prediction` carry.
-        request_id: String,
-        /// The sequence number of the event the prediction starts from.
-        source_sequence: i32,
-    },
-    /// `{"command":"cancel_prediction","request_id":R}`: drop the
-    /// prediction `predict` asked for under `request_id` (1 to 128 UTF-16
-    /// code units).
-    #[non_exhaustive]
-    CancelPrediction {
-        /// The `request_id` of the `predict` to cancel.
-        request_id: String,
     },
 }
 
@@ -364,41 +343,12 @@ impl Command {
             submission_id: Some(submission_id.into()),
         }
     }
-
-    /// `{"command":"predict","request_id":R,"source_sequence":N}`.
-    ///
-    /// ```
-    /// use serve_command::v2::Command;
-    /// let cmd = Command::predict("p-1", 42);
-    /// assert_eq!(cmd.to_line(), "{\"command\":\"predict\",\"request_id\":\"p-1\",\"source_sequence\":42}\n");
-    /// ```
-    #[must_use]
-    pub fn predict(request_id: impl Into<String>, source_sequence: i32) -> Command {
-        Command::Predict {
-            request_id: request_id.into(),
-            source_sequence,
-        }
-    }
-
-    /// `{"command":"cancel_prediction","request_id":R}`.
-    ///
-    /// ```
-    /// use serve_command::v2::Command;
-    /// let cmd = Command::cancel_prediction("p-1");
-    /// assert_eq!(cmd.to_line(), "{\"command\":\"cancel_prediction\",\"request_id\":\"p-1\"}\n");
-    /// ```
-    #[must_use]
-    pub fn cancel_prediction(request_id: impl Into<String>) -> Command {
-        Command::CancelPrediction {
-            request_id: request_id.into(),
-        }
-    }
 }
 
 impl Command {
     /// The command's wire name: `"prompt"`, `"steer"`, `"compact"`,
-    /// `"cancel"`, `"jobs_snapshot"`, `"job_stop"`, `"goal"`,
-    /// `"approval"`, `"predict"` or `"cancel_prediction"`.
+    /// `"cancel"`, `"jobs_snapshot"`, `"job_stop"`, `"goal"` or
+    /// `"approval"`.
     ///
     /// ```
     /// use serve_command::v2::Command;
@@ -415,8 +365,6 @@ impl Command {
             Command::JobStop { .. } => "job_stop",
             Command::GoalSet { .. } | Command::GoalClear => "goal",
             Command::ApprovalDecision { .. } => "approval",
-            Command::Predict { .. } => "predict",
-            Command::CancelPrediction { .. } => "cancel_prediction",
         }
     }
 }
@@ -468,8 +416,6 @@ pub enum NotInV1 {
     SteerTag,
     /// `jobs_snapshot` or `job_stop`, by name.
     JobCommand(&'static str),
-    /// `predict` or `cancel_prediction`, by name.
-    PredictionCommand(&'static str),
 }
 
 impl fmt::Display for NotInV1 {
@@ -480,9 +426,7 @@ impl fmt::Display for NotInV1 {
             NotInV1::Parts(0) => f.write_str("content of no part"),
             NotInV1::Parts(n) => write!(f, "content of {n} parts"),
             NotInV1::SteerTag => f.write_str("a steer's submission_id"),
-            NotInV1::JobCommand(name) | NotInV1::PredictionCommand(name) => {
-                write!(f, "the {name} command")
-            }
+            NotInV1::JobCommand(name) => write!(f, "the {name} command"),
         }
     }
 }
@@ -572,15 +516,14 @@ impl TryFrom<Command> for crate::v1::Command {
     type Error = IntoV1Error;
 
     /// v1's form of a command that carries nothing it cannot:
-    /// content of exactly one text part, no steer tag, no job or prediction
-    /// command.
+    /// content of exactly one text part, no steer tag, no job command.
     ///
     /// # Errors
     ///
     /// [`IntoV1Error`], holding the command unchanged, when it carries
     /// something v1 cannot ([`NotInV1`]): an image, content
-    /// of other than one part, a steer's `submission_id`, or a job or
-    /// prediction command.
+    /// of other than one part, a steer's `submission_id`, or a job
+    /// command.
     ///
     /// ```
     /// use serve_command::{v1, v2};
@@ -642,10 +585,6 @@ impl TryFrom<Command> for crate::v1::Command {
                 let reason = NotInV1::JobCommand(cmd.name());
                 return refuse(cmd, reason);
             }
-            cmd @ (Command::Predict { .. } | Command::CancelPrediction { .. }) => {
-                let reason = NotInV1::PredictionCommand(cmd.name());
-                return refuse(cmd, reason);
-            }
             Command::GoalSet { text, auto } => V1::GoalSet { text, auto },
             Command::GoalClear => V1::GoalClear,
             Command::ApprovalDecision { id, allow } => V1::ApprovalDecision { id, allow },
@@ -655,7 +594,7 @@ impl TryFrom<Command> for crate::v1::Command {
 
 #[cfg(feature = "arbitrary")]
 impl<'a> arbitrary::Arbitrary<'a> for Command {
-    /// Any command the decoder reads back: job and prediction fields are
+    /// Any command the decoder reads back: job fields are
     /// drawn valid (the type could hold others, which no line round-trips).
     fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Command> {
         fn component(u: &mut arbitrary::Unstructured<'_>) -> arbitrary::Result<String> {
@@ -678,22 +617,7 @@ impl<'a> arbitrary::Arbitrary<'a> for Command {
             }
             Ok(id)
         }
-        /// 1 to 128 UTF-16 code units, as a prediction's id must be.
-        fn prediction_id(u: &mut arbitrary::Unstructured<'_>) -> arbitrary::Result<String> {
-            let mut id = String::new();
-            for c in u.arbitrary_iter::<char>()? {
-                let c = c?;
-                if id.encode_utf16().count() + c.len_utf16() > 128 {
-                    break;
-                }
-                id.push(c);
-            }
-            if id.is_empty() {
-                id.push('p');
-            }
-            Ok(id)
-        }
-        Ok(match u.int_in_range(0..=10)? {
+        Ok(match u.int_in_range(0..=8)? {
             0 => Command::Prompt {
                 content: u.arbitrary()?,
                 submission_id: u.arbitrary()?,
@@ -718,13 +642,6 @@ impl<'a> arbitrary::Arbitrary<'a> for Command {
                 auto: u.arbitrary()?,
             },
             7 => Command::GoalClear,
-            8 => Command::Predict {
-                request_id: prediction_id(u)?,
-                source_sequence: u.int_in_range(1..=i32::MAX)?,
-            },
-            9 => Command::CancelPrediction {
-                request_id: prediction_id(u)?,
-            },
             _ => Command::ApprovalDecision {
                 id: u.arbitrary()?,
                 allow: u.arbitrary()?,

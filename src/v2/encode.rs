@@ -4,7 +4,7 @@
 
 use crate::v2::command::Command;
 use crate::v2::{Content, ContentPart};
-use crate::wire::escape::{self, write_str, Fmt, Len, Overflow, ShortBuf, Sink, StackBuf};
+use crate::wire::escape::{write_str, Fmt, Len, Overflow, ShortBuf, Sink, StackBuf};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use std::convert::Infallible;
@@ -120,7 +120,6 @@ pub(crate) fn write_content<K: Out>(k: &mut K, content: &Content) -> Result<(), 
 pub(crate) enum Val<'a> {
     Str(&'a str),
     Bool(bool),
-    Int(i32),
     Content(&'a Content),
 }
 
@@ -130,7 +129,6 @@ fn write_val<K: Out>(k: &mut K, val: Val<'_>) -> Result<(), K::Error> {
     match val {
         Val::Str(s) => write_str(k, s),
         Val::Bool(b) => k.put(if b { "true" } else { "false" }),
-        Val::Int(n) => escape::write_int(k, n.into()),
         Val::Content(c) => write_content(k, c),
     }
 }
@@ -189,14 +187,6 @@ impl Command {
                 entry("id", Str(id))?;
                 entry("allow", Bool(*allow))?;
             }
-            Command::Predict {
-                request_id,
-                source_sequence,
-            } => {
-                entry("request_id", Str(request_id))?;
-                entry("source_sequence", Val::Int(*source_sequence))?;
-            }
-            Command::CancelPrediction { request_id } => entry("request_id", Str(request_id))?,
         }
         Ok(())
     }

@@ -1,16 +1,19 @@
 //! Today's revision of the wire, which upstream openseek speaks: messages
 //! carry content parts (text and images), steers may be tagged, background
-//! jobs can be listed and stopped, and predictions asked for and cancelled.
+//! jobs can be listed and stopped, and the engine predicts the user's next
+//! message by itself after a successful turn.
 //!
-//! It follows upstream openseek's `protocol/command.mbt` at 642262b0,
+//! It follows upstream openseek at fdf10827: `protocol/command.mbt`
+//! reconstructed from the API listing @ fdf10827 (642262b0's less the
+//! prediction commands),
 //! `image.mbt` at 0f65a2c1, `content.mbt` at 004077e3 and
 //! `valid_job_component` from `jobs.mbt` at fe7362d3 (`serve-command
 //! --version` lists every source the crate follows). Against the protocol's
 //! first revision ([`v1`](crate::v1)): `prompt` and `steer` carry
 //! [`Content`] (a string, or text and image parts) and still read the
 //! legacy `text` with data-URL `images`; a `steer` may carry a
-//! `submission_id`; `jobs_snapshot`, `job_stop`, `predict` and
-//! `cancel_prediction` are new. Everything else, and every other error
+//! `submission_id`; `jobs_snapshot` and `job_stop` are new. Everything
+//! else, and every other error
 //! string, is the first revision's.
 //!
 //! The wire itself carries no version: a line does not say which revision

@@ -57,14 +57,13 @@ pub(crate) enum Key {
     RequestId,
     Generation,
     JobId,
-    SourceSequence,
     Content,
     Images,
 }
 
 impl Key {
     /// Every key, in the order of its discriminant.
-    const ALL: [Key; 14] = [
+    const ALL: [Key; 13] = [
         Key::Command,
         Key::Text,
         Key::SubmissionId,
@@ -76,13 +75,12 @@ impl Key {
         Key::RequestId,
         Key::Generation,
         Key::JobId,
-        Key::SourceSequence,
         Key::Content,
         Key::Images,
     ];
 
     /// Their names, in the same order.
-    pub(crate) const NAME_LIST: [&'static str; 14] = [
+    pub(crate) const NAME_LIST: [&'static str; 13] = [
         "command",
         "text",
         "submission_id",
@@ -94,7 +92,6 @@ impl Key {
         "request_id",
         "generation",
         "job_id",
-        "source_sequence",
         "content",
         "images",
     ];
@@ -114,7 +111,6 @@ impl<S: WireStr> Fields<S> {
             // Written out, not `[const { Slot::Absent }; N]`: that is
             // built whole and copied in, where this writes each tag.
             slots: [
-                Slot::Absent,
                 Slot::Absent,
                 Slot::Absent,
                 Slot::Absent,
@@ -171,7 +167,7 @@ impl<S: WireStr> Fields<S> {
 pub(crate) type Items<'f, S> = &'f mut dyn ArrayField<S, PartFields<S>>;
 
 impl<S: WireStr> FieldSet<S> for Fields<S> {
-    const MAX_KEY_LEN: usize = "source_sequence".len();
+    const MAX_KEY_LEN: usize = "submission_id".len();
     type Item = PartFields<S>;
 
     #[inline]
@@ -524,34 +520,6 @@ fn request_id<S: WireStr>(slot: Slot<S>) -> Option<String> {
     }
 }
 
-/// A prediction's `request_id`: a string of 1 to 128 UTF-16 code units
-/// (the reference's `String::length`: an astral character counts two).
-fn prediction_id<S: WireStr>(slot: Slot<S>) -> Option<String> {
-    let Slot::Str(id) = slot else { return None };
-    let text = id.as_text();
-    // A UTF-16 unit takes at least one byte of UTF-8: a short string's
-    // length is settled without counting.
-    let fits = !text.is_empty()
-        && (text.len() <= PREDICTION_ID_UNITS
-            || text.encode_utf16().take(PREDICTION_ID_UNITS + 1).count() <= PREDICTION_ID_UNITS);
-    drop(text);
-    fits.then(|| id.into_string())
-}
-
-/// The longest prediction `request_id`, in UTF-16 code units.
-const PREDICTION_ID_UNITS: usize = 128;
-
-/// The reference's `source_sequence`: a number whose double is a whole
-/// number from 1 to 2147483647 (`n > 0 && n <= 2147483647.0 &&
-/// n.to_int().to_double() == n`), kept as that integer.
-fn source_sequence<S>(slot: Slot<S>) -> Option<i32> {
-    match slot {
-        // In range and whole, the cast is exact.
-        Slot::Num(n) if n > 0.0 && n <= f64::from(i32::MAX) && n.fract() == 0.0 => Some(n as i32),
-        _ => None,
-    }
-}
-
 /// A valid job component.
 fn component<S: WireStr>(slot: Slot<S>) -> Option<String> {
     match slot {
@@ -576,7 +544,7 @@ fn component<S: WireStr>(slot: Slot<S>) -> Option<String> {
 #[inline(always)]
 pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseError> {
     let Fields { slots, arrays } = f;
-    let [command, text, submission_id, kind, action, auto, id, allow, request, generation, job_id, sequence, content_slot, images] =
+    let [command, text, submission_id, kind, action, auto, id, allow, request, generation, job_id, content_slot, images] =
         slots;
     // Compared where the scan left it, not moved out: moved, its padding
     // went along, a few instructions every line.
@@ -625,21 +593,6 @@ pub(crate) fn decide<S: WireStr>(f: &mut Fields<S>) -> Result<Command, ParseErro
             }),
             _ => Err(ParseError::InvalidJobCommand),
         }
-    } else if name.is("predict") {
-        match (
-            prediction_id(request.take()),
-            source_sequence(sequence.take()),
-        ) {
-            (Some(request_id), Some(source_sequence)) => Ok(Command::Predict {
-                request_id,
-                source_sequence,
-            }),
-            _ => Err(ParseError::InvalidPredictionCommand),
-        }
-    } else if name.is("cancel_prediction") {
-        let request_id =
-            prediction_id(request.take()).ok_or(ParseError::InvalidPredictionCommand)?;
-        Ok(Command::CancelPrediction { request_id })
     } else {
         Err(ParseError::UnknownCommand(name.as_text().into_owned()))
     }

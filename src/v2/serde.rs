@@ -22,7 +22,6 @@ impl Serialize for Val<'_> {
         match *self {
             Val::Str(s) => serializer.serialize_str(s),
             Val::Bool(b) => serializer.serialize_bool(b),
-            Val::Int(n) => serializer.serialize_i32(n),
             Val::Content(c) => c.serialize(serializer),
         }
     }

@@ -20,8 +20,8 @@
 //! [`EngineLoop`] is the same loop from the engine's side: an [`Engine`]
 //! says how to run a turn ([`RunningTurn`]), and the loop keeps every
 //! other promise of `openseek serve` (refused lines answered at once, one
-//! turn at a time, steers, `cancel`, goals, approvals, the job and
-//! prediction commands). `TokioEngineLoop` (feature `tokio`) runs the same
+//! turn at a time, steers, `cancel`, goals, approvals, the job commands,
+//! and the prediction after a successful idle turn). `TokioEngineLoop` (feature `tokio`) runs the same
 //! state machine on tokio, for a `TokioEngine` whose turn is async. Every
 //! event either loop writes is attributed by [`Conversation`] as the
 //! controller's table says (tests/v2_engine_loop.rs holds them together).

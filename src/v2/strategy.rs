@@ -145,18 +145,17 @@ pub fn command() -> impl Strategy<Value = Command> {
         Just(Command::GoalClear),
         (wire_string(), any::<bool>())
             .prop_map(|(id, allow)| Command::ApprovalDecision { id, allow }),
-        (prediction_id(), 1..=i32::MAX).prop_map(|(request_id, source_sequence)| {
-            Command::Predict {
-                request_id,
-                source_sequence,
-            }
-        }),
-        prediction_id().prop_map(|request_id| Command::CancelPrediction { request_id }),
     ]
+    // Boxed: with ten arms or fewer `prop_oneof!` keeps every arm's value
+    // tree inline, and the near-miss lines nest this in enough strategies
+    // to overflow a test thread's stack in a debug build.
+    .boxed()
 }
 
-/// A prediction `request_id` the decoder accepts: 1 to 128 UTF-16 code
-/// units, at the limit now and then.
+/// A `request_id` the old `predict` (642262b0) accepted: 1 to 128 UTF-16
+/// code units, at the limit now and then. Today such a line is
+/// `unknown command: predict` all the same: these lines are the old
+/// guards, kept so a decoder that still knows them is caught.
 fn prediction_id() -> impl Strategy<Value = String> {
     let at_limit = prop_oneof![
         Just("p".repeat(128)),
@@ -189,7 +188,8 @@ fn prediction_id() -> impl Strategy<Value = String> {
 /// URL-safe, spaces, non-ASCII base64; bytes of no format; another media
 /// type); legacy `text` with data-URL `images`, good and bad; job
 /// commands with empty, `.`, `..`, 201-character and non-ASCII fields; and
-/// prediction commands with ids around 128 UTF-16 units and
+/// the retired prediction commands (`unknown command` since fdf10827) with
+/// the fields their old guards read: ids around 128 UTF-16 units and
 /// `source_sequence`s around the edges of 1 to 2147483647, whole and not,
 /// in every spelling JSON allows.
 pub fn line() -> impl Strategy<Value = (String, Result<Command, String>)> {
@@ -506,7 +506,8 @@ pub(crate) fn sequence_text() -> impl Strategy<Value = String> {
     ]
 }
 
-/// A prediction command line, its fields valid or near misses.
+/// A retired prediction command line, its fields as the old guards would
+/// have taken them or near misses: each is `unknown command` now.
 fn prediction_line() -> BoxedStrategy<Vec<(String, J)>> {
     let id = prop_oneof![
         4 => prediction_id().prop_map(J::Str),
@@ -550,7 +551,6 @@ fn entries_of(cmd: &Command) -> Vec<(String, J)> {
         let value = match val {
             Val::Str(s) => J::Str(s.to_owned()),
             Val::Bool(b) => J::Bool(b),
-            Val::Int(n) => J::Num(n.to_string()),
             Val::Content(c) => content_j(c),
         };
         out.push((key.to_owned(), value));

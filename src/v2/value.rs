@@ -30,8 +30,6 @@ fn slot_of(value: &Value) -> Slot<&str> {
         Value::String(s) => Slot::Str(s.as_str()),
         Value::Bool(true) => Slot::True,
         Value::Bool(false) => Slot::False,
-        // As `serde_json` read it: its `f64`, or its integer as one.
-        Value::Number(n) => n.as_f64().map_or(Slot::Other, Slot::Num),
         _ => Slot::Other,
     }
 }
@@ -95,7 +93,6 @@ fn value_of(val: Val<'_>) -> Value {
     match val {
         Val::Str(s) => Value::String(s.to_owned()),
         Val::Bool(b) => Value::Bool(b),
-        Val::Int(n) => Value::from(n),
         Val::Content(c) => content_json(c),
     }
 }

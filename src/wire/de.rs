@@ -99,23 +99,21 @@ impl<'de> Visitor<'de> for ValueVisitor {
     fn visit_bool<E>(self, b: bool) -> Result<Self::Value, E> {
         Ok(FieldValue(if b { Slot::True } else { Slot::False }))
     }
-    // A number as the deserializer read it, as a double (v2's
-    // `source_sequence` reads it; the casts round as the reference's parser
-    // does, and only matter past 2^53, far out of any range a rule accepts).
-    fn visit_i64<E>(self, n: i64) -> Result<Self::Value, E> {
-        Ok(FieldValue(Slot::Num(n as f64)))
+    // A number: no rule reads its value.
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(FieldValue(Slot::Other))
     }
-    fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
-        Ok(FieldValue(Slot::Num(n as f64)))
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(FieldValue(Slot::Other))
     }
-    fn visit_i128<E>(self, n: i128) -> Result<Self::Value, E> {
-        Ok(FieldValue(Slot::Num(n as f64)))
+    fn visit_i128<E>(self, _: i128) -> Result<Self::Value, E> {
+        Ok(FieldValue(Slot::Other))
     }
-    fn visit_u128<E>(self, n: u128) -> Result<Self::Value, E> {
-        Ok(FieldValue(Slot::Num(n as f64)))
+    fn visit_u128<E>(self, _: u128) -> Result<Self::Value, E> {
+        Ok(FieldValue(Slot::Other))
     }
-    fn visit_f64<E>(self, n: f64) -> Result<Self::Value, E> {
-        Ok(FieldValue(Slot::Num(n)))
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(FieldValue(Slot::Other))
     }
     fn visit_unit<E>(self) -> Result<Self::Value, E> {
         Ok(FieldValue(Slot::Other))

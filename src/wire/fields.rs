@@ -78,12 +78,8 @@ pub(crate) enum Slot<S> {
     Str(S),
     True,
     False,
-    /// A number, as the reference's parser reads it into a double: the
-    /// nearest one, correctly rounded (`1e400` is infinity). Only v2's
-    /// `source_sequence` reads the value; every other rule treats it as
-    /// [`Slot::Other`].
-    Num(f64),
-    /// Present, but `null`, an array or an object.
+    /// Present, but a number, `null`, an array or an object. (No rule
+    /// reads a command's number since `predict` went, at fdf10827.)
     Other,
 }
 

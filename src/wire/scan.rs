@@ -22,7 +22,6 @@
 use crate::error::SyntaxError;
 use crate::wire::fields::{ArrayField, Field, FieldSet, Item, Slot};
 use crate::wire::find::{next_stop, sparse_bits, special_or, string_masks, Special, HIGH};
-use crate::wire::number::number_value;
 use crate::wire::raw_str::{hex4, unescape, Raw, RawStr, SHORT_ESCAPE};
 use crate::wire::tree::{JStr, Json, Members, Num};
 
@@ -243,9 +242,8 @@ impl<'a> Parser<'a> {
                 Slot::False
             }
             Some(b'-' | b'0'..=b'9') => {
-                let start = self.i;
                 self.number()?;
-                Slot::Num(number_value(self.b.get(start..self.i).unwrap_or_default()))
+                Slot::Other
             }
             _ => {
                 self.skip_value(depth)?;

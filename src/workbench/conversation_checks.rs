@@ -16,13 +16,18 @@ const CROSSING_EVENTS: usize = 2;
 /// crossed it: what the pipes held then.
 const CROSSING_TIME: Duration = Duration::from_millis(250);
 
+/// How a session's verdict is judged.
+type Judge = fn(&SessionVerdict) -> Outcome;
+
 /// One conversation check: its session and how its verdict is judged.
 pub(super) struct ConversationCheck {
     pub(super) name: &'static str,
     pub(super) level: Level,
     pub(super) rule: &'static str,
     session: &'static str,
-    judge: fn(&SessionVerdict) -> Outcome,
+    judge: Judge,
+    /// A second session and its judge, run only when the first passed.
+    then: Option<(&'static str, Judge)>,
 }
 
 /// A check every engine must pass: its name, the rule in the protocol's
@@ -39,6 +44,7 @@ fn must(
         rule,
         session,
         judge,
+        then: None,
     }
 }
 
@@ -128,12 +134,11 @@ pub(super) fn checks() -> Vec<ConversationCheck> {
         ),
         must(
             "requests",
-            "jobs_snapshot, job_stop and predict are answered with the request_id sent, during a turn too",
+            "jobs_snapshot and job_stop are answered with the request_id sent, during a turn too",
             concat!(
                 r#"{"send":{"command":"prompt","content":"Explain the build"}}"#, "\n",
                 r#"{"after":{"started":1},"send":{"command":"jobs_snapshot","request_id":"check-jobs-1"}}"#, "\n",
                 r#"{"after":{"started":1},"send":{"command":"job_stop","request_id":"check-stop-1","generation":"g-1","job_id":"job-1"}}"#, "\n",
-                r#"{"after":{"started":1},"send":{"command":"predict","request_id":"check-predict-1","source_sequence":1}}"#, "\n",
             ),
             promises_kept,
         ),
@@ -148,6 +153,27 @@ pub(super) fn checks() -> Vec<ConversationCheck> {
             ),
             promises_kept,
         ),
+        ConversationCheck {
+            then: Some((
+                concat!(
+                    r#"{"send":{"command":"prompt","content":"Say hello"}}"#, "\n",
+                    r#"{"approval":{"asked":1,"allow":true}}"#, "\n",
+                    r#"{"after":{"ended":1},"send":{"command":"cancel"}}"#, "\n",
+                    r#"{"after":{"predicted":1,"ms":2000},"close":true}"#, "\n",
+                ),
+                prediction_cancelled,
+            )),
+            ..must(
+                "prediction",
+                "the engine's own prediction_result comes only after a turn that ended agent_finished with nothing left to run, at most once, and never once a command that cancels it was read (an idle cancel sent at the turn's end: one coming well after it fails) (judged for engines that predict within 2 s of a turn's end)",
+                concat!(
+                    r#"{"send":{"command":"prompt","content":"Say hello"}}"#, "\n",
+                    r#"{"approval":{"asked":1,"allow":true}}"#, "\n",
+                    r#"{"after":{"predicted":1,"ms":2000},"close":true}"#, "\n",
+                ),
+                prediction,
+            )
+        },
     ]
 }
 
@@ -157,19 +183,28 @@ impl ConversationCheck {
         Session::parse(self.session).expect("a built-in session reads")
     }
 
-    /// Runs it on `engine` and judges it.
+    /// Runs it on `engine` and judges it: its second session too, when it
+    /// has one and the first passed.
     pub(super) fn run(
         &self,
         runner: &Runner,
         engine: &mut std::process::Command,
     ) -> io::Result<Check> {
         let verdict = runner.run(&self.session(), engine)?;
-        Ok(self.judged(&verdict))
+        let check = self.judged(self.judge, &verdict);
+        match self.then {
+            Some((session, judge)) if check.passed() => {
+                let session = Session::parse(session).expect("a built-in session reads");
+                let verdict = runner.run(&session, engine)?;
+                Ok(self.judged(judge, &verdict))
+            }
+            _ => Ok(check),
+        }
     }
 
-    /// Its check, judged on `verdict`.
-    pub(super) fn judged(&self, verdict: &SessionVerdict) -> Check {
-        let outcome = (self.judge)(verdict);
+    /// Its check, judged on `verdict` by `judge`.
+    fn judged(&self, judge: Judge, verdict: &SessionVerdict) -> Check {
+        let outcome = judge(verdict);
         let failure = match &outcome {
             Outcome::Fail(why) => Some(Failure::of_session(why.clone(), self.name, verdict)),
             _ => None,
@@ -351,9 +386,69 @@ fn steer(verdict: &SessionVerdict) -> Outcome {
     }
 }
 
+/// The events of `verdict` that are the engine's own predictions.
+fn predictions(verdict: &SessionVerdict) -> impl Iterator<Item = &super::verdict::Received> {
+    verdict
+        .received
+        .iter()
+        .filter(|r| r.attribution.event == Some("prediction_result"))
+}
+
+/// The model judges every prediction that came; none is no fault (an
+/// engine need not predict), but then nothing was judged.
+fn prediction(verdict: &SessionVerdict) -> Outcome {
+    if let Outcome::Fail(why) = promises_kept(verdict) {
+        return Outcome::Fail(why);
+    }
+    if predictions(verdict).next().is_some() {
+        return Outcome::Pass;
+    }
+    // Step 3 waits for the prediction (step 2 answers a question, if the
+    // engine asks one).
+    let open_question = |m: &&String| m.starts_with("step 3:") && m.contains("approval question");
+    if let Some(missed) = verdict.missed.iter().find(open_question) {
+        let why = missed
+            .trim_start_matches("step 3: ")
+            .trim_end_matches("; sent then");
+        return Outcome::NotJudged(format!("no prediction came: {why}"));
+    }
+    match terminal(verdict, 1) {
+        Some(end) if end != "agent_finished" => Outcome::NotJudged(format!(
+            "the turn of command 1 ended with {end}, not agent_finished: no prediction may follow it, and none came"
+        )),
+        _ => Outcome::NotJudged(
+            "the engine never predicted after a finished idle turn (no prediction_result within 2 s of its end)".to_owned(),
+        ),
+    }
+}
+
+/// A cancel sent idle right after the turn's end cancels the prediction
+/// silently, and no event shows that the engine read it: a prediction
+/// that comes well after the cancel was sent (past what the pipes held
+/// then) was written after the engine read it.
+fn prediction_cancelled(verdict: &SessionVerdict) -> Outcome {
+    if let Outcome::Fail(why) = promises_kept(verdict) {
+        return Outcome::Fail(why);
+    }
+    let Some(sent) = verdict.sent.iter().find(|s| s.n == 3) else {
+        return Outcome::NotJudged("the cancel was never sent".to_owned());
+    };
+    let late = predictions(verdict).find(|r| r.at >= sent.at + CROSSING_TIME);
+    match late {
+        Some(late) => Outcome::Fail(format!(
+            "command 3 (cancel): event {} (prediction_result) came {} ms after the idle cancel sent at the end of the turn of command 1, well after the {} ms in which the two may cross on the pipes: a cancel (as a prompt, a steer, compact or a goal) cancels the engine's prediction, which is then never written",
+            late.attribution.n,
+            (late.at - sent.at).as_millis(),
+            CROSSING_TIME.as_millis()
+        )),
+        None => Outcome::Pass,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::checks;
+    use crate::workbench::session::Session;
 
     /// Every built-in session reads, and names only commands sent before
     /// each step.
@@ -361,6 +456,13 @@ mod tests {
     fn every_session_reads() {
         for check in checks() {
             assert!(check.session().commands() >= 1, "{}", check.name);
+            if let Some((session, _)) = check.then {
+                assert!(
+                    Session::parse(session).unwrap().commands() >= 1,
+                    "{}",
+                    check.name
+                );
+            }
         }
     }
 }

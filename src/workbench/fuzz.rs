@@ -59,8 +59,6 @@ fn line() -> impl Strategy<Value = Line> {
         1 => Just(Line::Compact),
         2 => Just(Line::JobsSnapshot),
         1 => Just(Line::JobStop),
-        1 => Just(Line::Predict),
-        1 => Just(Line::CancelPrediction),
         1 => ((1..=2u64), any::<bool>()).prop_map(|(asked, allow)| Line::Approve { asked, allow }),
         1 => (0..REFUSED.len()).prop_map(Line::Refused),
         1 => Just(Line::Declined),

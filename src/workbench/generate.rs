@@ -20,8 +20,6 @@ pub(super) enum Line {
     Compact,
     JobsSnapshot,
     JobStop,
-    Predict,
-    CancelPrediction,
     Approve { asked: u64, allow: bool },
     Refused(usize),
     Declined,
@@ -54,7 +52,6 @@ pub(super) const REFUSED: [&str; 4] = [
 /// earlier lines resolved (one before the first line is sent at once).
 pub(super) fn to_session(steps: &[(When, Line)], close: bool) -> Session {
     let mut out = Vec::with_capacity(steps.len() + 1);
-    let mut last_predict = None;
     for (i, (when, line)) in steps.iter().enumerate() {
         let n = i as u64 + 1;
         let earlier = |back: u64| n.checked_sub(back).filter(|&k| k >= 1);
@@ -86,14 +83,6 @@ pub(super) fn to_session(steps: &[(When, Line)], close: bool) -> Session {
             }
             Line::JobStop => format!(
                 r#"{{"command":"job_stop","request_id":"req-{n}","generation":"g-1","job_id":"job-1"}}"#
-            ),
-            Line::Predict => {
-                last_predict = Some(n);
-                format!(r#"{{"command":"predict","request_id":"req-{n}","source_sequence":1}}"#)
-            }
-            Line::CancelPrediction => format!(
-                r#"{{"command":"cancel_prediction","request_id":"req-{}"}}"#,
-                last_predict.unwrap_or(0)
             ),
             Line::Approve { asked, allow } => {
                 out.push(Step::new(
@@ -160,7 +149,7 @@ impl<'a> arbitrary::Arbitrary<'a> for Session {
                     ms: u.int_in_range(0..=50)?,
                 },
             };
-            let line = match u.int_in_range(0..=16u8)? {
+            let line = match u.int_in_range(0..=14u8)? {
                 0..=2 => Line::Prompt(u.int_in_range(0..=PROMPTS.len() - 1)?),
                 3 => Line::SteerPrompt {
                     tagged: u.arbitrary()?,
@@ -176,14 +165,12 @@ impl<'a> arbitrary::Arbitrary<'a> for Session {
                 8 => Line::Compact,
                 9 => Line::JobsSnapshot,
                 10 => Line::JobStop,
-                11 => Line::Predict,
-                12 => Line::CancelPrediction,
-                13 => Line::Approve {
+                11 => Line::Approve {
                     asked: u.int_in_range(1..=2)?,
                     allow: u.arbitrary()?,
                 },
-                14 => Line::Refused(u.int_in_range(0..=REFUSED.len() - 1)?),
-                15 => Line::Declined,
+                12 => Line::Refused(u.int_in_range(0..=REFUSED.len() - 1)?),
+                13 => Line::Declined,
                 _ => Line::NotJson,
             };
             steps.push((when, line));

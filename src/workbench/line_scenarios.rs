@@ -134,10 +134,19 @@ fn padded(mut line: Vec<u8>, len: usize) -> Vec<u8> {
 /// engine that declared the limit `declared`, if it did.
 pub(super) fn scenarios(declared: Option<usize>) -> Vec<Scenario> {
     let limit = declared.unwrap_or(DEFAULT_MAX_LINE_LEN);
-    let errors = vector_lines(VECTORS_V2, protocol_error);
-    let refusals = vector_lines(SERVE_V2, declined);
-    let refused = refusals[0].clone();
-    let error = errors[0].clone();
+    // Only lines every engine reads: one over the engine's limit ends its
+    // reading, and past the 4 MiB of `long-prompt` a line's length is
+    // `line-at-limit`'s business (a should), not these musts'.
+    let fits = |lines: Vec<Vec<u8>>| -> Vec<Vec<u8>> {
+        let max = limit.min(LONG_PROMPT_LEN);
+        lines.into_iter().filter(|l| l.len() <= max).collect()
+    };
+    let all_errors = vector_lines(VECTORS_V2, protocol_error);
+    let all_refusals = vector_lines(SERVE_V2, declined);
+    let refused = all_refusals[0].clone();
+    let error = all_errors[0].clone();
+    let errors = fits(all_errors);
+    let refusals = fits(all_refusals);
     // The shortest, for a readable report.
     let bad = vector_lines(VECTORS_V2, not_json)
         .into_iter()

@@ -3,9 +3,10 @@
 
 use super::session::line_error;
 use crate::conversation::{
-    Compacted, Decision, Engine, EngineLoop, Question, RunningCompaction, RunningTurn, WorkError,
+    Compacted, Decision, Engine, EngineLoop, Prediction, Question, RunningCompaction, RunningTurn,
+    WorkError,
 };
-use crate::v2::{Event, ReadError, Usage};
+use crate::v2::{Event, PredictionOutcome, ReadError, Usage};
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::fmt;
@@ -53,8 +54,23 @@ use std::time::Duration;
 /// | `compact` | `compaction_started`, `compaction_finished` | queued; runs when the turn ends |
 /// | `jobs_snapshot` | `jobs_snapshot` with its `request_id`, no jobs | the same, at once |
 /// | `job_stop` | `job_stop_result` `not_found` | the same, at once |
-/// | `predict` | `prediction_result` `skipped` (no model to predict with) | the same, at once |
-/// | `cancel_prediction` | nothing (the prediction was already answered) | nothing |
+/// | `predict`, `cancel_prediction` (gone upstream at fdf10827) | `command_error` `unknown command: ...`, as any unknown command | the same, at once |
+///
+/// After a turn that ended `agent_finished`, with nothing else running or
+/// queued and the input still open, the loop asks the engine for its own
+/// prediction of the user's next message, as upstream's loop does
+/// (fdf10827). The mock predicts only when told what to
+/// ([`MockEngine::predict`], or a turn's `"predict"` in the script):
+/// then `prediction_result` `completed` with that text and fixed counts
+/// (`input_tokens` 8, `output_tokens` 2), its `source_sequence` the number
+/// of turns that finished `agent_finished` so far, counted from 1 over the
+/// process (the mock keeps no event numbering: the count tells one
+/// prediction from the next, which is all a controller uses it for). A
+/// prompt, steer, `compact`, `cancel`, goal or the end of input cancels
+/// the prediction, silently. Without a delay it is written at once, right
+/// after `agent_finished`, before the next command is read; at a pace, on
+/// a thread of its own, with no pause either, so a command sent right
+/// after the turn's end most likely crosses it on the pipes.
 ///
 /// Chosen where upstream could not be read: the order of a turn's events
 /// (`agent_step`, the reasoning and assistant deltas, `reasoning_message`,
@@ -64,7 +80,7 @@ use std::time::Duration;
 /// mints (`approval-N`, `call-N`, counted from 1 over the process); the
 /// default usage (the prompt's words as prompt tokens, one completion
 /// token per delta); compaction's sequences (0 to the number of turns run)
-/// and summary; `predict` answered `skipped`. A goal's `auto` is recorded
+/// and summary; the prediction's counts and `source_sequence`. A goal's `auto` is recorded
 /// but does not continue turns on its own (upstream's auto-continue needs
 /// a model to judge the goal). At the end of input, a turn still waiting
 /// has its question withdrawn (`approval_resolved` `cancelled`, the tool
@@ -82,7 +98,7 @@ use std::time::Duration;
 /// | --- | --- |
 /// | `steer` (either kind), `goal` | lands at the turn's next step boundary, the pause before its next event: `agent_step` N+1 (N the last step it wrote), then `steer_applied` / `goal_updated`, then the rest of the turn. In the pause before the turn's end (`agent_finished`, `turn_failed`) there is no step left: it is settled when the turn ends (a prompt steer dropped, as upstream drops a steer its turn ends before taking; the rest applied) |
 /// | `cancel` | cuts the pause short: `agent_aborted` `interrupted` ends the turn (`compaction_failed` `cancelled` a compaction) |
-/// | `jobs_snapshot`, `job_stop`, `predict`, a refused line | answered at once, among the turn's events |
+/// | `jobs_snapshot`, `job_stop`, a refused line | answered at once, among the turn's events |
 /// | `prompt`, `compact` | queued; runs when the turn ends, as without a delay |
 ///
 /// Where a turn asks for an approval, its tool result follows the answer
@@ -90,10 +106,11 @@ use std::time::Duration;
 /// resumes (`steer_applied`, then its next `agent_step`), as without a
 /// delay; an `approval` answers only a question already asked. With
 /// nothing but prompts and `compact` sent while turns run, the same input
-/// and script give the same bytes at every delay. `job_stop` and
-/// `predict` are answered on threads of their own, as upstream's are: at
-/// a pace, where their answers fall among other events (and whether a
-/// prompt sent right behind a `predict` cancels it) depends on timing.
+/// and script give the same bytes at every delay. `job_stop` is answered
+/// on a thread of its own, as upstream's is, and so is the prediction
+/// made: at a pace, where their lines fall among other events (and
+/// whether a prompt sent right after a turn's end cancels its prediction)
+/// depends on timing.
 ///
 /// # In a controller's test
 ///
@@ -123,6 +140,8 @@ use std::time::Duration;
 pub struct MockEngine {
     script: Script,
     delay: Duration,
+    /// What it predicts after a finished idle turn, if anything.
+    predict: Option<String>,
 }
 
 impl MockEngine {
@@ -144,6 +163,7 @@ impl MockEngine {
     /// | `"reasoning":["Let me ","look"]` | reasoning deltas, then the `reasoning_message` |
     /// | `"usage":{...}` | the `usage` event's five counts (the default: the prompt's words, one token per delta) |
     /// | `"fail":"provider error"` | ends with `turn_failed` instead of an answer |
+    /// | `"predict":"Thanks!"` | once it finished idle, predicts this next message (in place of [`MockEngine::predict`]'s) |
     /// | `"approval":{"tool_name":..,"detail":..,"body":..}` | asks first (`approval_requested`, id `approval-N`) and waits for its `approval` command |
     /// | `"events":[{"event":"agent_step","step":1}, ...]` | exactly these events, each read as a controller reads it and written as the crate writes it (no other key with it) |
     ///
@@ -154,6 +174,7 @@ impl MockEngine {
         Ok(MockEngine {
             script: Script::parse(script)?,
             delay: Duration::ZERO,
+            predict: None,
         })
     }
 
@@ -166,6 +187,18 @@ impl MockEngine {
     #[must_use]
     pub fn delay(mut self, delay: Duration) -> MockEngine {
         self.delay = delay;
+        self
+    }
+
+    /// The same engine, predicting `text` as the user's next message after
+    /// every turn that finishes idle (`prediction_result` `completed`,
+    /// 8 input and 2 output tokens; an empty `text` predicts `null`, no
+    /// suggestion). A script's turn with its own `"predict"` predicts that
+    /// instead. Without it (the default) and no `"predict"`, the engine
+    /// never predicts, as an engine with no model to predict with.
+    #[must_use]
+    pub fn predict(mut self, text: impl Into<String>) -> MockEngine {
+        self.predict = Some(text.into());
         self
     }
 
@@ -185,7 +218,8 @@ impl MockEngine {
         input: impl BufRead + Send,
         output: impl Write + Send,
     ) -> io::Result<Option<ReadError>> {
-        serve(input, output, self.script, self.delay)
+        let engine = Scripted::new(self.script, self.delay).predicting(self.predict);
+        serve(input, output, engine)
     }
 }
 
@@ -203,10 +237,10 @@ line_error!(
 fn serve(
     input: impl BufRead + Send,
     out: impl Write + Send,
-    script: Script,
-    delay: Duration,
+    scripted: Scripted,
 ) -> io::Result<Option<ReadError>> {
-    let engine = EngineLoop::new(Scripted::new(script, delay));
+    let delay = scripted.delay;
+    let engine = EngineLoop::new(scripted);
     if delay.is_zero() {
         engine.in_order().serve(input, out)
     } else {
@@ -228,6 +262,8 @@ struct Turn {
     answer: Option<String>,
     usage: Option<Usage>,
     fail: Option<String>,
+    /// What it predicts once it finished idle.
+    predict: Option<String>,
     approval: Option<Ask>,
     /// Literal events: the whole turn.
     events: Option<Vec<Event>>,
@@ -272,6 +308,7 @@ impl Turn {
                 "deltas" => turn.deltas = Some(strings(key, value)?),
                 "answer" => turn.answer = Some(string(key, value)?),
                 "fail" => turn.fail = Some(string(key, value)?),
+                "predict" => turn.predict = Some(string(key, value)?),
                 "usage" => {
                     let event = serde_json::json!({"event": "usage", "usage": value});
                     match Event::from_json(&event) {
@@ -302,13 +339,17 @@ impl Turn {
                 other => {
                     return Err(format!(
                         "unknown key \"{other}\" (a turn has \"deltas\", \"answer\", \
-                         \"reasoning\", \"usage\", \"fail\", \"approval\" or \"events\")"
+                         \"reasoning\", \"usage\", \"fail\", \"predict\", \"approval\" or \
+                         \"events\")"
                     ))
                 }
             }
         }
-        if turn.events.is_some() && map.len() > 1 {
-            return Err("\"events\" is the whole turn: no other key goes with it".to_owned());
+        if turn.events.is_some() && map.keys().any(|k| k != "events" && k != "predict") {
+            return Err(
+                "\"events\" is the whole turn: no other key goes with it but \"predict\""
+                    .to_owned(),
+            );
         }
         Ok(turn)
     }
@@ -372,6 +413,14 @@ struct Scripted {
     asked: AtomicU32,
     /// The pause between two events of a turn (zero: none).
     delay: Duration,
+    /// What it predicts after every turn finished idle, unless the turn
+    /// says.
+    predict: Option<String>,
+    /// Turns finished (`agent_finished`) so far: a prediction's
+    /// `source_sequence`.
+    finished: AtomicI32,
+    /// What the turn that finished last predicts (its own, or `predict`).
+    next: Mutex<Option<String>>,
 }
 
 impl Scripted {
@@ -381,7 +430,22 @@ impl Scripted {
             turns_run: AtomicI32::new(0),
             asked: AtomicU32::new(0),
             delay,
+            predict: None,
+            finished: AtomicI32::new(0),
+            next: Mutex::new(None),
         }
+    }
+
+    fn predicting(mut self, text: Option<String>) -> Scripted {
+        self.predict = text;
+        self
+    }
+
+    /// A turn finished with its answer: counted, and what it predicts kept.
+    fn finished(&self, predict: Option<String>) {
+        self.finished.fetch_add(1, Ordering::Relaxed);
+        *self.next.lock().unwrap_or_else(PoisonError::into_inner) =
+            predict.or_else(|| self.predict.clone());
     }
 }
 
@@ -473,6 +537,9 @@ impl Engine for Scripted {
         let delay = self.delay;
         if let Some(events) = &turn.events {
             running.write_literally();
+            if matches!(events.last(), Some(Event::AgentFinished { .. })) {
+                self.finished(turn.predict.clone());
+            }
             let mut paced = Paced::new(running, delay);
             for event in events {
                 if let Err(error) = paced.emit(event) {
@@ -566,7 +633,34 @@ impl Engine for Scripted {
         paced.emit(&Event::usage(usage))?;
         // The pause before the loop writes `agent_finished`.
         paced.pause(false)?;
+        self.finished(turn.predict);
         Ok(answer)
+    }
+
+    /// Predicts when told what to: the turns finished so far, from 1, as
+    /// the source sequence (the mock numbers no events).
+    fn prediction_source(&self) -> Option<i32> {
+        self.next
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+            .then(|| self.finished.load(Ordering::Relaxed))
+    }
+
+    fn predict(&self, _: &Prediction) -> PredictionOutcome {
+        let text = self
+            .next
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        match text {
+            Some(text) => PredictionOutcome::Completed {
+                text: (!text.is_empty()).then_some(text),
+                input_tokens: 8,
+                output_tokens: 2,
+            },
+            None => PredictionOutcome::Skipped,
+        }
     }
 
     fn compact(&self, compaction: &RunningCompaction<'_>) -> Result<Compacted, WorkError> {
@@ -594,8 +688,7 @@ mod tests {
         serve(
             input.as_bytes(),
             &mut out,
-            Script::parse(script).unwrap(),
-            Duration::ZERO,
+            Scripted::new(Script::parse(script).unwrap(), Duration::ZERO),
         )
         .unwrap();
         String::from_utf8(out).unwrap()
@@ -604,7 +697,7 @@ mod tests {
     #[test]
     fn a_script_error_names_its_line_and_why() {
         let err = |text: &str| Script::parse(text).err().unwrap().to_string();
-        assert_eq!(err("\n{\"nope\":1}"), "script line 2: unknown key \"nope\" (a turn has \"deltas\", \"answer\", \"reasoning\", \"usage\", \"fail\", \"approval\" or \"events\")");
+        assert_eq!(err("\n{\"nope\":1}"), "script line 2: unknown key \"nope\" (a turn has \"deltas\", \"answer\", \"reasoning\", \"usage\", \"fail\", \"predict\", \"approval\" or \"events\")");
         assert_eq!(err("[]"), "script line 1: a turn is a JSON object");
         assert_eq!(
             err("{\"deltas\":[1]}"),
@@ -618,8 +711,8 @@ mod tests {
             )
         );
         assert_eq!(
-            err("{\"events\":[],\"answer\":\"x\"}"),
-            "script line 1: \"events\" is the whole turn: no other key goes with it"
+            err("{\"events\":[],\"predict\":\"x\",\"answer\":\"x\"}"),
+            "script line 1: \"events\" is the whole turn: no other key goes with it but \"predict\""
         );
     }
 
@@ -658,6 +751,46 @@ mod tests {
             "{\"event\":\"agent_finished\",\"answer\":\"done\"}\n",
             "{\"event\":\"steer_dropped\",\"content\":\"faster\"}\n",
         )));
+    }
+
+    /// Told what to predict, it predicts after each turn that finished
+    /// idle (the count of finished turns its source sequence), never after
+    /// a failed one or one with a prompt queued behind it.
+    #[test]
+    fn it_predicts_after_a_turn_that_finished_idle() {
+        let mut out = Vec::new();
+        let input = concat!(
+            "{\"command\":\"prompt\",\"content\":\"a\"}\n",
+            "{\"command\":\"prompt\",\"content\":\"b\"}\n",
+            "{\"command\":\"prompt\",\"content\":\"c\"}\n",
+        );
+        let script =
+            "{\"answer\":\"1\",\"predict\":\"\"}\n{\"fail\":\"boom\"}\n{\"answer\":\"3\"}\n";
+        MockEngine::with_script(script)
+            .unwrap()
+            .predict("Thanks!")
+            .serve(input.as_bytes(), &mut out)
+            .unwrap();
+        let predictions: Vec<_> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .filter(|l| {
+                l.contains("prediction_result")
+                    || l.contains("agent_finished")
+                    || l.contains("turn_failed")
+            })
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(
+            predictions,
+            [
+                "{\"event\":\"agent_finished\",\"answer\":\"1\"}",
+                "{\"event\":\"prediction_result\",\"source_sequence\":1,\"outcome\":{\"kind\":\"completed\",\"text\":null,\"input_tokens\":8,\"output_tokens\":2}}",
+                "{\"event\":\"turn_failed\",\"error\":\"boom\"}",
+                "{\"event\":\"agent_finished\",\"answer\":\"3\"}",
+                "{\"event\":\"prediction_result\",\"source_sequence\":2,\"outcome\":{\"kind\":\"completed\",\"text\":\"Thanks!\",\"input_tokens\":8,\"output_tokens\":2}}",
+            ]
+        );
     }
 
     #[test]

@@ -25,16 +25,16 @@ use std::time::{Duration, Instant};
 /// event belongs to. Then each command line read is matched, by its kind,
 /// with the recording's: the Nth `prompt` read is the recording's Nth
 /// `prompt`, the Nth `steer` its Nth `steer`, and so on for
-/// `jobs_snapshot`, `job_stop`, `predict`, `goal`, `compact`, `approval`,
-/// `cancel`, `cancel_prediction` and refused lines (a line the reader or
-/// the serve policy refuses), and gets what its match got:
+/// `jobs_snapshot`, `job_stop`, `goal`, `compact`, `approval`, `cancel`
+/// and refused lines (a line the reader or the serve policy refuses), and
+/// gets what its match got:
 ///
 /// | command | what it gets |
 /// | --- | --- |
 /// | `prompt` | its turn's events, in order, once the work before it has run (one turn or compaction at a time, in the order their commands are read, as the engine runs them) |
 /// | `compact` | its compaction's events, the same way |
 /// | `goal` with `auto` | its `goal_updated`, and the turns the engine ran for the goal, as work |
-/// | `jobs_snapshot`, `job_stop`, `predict` | the reply, at once, with the `request_id` the new command carries |
+/// | `jobs_snapshot`, `job_stop` | the reply, at once, with the `request_id` the new command carries |
 /// | `steer`, `goal` | `steer_applied` / `steer_dropped` / `goal_updated` at once when the recording's came while no work ran; otherwise at the point of the work where the recording's came (a steer's reply with the new steer's `submission_id`) |
 /// | `approval` | the `approval_resolved` in its turn |
 /// | `cancel` | the `agent_aborted` (`compaction_failed`) that ends its work |
@@ -49,6 +49,13 @@ use std::time::{Duration, Instant};
 /// an event) are written where they were relative to the commands: inside
 /// the work they came in, or once the command line before them has been
 /// read (before any command, for those that came first).
+///
+/// The engine's own prediction (a `prediction_result` the model attributes
+/// to the turn it follows) is played with that turn, after its end, at
+/// its recorded gap, unless the engine would have cancelled it by then: a
+/// prompt, steer, `compact`, `cancel` or goal read since the turn's end,
+/// other work queued, or the end of input. Then it is left out, silently,
+/// as the engine drops a cancelled prediction.
 ///
 /// Pace: a work's events come at the recording's gaps between them (from
 /// `t_us`, or `t_ms`); an event that waited for a command comes that long
@@ -220,9 +227,7 @@ struct Ids {
 impl Ids {
     fn of(command: &Command) -> Ids {
         match command {
-            Command::JobsSnapshot { request_id, .. }
-            | Command::JobStop { request_id, .. }
-            | Command::Predict { request_id, .. } => Ids {
+            Command::JobsSnapshot { request_id, .. } | Command::JobStop { request_id, .. } => Ids {
                 request_id: Some(request_id.clone()),
                 submission_id: None,
             },
@@ -300,8 +305,12 @@ impl Recording {
             let mut start = None;
             let mut into_latest = false;
             let mut end = false;
+            // The engine's own prediction follows its turn's end: played
+            // with that turn.
+            let predicted = name.as_deref() == Some("prediction_result");
             if let Some(p) = a.turn {
-                if running.is_some_and(|w| !w.compaction && w.key == p) {
+                let into = if predicted { latest.as_ref() } else { running };
+                if into.is_some_and(|w| !w.compaction && w.key == p) {
                     into_latest = true;
                 } else {
                     start = Some((p, false));
@@ -386,7 +395,7 @@ impl Recording {
             return event.line.clone();
         };
         let rewritten = match event.name.as_deref() {
-            Some("jobs_snapshot" | "job_stop_result" | "prediction_result")
+            Some("jobs_snapshot" | "job_stop_result")
                 if arrived.ids.request_id != c.ids.request_id =>
             {
                 with_member(&event.line, "request_id", arrived.ids.request_id.as_deref())
@@ -513,6 +522,9 @@ enum Queued {
 #[derive(Default)]
 struct State {
     arrived: BTreeMap<u64, Arrived>,
+    /// Commands read that cancel the engine's prediction (a prompt, a
+    /// steer, `compact`, `cancel`, a goal), counted.
+    cancellers: u64,
     queue: VecDeque<Queued>,
     /// The end of input (or reading stopped).
     ended: bool,
@@ -651,6 +663,9 @@ impl Replay {
                 Ok(_) => (REFUSED, Ids::default(), false),
                 Err(error) => (REFUSED, Ids::default(), error.is_stream_error()),
             };
+            if matches!(kind, "prompt" | "steer" | "compact" | "cancel" | "goal") {
+                lock(&shared.state).cancellers += 1;
+            }
             let seen = seen.entry(kind).or_default();
             *seen += 1;
             let matched = recording
@@ -777,8 +792,11 @@ impl Replay {
         };
         // When the last event was written, and its recorded time.
         let mut last: Option<(Instant, Option<u64>)> = None;
+        // The cancelling commands read when the turn's end was written.
+        let mut ended: Option<u64> = None;
         for &i in events {
             let event = &recording.events[i];
+            let predicted = event.name.as_deref() == Some("prediction_result");
             let other = event.answers.filter(|&c| c != key);
             let arrived = match event.answers {
                 Some(c) => self.arrived(c, other.is_some(), shared),
@@ -805,9 +823,23 @@ impl Replay {
                     std::thread::sleep(wait);
                 }
             }
+            if predicted {
+                // Cancelled by what was read since the turn's end, or by
+                // work waiting: left out, as the engine drops it.
+                let state = lock(&shared.state);
+                if ended != Some(state.cancellers) || !state.queue.is_empty() || state.ended {
+                    continue;
+                }
+            }
             shared.write(&recording.line(i, arrived.as_ref()));
             if shared.failed() {
                 return;
+            }
+            if matches!(
+                event.name.as_deref(),
+                Some("agent_finished" | "turn_failed" | "agent_aborted")
+            ) {
+                ended = Some(lock(&shared.state).cancellers);
             }
             last = Some((Instant::now(), event.t_us));
         }

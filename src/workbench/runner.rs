@@ -203,6 +203,11 @@ struct Run<'r> {
     asked: Vec<String>,
     /// Per prompt, the events of its turn so far and its `agent_step`s.
     turns: HashMap<u64, (u64, u64)>,
+    /// When each work a step waits on for a prediction was first seen
+    /// done.
+    done_at: HashMap<u64, Instant>,
+    /// The command lines sent when the last `prediction_result` came.
+    predicted: Option<u64>,
     answered: HashSet<u64>,
     missed: Vec<String>,
     closed: bool,
@@ -232,6 +237,8 @@ impl<'r> Run<'r> {
             not_events: Vec::new(),
             asked: Vec::new(),
             turns: HashMap::new(),
+            done_at: HashMap::new(),
+            predicted: None,
             answered: HashSet::new(),
             missed: Vec::new(),
             closed: false,
@@ -348,6 +355,30 @@ impl<'r> Run<'r> {
                     None
                 }
             }
+            After::Predicted { turn, within } => {
+                if self.predicted.is_some_and(|sent| sent >= turn) {
+                    Some(Ok(()))
+                } else if !self.is_work(turn) {
+                    Some(Err(format!(
+                        "command {turn} is not a prompt the engine reads: it has no turn"
+                    )))
+                } else if !self.work_done(turn) && !self.conversation.owed().approvals.is_empty() {
+                    Some(Err(format!(
+                        "the turn of command {turn} waits on an approval question no step answers, so no prediction can follow it yet"
+                    )))
+                } else if self
+                    .done_at
+                    .get(&turn)
+                    .is_some_and(|&done| Instant::now() >= done + within)
+                {
+                    Some(Err(format!(
+                        "no prediction_result came within {} ms of the end of the turn of command {turn}",
+                        within.as_millis()
+                    )))
+                } else {
+                    None
+                }
+            }
             After::Asked(k) => {
                 if self.asked.len() as u64 >= k {
                     Some(Ok(()))
@@ -398,6 +429,11 @@ impl<'r> Run<'r> {
     /// Reads events until step `line` (the session's) may be taken.
     fn wait_for(&mut self, wire: &mut impl Wire, line: usize, after: After) {
         loop {
+            if let After::Predicted { turn, .. } = after {
+                if self.is_work(turn) && self.work_done(turn) {
+                    self.done_at.entry(turn).or_insert_with(Instant::now);
+                }
+            }
             match self.reached(after) {
                 Some(Ok(())) => return,
                 Some(Err(why)) => {
@@ -414,6 +450,7 @@ impl<'r> Run<'r> {
             }
             let pause = match after {
                 After::Pause(d) => Some(self.last_sent + d),
+                After::Predicted { turn, within } => self.done_at.get(&turn).map(|&t| t + within),
                 _ => None,
             };
             self.next(wire, pause);
@@ -492,6 +529,9 @@ impl<'r> Run<'r> {
         }
         if let Some(n) = attribution.answers {
             self.answered.insert(n);
+        }
+        if attribution.event == Some("prediction_result") {
+            self.predicted = Some(self.sent.len() as u64);
         }
         if attribution.event == Some("approval_requested") {
             if let Ok(crate::v2::Event::ApprovalRequested { id, .. }) =
@@ -588,9 +628,6 @@ fn owed_answer(command: &Command) -> Option<String> {
         }
         Command::JobStop { request_id, .. } => {
             format!("job_stop_result with request_id {}", quoted(request_id))
-        }
-        Command::Predict { request_id, .. } => {
-            format!("prediction_result with request_id {}", quoted(request_id))
         }
         _ => return None,
     })

@@ -48,12 +48,14 @@ use std::time::Duration;
 /// | `{"answered":N}` | once an event answered command N (a prompt or `compact`: once its work ended) |
 /// | `{"ended":N}` | once command N's turn (or compaction) ended |
 /// | `{"asked":K}` | once the engine asked its K-th approval question |
+/// | `{"predicted":N}` | once a `prediction_result` came after command N was sent (the engine's own prediction, which answers no command), or 2 s after command N's turn ended without one (`{"predicted":N,"ms":K}`: K ms; in real time, in process too) |
 /// | `{"ms":K}` | K milliseconds after the line before it was sent |
 /// | `{}` | at once (an approval's way to say so) |
 ///
 /// Commands are numbered as [`Conversation`] numbers them: the lines
 /// sent, from 1. A point the engine never reaches (the turn ended before
-/// its second step; the engine owes nothing and never asked) is missed:
+/// its second step; the engine owes nothing and never asked; no
+/// prediction came in time) is missed:
 /// the line is sent then, and the verdict says so.
 ///
 /// [`Conversation`]: crate::v2::serve::Conversation
@@ -113,6 +115,16 @@ pub enum After {
     Ended(u64),
     /// Once the engine asked its k-th approval question.
     Asked(u64),
+    /// Once a `prediction_result` came after command `turn` was sent (the
+    /// engine's own, after a turn), or `within` after the turn of command
+    /// `turn` ended without one (then missed). Always in real time: an
+    /// engine's prediction comes when it comes.
+    Predicted {
+        /// The prompt's command number.
+        turn: u64,
+        /// How long after the turn's end to wait for it.
+        within: Duration,
+    },
     /// This long after the step before it.
     Pause(Duration),
 }
@@ -185,7 +197,10 @@ line_error!(
 const KEYS: &str =
     "a step has one of \"send\", \"line\", \"line_base64\", \"approval\" or \"close\", and \"after\"";
 const AFTERS: &str = "\"after\" is one of {\"started\":N}, {\"step\":K}, {\"step\":K,\"turn\":N}, \
-                      {\"answered\":N}, {\"ended\":N}, {\"asked\":K} or {\"ms\":K}";
+                      {\"answered\":N}, {\"ended\":N}, {\"asked\":K}, {\"predicted\":N}, \
+                      {\"predicted\":N,\"ms\":K} or {\"ms\":K}";
+/// How long `{"predicted":N}` waits after the turn's end.
+const PREDICTED_WITHIN: Duration = Duration::from_secs(2);
 
 impl Session {
     /// A session of these steps.
@@ -304,6 +319,9 @@ fn after_json(after: After) -> String {
         After::Answered(n) => format!("{{\"answered\":{n}}}"),
         After::Ended(n) => format!("{{\"ended\":{n}}}"),
         After::Asked(k) => format!("{{\"asked\":{k}}}"),
+        After::Predicted { turn, within } => {
+            format!("{{\"predicted\":{turn},\"ms\":{}}}", within.as_millis())
+        }
         After::Pause(d) => format!("{{\"ms\":{}}}", d.as_millis()),
     }
 }
@@ -412,6 +430,12 @@ fn parse_after(value: &Value, sent: u64) -> Result<After, String> {
         }
         Ok(n)
     };
+    let ms = || -> Result<Duration, String> {
+        let ms = map["ms"]
+            .as_u64()
+            .ok_or("\"after\": \"ms\" is a whole number of milliseconds")?;
+        Ok(Duration::from_millis(ms))
+    };
     let keys: Vec<&str> = map.keys().map(String::as_str).collect();
     match keys.as_slice() {
         [] => Ok(After::Now),
@@ -427,12 +451,15 @@ fn parse_after(value: &Value, sent: u64) -> Result<After, String> {
         ["answered"] => Ok(After::Answered(earlier("answered")?)),
         ["ended"] => Ok(After::Ended(earlier("ended")?)),
         ["asked"] => Ok(After::Asked(number("asked")?)),
-        ["ms"] => {
-            let ms = map["ms"]
-                .as_u64()
-                .ok_or("\"after\": \"ms\" is a whole number of milliseconds")?;
-            Ok(After::Pause(Duration::from_millis(ms)))
-        }
+        ["ms"] => Ok(After::Pause(ms()?)),
+        ["predicted"] => Ok(After::Predicted {
+            turn: earlier("predicted")?,
+            within: PREDICTED_WITHIN,
+        }),
+        ["ms", "predicted"] => Ok(After::Predicted {
+            turn: earlier("predicted")?,
+            within: ms()?,
+        }),
         _ => Err(AFTERS.to_owned()),
     }
 }
@@ -457,6 +484,8 @@ mod tests {
             "{\"after\":{\"ended\":1},\"line\":\"\"}\n",
             "{\"approval\":{\"asked\":1,\"allow\":false}}\n",
             "{\"after\":{\"ms\":250},\"approval\":{\"asked\":2,\"allow\":true}}\n",
+            "{\"after\":{\"predicted\":1},\"line\":\"p\"}\n",
+            "{\"after\":{\"predicted\":1,\"ms\":500},\"line\":\"q\"}\n",
             "{\"close\":true}\n",
         );
         let session = Session::parse(text).unwrap();
@@ -487,10 +516,18 @@ mod tests {
                     allow: true,
                 },
             ),
+            Step::send(&b"p"[..]).after(After::Predicted {
+                turn: 1,
+                within: Duration::from_secs(2),
+            }),
+            Step::send(&b"q"[..]).after(After::Predicted {
+                turn: 1,
+                within: Duration::from_millis(500),
+            }),
             Step::new(After::Now, Action::Close),
         ];
         assert_eq!(session.steps(), &want[..]);
-        assert_eq!(session.commands(), 8);
+        assert_eq!(session.commands(), 10);
         let written = session.to_jsonl();
         assert_eq!(
             written,
@@ -503,6 +540,8 @@ mod tests {
                 "{\"after\":{\"ended\":1},\"line\":\"\"}\n",
                 "{\"after\":{\"asked\":1},\"approval\":{\"asked\":1,\"allow\":false}}\n",
                 "{\"after\":{\"ms\":250},\"approval\":{\"asked\":2,\"allow\":true}}\n",
+                "{\"after\":{\"predicted\":1,\"ms\":2000},\"line\":\"p\"}\n",
+                "{\"after\":{\"predicted\":1,\"ms\":500},\"line\":\"q\"}\n",
                 "{\"close\":true}\n",
             )
         );
@@ -526,7 +565,8 @@ mod tests {
             ("{\"after\":{\"ended\":1},\"line\":\"a\"}", "session line 1: \"after\": \"ended\" names command 1, but only 0 were sent before this line"),
             ("{\"after\":{\"step\":0},\"line\":\"a\"}", "session line 1: \"after\": \"step\" is a whole number from 1"),
             ("{\"after\":{\"ms\":-1},\"line\":\"a\"}", "session line 1: \"after\": \"ms\" is a whole number of milliseconds"),
-            ("{\"after\":{\"soon\":1},\"line\":\"a\"}", "session line 1: \"after\" is one of {\"started\":N}, {\"step\":K}, {\"step\":K,\"turn\":N}, {\"answered\":N}, {\"ended\":N}, {\"asked\":K} or {\"ms\":K}"),
+            ("{\"after\":{\"soon\":1},\"line\":\"a\"}", "session line 1: \"after\" is one of {\"started\":N}, {\"step\":K}, {\"step\":K,\"turn\":N}, {\"answered\":N}, {\"ended\":N}, {\"asked\":K}, {\"predicted\":N}, {\"predicted\":N,\"ms\":K} or {\"ms\":K}"),
+            ("{\"after\":{\"predicted\":1},\"line\":\"a\"}", "session line 1: \"after\": \"predicted\" names command 1, but only 0 were sent before this line"),
             ("{\"close\":true}\n{\"line\":\"a\"}", "session line 2: a step after \"close\": nothing is sent once stdin is closed"),
             ("{\"line\":\"a\"}\n{\"after\":{\"answered\":2},\"line\":\"b\"}", "session line 2: \"after\": \"answered\" names command 2, but only 1 was sent before this line"),
         ];

@@ -374,9 +374,8 @@ fn detail(event: &Event) -> String {
             outcome.as_str()
         ),
         Event::PredictionResult {
-            request_id,
+            source_sequence,
             outcome,
-            ..
         } => {
             let outcome = match outcome {
                 PredictionOutcome::Completed { .. } => "completed",
@@ -384,7 +383,7 @@ fn detail(event: &Event) -> String {
                 PredictionOutcome::Cancelled => "cancelled",
                 PredictionOutcome::Failed(_) => "failed",
             };
-            format!(" request_id {} outcome {outcome}", quoted(request_id))
+            format!(" source_sequence {source_sequence} outcome {outcome}")
         }
         Event::SteerApplied {
             kind,
@@ -768,9 +767,9 @@ mod tests {
                     r#"<{"event":"compaction_started","from_sequence":1,"to_sequence":2}"#,
                     JOBS,
                     r#"<{"event":"compaction_finished","from_sequence":1,"to_sequence":2,"summary":"s"}"#,
-                    r#">{"command":"predict","request_id":"p","source_sequence":1}"#,
+                    r#">{"command":"job_stop","request_id":"p","generation":"g","job_id":"j"}"#,
                 ],
-                "{\"send\":{\"command\":\"jobs_snapshot\",\"request_id\":\"j\"}}\n{\"after\":{\"ended\":1},\"send\":{\"command\":\"predict\",\"request_id\":\"p\",\"source_sequence\":1}}\n",
+                "{\"send\":{\"command\":\"jobs_snapshot\",\"request_id\":\"j\"}}\n{\"after\":{\"ended\":1},\"send\":{\"command\":\"job_stop\",\"request_id\":\"p\",\"generation\":\"g\",\"job_id\":\"j\"}}\n",
             ),
             // A steer's reply inside the turn is the point after it.
             (
@@ -928,20 +927,20 @@ mod tests {
                 r#" request_id "s" outcome not_found"#,
             ),
             (
-                r#"{"event":"prediction_result","request_id":"p","source_sequence":1,"outcome":{"kind":"skipped"}}"#,
-                r#" request_id "p" outcome skipped"#,
+                r#"{"event":"prediction_result","source_sequence":1,"outcome":{"kind":"skipped"}}"#,
+                r#" source_sequence 1 outcome skipped"#,
             ),
             (
-                r#"{"event":"prediction_result","request_id":"p","source_sequence":1,"outcome":{"kind":"completed","text":"hi","input_tokens":1,"output_tokens":1}}"#,
-                r#" request_id "p" outcome completed"#,
+                r#"{"event":"prediction_result","source_sequence":1,"outcome":{"kind":"completed","text":"hi","input_tokens":1,"output_tokens":1}}"#,
+                r#" source_sequence 1 outcome completed"#,
             ),
             (
-                r#"{"event":"prediction_result","request_id":"p","source_sequence":1,"outcome":{"kind":"cancelled"}}"#,
-                r#" request_id "p" outcome cancelled"#,
+                r#"{"event":"prediction_result","source_sequence":1,"outcome":{"kind":"cancelled"}}"#,
+                r#" source_sequence 1 outcome cancelled"#,
             ),
             (
-                r#"{"event":"prediction_result","request_id":"p","source_sequence":1,"outcome":{"kind":"failed","message":"m"}}"#,
-                r#" request_id "p" outcome failed"#,
+                r#"{"event":"prediction_result","source_sequence":1,"outcome":{"kind":"failed","message":"m"}}"#,
+                r#" source_sequence 1 outcome failed"#,
             ),
             (
                 r#"{"event":"steer_applied","kind":"command","content":"x","submission_id":"s1"}"#,

@@ -1,12 +1,14 @@
 //! Test-only reference model of the v2 ("latest") protocol revision: a
 //! literal transliteration of upstream openseek's `Command::parse`,
-//! `parse_steer`, `parse_command_content` (protocol/command.mbt @ 0f65a2c1),
+//! `parse_steer`, `parse_command_content` (protocol/command.mbt,
+//! reconstructed from the API listing @ fdf10827: 642262b0's without
+//! `predict` and `cancel_prediction`, which fall to `unknown command: ..`),
 //! `Content` / `ContentPart` `FromJson` and `ToJson` (protocol/content.mbt),
 //! `Image::from_base64` / `from_bytes` / `from_data_url` (protocol/image.mbt)
 //! and `valid_job_component` (protocol/jobs.mbt), over `serde_json::Value`,
 //! one Rust arm per MoonBit arm and in the same order. The sources are in
-//! shared/reference-oracle/latest/upstream/. Deliberately independent of the
-//! crate under test: it shares no code with `serve_command`.
+//! shared/reference-oracle/next/upstream-latest/. Deliberately independent of
+//! the crate under test: it shares no code with `serve_command`.
 //!
 //! A MoonBit map pattern `{ "k": P, .. }` matches when the line is an object
 //! whose key `k` is present and matches `P`. A duplicate key has already been
@@ -65,13 +67,6 @@ pub enum ModelCommand {
     ApprovalDecision {
         id: String,
         allow: bool,
-    },
-    Predict {
-        request_id: String,
-        source_sequence: i32,
-    },
-    CancelPrediction {
-        request_id: String,
     },
 }
 
@@ -139,30 +134,6 @@ pub fn model_parse(line: &Value) -> Result<ModelCommand, String> {
         }
         // { "command": "jobs_snapshot" | "job_stop", .. }
         Some("jobs_snapshot" | "job_stop") => Err("invalid background job command".into()),
-        // { "command": "predict", "request_id": String(request_id),
-        //   "source_sequence": Number(n, ..), .. } if !request_id.is_empty() &&
-        //   request_id.length() <= 128 && n > 0 && n <= 2147483647.0 &&
-        //   n.to_int().to_double() == n
-        Some("predict") => match (
-            s("request_id").filter(|r| prediction_id(r)),
-            field(line, "source_sequence").and_then(Value::as_f64),
-        ) {
-            (Some(request_id), Some(n)) if n > 0.0 && n <= 2147483647.0 && n == n.trunc() => {
-                Ok(Predict {
-                    request_id: request_id.into(),
-                    source_sequence: n as i32,
-                })
-            }
-            _ => Err("invalid prediction command".into()),
-        },
-        // { "command": "cancel_prediction", "request_id": String(request_id), .. }
-        //   if !request_id.is_empty() && request_id.length() <= 128
-        Some("cancel_prediction") => match s("request_id").filter(|r| prediction_id(r)) {
-            Some(request_id) => Ok(CancelPrediction {
-                request_id: request_id.into(),
-            }),
-            None => Err("invalid prediction command".into()),
-        },
         Some("compact") => Ok(Compact),
         Some("cancel") => Ok(Cancel),
         Some("goal") => match (s("action"), s("text")) {
@@ -350,12 +321,6 @@ fn image_from_data_url(url: &str) -> Result<ModelPart, String> {
 /// `valid_job_component`: 1 to 200 of `[A-Za-z0-9._-]`, not `.` or `..`.
 /// (`String::length` counts UTF-16 units, but any non-ASCII character fails
 /// the character test anyway, so counting bytes here gives the same answer.)
-/// A prediction's `request_id`: 1 to 128 UTF-16 code units
-/// (`String::length`).
-fn prediction_id(id: &str) -> bool {
-    (1..=128).contains(&id.encode_utf16().count())
-}
-
 pub fn valid_job_component(value: &str) -> bool {
     !value.is_empty()
         && value != "."
@@ -446,18 +411,6 @@ pub fn model_to_line(c: &ModelCommand) -> String {
             r#"{{"command":"approval","id":{},"allow":{}}}"#,
             q(id),
             allow
-        ),
-        Predict {
-            request_id,
-            source_sequence,
-        } => format!(
-            r#"{{"command":"predict","request_id":{},"source_sequence":{}}}"#,
-            q(request_id),
-            source_sequence
-        ),
-        CancelPrediction { request_id } => format!(
-            r#"{{"command":"cancel_prediction","request_id":{}}}"#,
-            q(request_id)
         ),
     }
 }

@@ -382,7 +382,7 @@ makers! {
     MaxStepsExhausted {},
     GoalUnblocked {},
     JobChanged { kind, job },
-    PredictionResult { request_id, source_sequence, outcome },
+    PredictionResult { source_sequence, outcome },
     JobsSnapshot { request_id, jobs },
     JobStopResult { request_id, generation, job_id, outcome },
     AgentSetupFailed { error },

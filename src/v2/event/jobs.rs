@@ -159,7 +159,9 @@ pub enum JobStopOutcome {
     WrongRuntime,
 }
 
-/// How a `predict` came out (upstream's `PredictionOutcome`).
+/// How the engine's prediction came out (upstream's `PredictionOutcome`):
+/// the engine writes only `Completed` and `Failed` since fdf10827; the
+/// other two still read.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum PredictionOutcome {

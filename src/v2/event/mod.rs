@@ -1,6 +1,7 @@
 //! The engine's events: what `openseek serve` writes on its stdout, one
 //! JSON object a line, and every client reads back (upstream's
-//! `protocol/event.mbt`, `parse.mbt` and `to_json.mbt` @ 642262b0).
+//! `protocol/event.mbt` @ fdf10827; `parse.mbt` and `to_json.mbt`
+//! reconstructed from the API listing @ fdf10827).
 //!
 //! The table below is the one place each event is defined: its variant,
 //! wire name, fields in the order `to_json` writes them, and how `parse`
@@ -234,12 +235,15 @@ events! {
             /// Boxed: a record is twenty fields, most events a few.
             job: Box<JobRecord>,
         },
-        /// The answer to a `predict` command, matched by `request_id`: the
-        /// prediction for the conversation at `source_sequence`, or why there
-        /// is none. Written whenever the prediction settles, also in the middle
-        /// of a turn.
+        /// The engine's own prediction of the user's next message, for the
+        /// conversation at event `source_sequence`. It answers no command:
+        /// since fdf10827 the engine starts one prediction after a turn that
+        /// ended `agent_finished` when nothing else is running or queued,
+        /// and writes it only if no command moved the session on, as
+        /// `completed` or as `failed` (`prediction storage: ...`). A line
+        /// that still carries an older engine's `request_id` reads the
+        /// same, the `request_id` ignored.
         PredictionResult = prediction_result {
-            request_id: String,
             /// Any `Int` (0 and below too, unlike the command's).
             source_sequence: i32,
             outcome: PredictionOutcome,

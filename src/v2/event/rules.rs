@@ -156,7 +156,6 @@ fn slot_of<'a>(value: &Json<'a>) -> Slot<JStr<'a>> {
         Json::Str(s) => Slot::Str(s.clone()),
         Json::Bool(true) => Slot::True,
         Json::Bool(false) => Slot::False,
-        Json::Num(n) => Slot::Num(n.value()),
         _ => Slot::Other,
     }
 }

@@ -182,7 +182,7 @@ table! {
     MaxStepsExhausted = max_steps_exhausted {},
     GoalUnblocked = goal_unblocked {},
     JobChanged = job_changed { kind: JobEvent, job: Job },
-    PredictionResult = prediction_result { request_id: Str, source_sequence: Int, outcome: Outcome },
+    PredictionResult = prediction_result { source_sequence: Int, outcome: Outcome },
     JobsSnapshot = jobs_snapshot { request_id: Str, jobs: Jobs },
     JobStopResult = job_stop_result { request_id: Str, generation: Str, job_id: Str, outcome: Stop },
     AgentSetupFailed = agent_setup_failed { error: Str },
