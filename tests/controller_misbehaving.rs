@@ -1660,7 +1660,13 @@ fn a_repeated_answer_does_not_fail_the_call_waiting() {
         &args,
         limits(LONG),
     );
-    assert_eq!(engine.jobs_snapshot().map_err(|e| e.to_string()), Ok(vec![]));
-    assert_eq!(engine.jobs_snapshot().map_err(|e| e.to_string()), Ok(vec![]));
+    assert_eq!(
+        engine.jobs_snapshot().map_err(|e| e.to_string()),
+        Ok(vec![])
+    );
+    assert_eq!(
+        engine.jobs_snapshot().map_err(|e| e.to_string()),
+        Ok(vec![])
+    );
     assert_answered_twice(engine.notices(), &lines[1]);
 }
