@@ -1246,3 +1246,31 @@ fn stats_of_a_compaction_a_cancel_failed_before_it_started() {
         assert!(text.contains(&format!("\n{line}\n")), "{line}\n{text}");
     }
 }
+
+/// The engine's own prediction, seconds after its turn's end, is no part
+/// of the turn's pace: no stall, no later end.
+#[test]
+fn stats_leave_the_engines_prediction_out_of_its_turn() {
+    let timed: [(u64, &str); 4] = [
+        (0, r#"> {"command":"prompt","content":"a"}"#),
+        (100, r#"< {"event":"agent_step","step":1}"#),
+        (200, r#"< {"event":"agent_finished","answer":"a"}"#),
+        (
+            3_000_000,
+            r#"< {"event":"prediction_result","source_sequence":1,"outcome":{"kind":"completed","text":"b","input_tokens":1,"output_tokens":1}}"#,
+        ),
+    ];
+    let log = timed_log(&timed, true);
+    assert_eq!(
+        stdout_of(&["trace", "--stats"], log.as_bytes(), 0),
+        "\
+kind    measure      count           p50           p95           p99           max
+prompt  first            1       0.100ms       0.100ms       0.100ms       0.100ms
+prompt  first delta      0             -             -             -             -
+prompt  end              1       0.200ms       0.200ms       0.200ms       0.200ms
+sent: prompt 1
+owed at the end: nothing
+stalls over 1000.000ms: none
+"
+    );
+}

@@ -743,6 +743,11 @@ impl Stats {
                 self.end(k, t);
             }
         }
+        // The engine's own prediction follows its turn's end: no part of
+        // the turn's pace.
+        if name == Some("prediction_result") {
+            return;
+        }
         let Some(turn) = a.turn else { return };
         if ends_turn && self.kind_of(turn) == Some("prompt") {
             self.end(turn, t);
