@@ -5,16 +5,15 @@
 //! differ only in how they wait.
 
 use super::controller_error::{ControllerError, Misanswered, Stopped, Unreadable};
-use super::engine::Decision;
 use super::model::{Attribution, Conversation};
 use super::reply::{
-    Approval, CommandLine, Compaction, EventLine, Notice, Reply, Sink, Steered, Suggestion, Turn,
-    TurnEnd, Waiting,
+    CommandLine, Compaction, EventLine, Notice, Reply, Sink, Steered, Suggestion, Waiting,
 };
+use super::tee::LineTee;
 use crate::v2::event::EventLine as Item;
 use crate::v2::{
     Command, CommandErrorCause, CommandReader, Event, EventReadError, JobRecord, JobStopOutcome,
-    Usage, DEFAULT_MAX_LINE_LEN,
+    DEFAULT_MAX_LINE_LEN,
 };
 use crate::wire::message::sealed::FromRead;
 use std::collections::{HashMap, VecDeque};
@@ -25,18 +24,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-/// How much of the end of an engine's stderr a [`Stopped`] keeps.
-pub const STDERR_TAIL: usize = 4096;
-
 /// How many notices wait to be read before the oldest is dropped.
 pub const MAX_NOTICES: usize = 4096;
 
 /// How long, once the engine's stdout has closed, the controller waits for
 /// its exit status and the rest of its stderr.
 pub(super) const GRACE: Duration = Duration::from_secs(2);
-
-/// How much of a last line cut short a [`Stopped`] keeps.
-const PARTIAL_KEEP: usize = 1024;
 
 /// An event for a waiting call, with what the model made of it.
 pub(super) type Answer = (Event, Attribution);
@@ -640,127 +633,6 @@ pub(super) struct End {
     pub(super) partial_line: Option<String>,
 }
 
-/// The engine's stdout as bytes, beside the reader that decodes it: the
-/// lines whole for a recording (when there is one), and the start of a last
-/// line cut short.
-#[derive(Debug, Default)]
-pub(super) struct LineTee {
-    /// Keep whole lines (a recording needs them).
-    keep: bool,
-    /// The bytes since the last LF (at most [`PARTIAL_KEEP`] of them when
-    /// not keeping; at most the line limit and one when keeping).
-    current: Vec<u8>,
-    /// Whether the current line has any byte.
-    open: bool,
-    /// Lines ended, not yet taken, with their number.
-    lines: VecDeque<(u64, Vec<u8>, bool)>,
-    ended: u64,
-    /// A last line cut short, once taken for the recording.
-    cut: Option<Vec<u8>>,
-}
-
-impl LineTee {
-    pub(super) fn new(keep: bool) -> LineTee {
-        LineTee {
-            keep,
-            ..LineTee::default()
-        }
-    }
-
-    /// Bytes read from the engine's stdout, in order.
-    pub(super) fn saw(&mut self, mut chunk: &[u8]) {
-        let cap = if self.keep {
-            DEFAULT_MAX_LINE_LEN + 1
-        } else {
-            PARTIAL_KEEP
-        };
-        while !chunk.is_empty() {
-            let (body, lf) = match memchr::memchr(b'\n', chunk) {
-                Some(i) => (&chunk[..i], true),
-                None => (chunk, false),
-            };
-            let room = cap.saturating_sub(self.current.len());
-            self.current
-                .extend_from_slice(&body[..body.len().min(room)]);
-            self.open |= !body.is_empty();
-            if lf {
-                self.ended += 1;
-                let line = std::mem::take(&mut self.current);
-                if self.keep {
-                    self.lines.push_back((self.ended, line, true));
-                }
-                self.open = false;
-                chunk = &chunk[body.len() + 1..];
-            } else {
-                chunk = &[];
-            }
-        }
-    }
-
-    /// The lines up to line `n` (a last line cut short included, once the
-    /// reader has ended it).
-    fn take_through(&mut self, n: u64) -> Vec<(Vec<u8>, bool)> {
-        if self.keep && self.open && self.ended < n {
-            self.ended += 1;
-            self.open = false;
-            let line = std::mem::take(&mut self.current);
-            self.cut = Some(line[..line.len().min(PARTIAL_KEEP)].to_vec());
-            self.lines.push_back((self.ended, line, false));
-        }
-        let mut taken = Vec::new();
-        while self.lines.front().is_some_and(|(k, ..)| *k <= n) {
-            taken.extend(self.lines.pop_front().map(|(_, line, lf)| (line, lf)));
-        }
-        taken
-    }
-
-    /// At the end of input: the last line, when it had no LF.
-    pub(super) fn partial(&self) -> Option<String> {
-        let shown = match (&self.cut, self.open) {
-            (Some(cut), _) => cut.as_slice(),
-            (None, true) => &self.current[..self.current.len().min(PARTIAL_KEEP)],
-            (None, false) => return None,
-        };
-        Some(String::from_utf8_lossy(shown).into_owned())
-    }
-}
-
-/// Keeps the last [`STDERR_TAIL`] bytes of an engine's stderr, and passes
-/// its lines to the recording.
-#[derive(Debug, Default)]
-pub(super) struct StderrTail {
-    tail: Vec<u8>,
-    line: Vec<u8>,
-}
-
-impl StderrTail {
-    /// Bytes read from the engine's stderr.
-    pub(super) fn saw(&mut self, bytes: &[u8], recorder: Option<&dyn Sink>) {
-        self.tail.extend_from_slice(bytes);
-        let excess = self.tail.len().saturating_sub(STDERR_TAIL);
-        self.tail.drain(..excess);
-        let Some(recorder) = recorder else { return };
-        let mut rest = bytes;
-        while let Some(i) = memchr::memchr(b'\n', rest) {
-            self.line.extend_from_slice(&rest[..i]);
-            recorder.stderr(&self.line, true);
-            self.line.clear();
-            rest = &rest[i + 1..];
-        }
-        let room = DEFAULT_MAX_LINE_LEN.saturating_sub(self.line.len());
-        self.line.extend_from_slice(&rest[..rest.len().min(room)]);
-    }
-
-    /// At its end: the tail, lossy UTF-8 (a last line with no LF recorded).
-    pub(super) fn finish(&mut self, recorder: Option<&dyn Sink>) -> String {
-        if let (Some(recorder), false) = (recorder, self.line.is_empty()) {
-            recorder.stderr(&self.line, false);
-            self.line.clear();
-        }
-        String::from_utf8_lossy(&self.tail).into_owned()
-    }
-}
-
 pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -858,17 +730,6 @@ pub(super) fn is_goal(command: &Command) -> Result<(), ControllerError> {
     }
 }
 
-/// The command that answers a turn's question as `decision` says; `None`
-/// for [`Decision::Withdrawn`]: nobody answers it.
-fn decided(decision: Decision, id: &str) -> Option<Command> {
-    match decision {
-        Decision::Allowed => Some(Command::allow(id)),
-        Decision::Rejected => Some(Command::reject(id)),
-        Decision::Cancelled => Some(Command::Cancel),
-        Decision::Withdrawn => None,
-    }
-}
-
 /// The reply an event makes to a request; `None` for one that does not
 /// end it (`compaction_started`).
 pub(super) fn reply_of((event, attribution): Answer) -> Option<Reply> {
@@ -947,206 +808,9 @@ pub(super) fn blanks<T>(seen: u64, now: u64, item: Option<&Result<T, EventReadEr
     now.saturating_sub(seen).saturating_sub(u64::from(is_line))
 }
 
-/// A turn's events as they come: what [`Turn`] is made of.
-#[derive(Debug)]
-pub(super) struct TurnLog {
-    pub(super) command: CommandLine,
-    events: Vec<Event>,
-    usage: Option<Usage>,
-    /// Every question the turn asked.
-    asked: Vec<Approval>,
-    /// The ids the controller answered.
-    answered: Vec<String>,
-    pub(super) end: Option<TurnEnd>,
-    /// The next question [`TurnLog::next_open`] looks at.
-    next: usize,
-}
-
-impl TurnLog {
-    pub(super) fn new(command: CommandLine) -> TurnLog {
-        TurnLog {
-            command,
-            events: Vec::new(),
-            usage: None,
-            asked: Vec::new(),
-            answered: Vec::new(),
-            end: None,
-            next: 0,
-        }
-    }
-
-    /// Takes the turn's next event.
-    pub(super) fn take(&mut self, event: &Event) {
-        match event {
-            Event::ApprovalRequested {
-                id,
-                tool_name,
-                detail,
-                body,
-            } => self.asked.push(Approval {
-                id: id.clone(),
-                tool_name: tool_name.clone(),
-                detail: detail.clone(),
-                body: body.clone(),
-            }),
-            Event::Usage { usage } => self.usage = Some(*usage),
-            Event::AgentFinished { answer } => self.end = Some(TurnEnd::Finished(answer.clone())),
-            Event::AgentAborted { reason } => self.end = Some(TurnEnd::Aborted(reason.clone())),
-            Event::TurnFailed { error } => self.end = Some(TurnEnd::Failed(error.clone())),
-            _ => {}
-        }
-        self.events.push(event.clone());
-    }
-
-    /// Where a wait starts looking for open questions: `wait_with` answers
-    /// those asked before it (seen through `next_event`) and left open;
-    /// `wait` leaves them to the caller, who saw them.
-    pub(super) fn start_wait(&mut self, answering: bool) {
-        self.next = if answering { 0 } else { self.asked.len() };
-    }
-
-    /// The command answering question `id` as `decision` says, the
-    /// question then counted answered; `None` for
-    /// [`Decision::Withdrawn`]: it stays open.
-    pub(super) fn answer(&mut self, id: &str, decision: Decision) -> Option<Command> {
-        let command = decided(decision, id)?;
-        if !matches!(decision, Decision::Cancelled) {
-            self.answered.push(id.to_owned());
-        }
-        Some(command)
-    }
-
-    /// During a wait: the command that answers the next open question as
-    /// `decide` says; `Unanswered` when nobody answers it (no `decide`, or
-    /// [`Decision::Withdrawn`]).
-    pub(super) fn next_answer(
-        &mut self,
-        decide: &mut Option<impl FnMut(&Approval) -> Decision>,
-    ) -> Result<Option<Command>, ControllerError> {
-        let Some(approval) = self.next_open() else {
-            return Ok(None);
-        };
-        let decision = decide
-            .as_mut()
-            .map_or(Decision::Withdrawn, |decide| decide(&approval));
-        match self.answer(&approval.id, decision) {
-            Some(command) => Ok(Some(command)),
-            None => Err(ControllerError::Unanswered(approval)),
-        }
-    }
-
-    /// The next question asked that the controller has not answered.
-    fn next_open(&mut self) -> Option<Approval> {
-        while let Some(approval) = self.asked.get(self.next) {
-            self.next += 1;
-            if !self.answered.contains(&approval.id) {
-                return Some(approval.clone());
-            }
-        }
-        None
-    }
-
-    /// The turn, once it has ended.
-    pub(super) fn into_turn(self) -> Turn {
-        let unanswered = self
-            .asked
-            .iter()
-            .filter(|a| !self.answered.contains(&a.id))
-            .cloned()
-            .collect();
-        Turn {
-            command: self.command,
-            events: self.events,
-            end: self.end.unwrap_or(TurnEnd::Failed(String::new())),
-            usage: self.usage,
-            unanswered,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A recording's lines, as a [`Sink`] is given them.
-    #[derive(Default)]
-    struct Lines(Mutex<Vec<(&'static str, Vec<u8>, bool)>>);
-
-    impl Sink for Lines {
-        fn command(&self, line: &[u8]) {
-            lock(&self.0).push(("command", line.to_vec(), true));
-        }
-        fn event(&self, line: &[u8], lf: bool) {
-            lock(&self.0).push(("event", line.to_vec(), lf));
-        }
-        fn stderr(&self, line: &[u8], lf: bool) {
-            lock(&self.0).push(("stderr", line.to_vec(), lf));
-        }
-        fn finish(&self, _: Option<ExitStatus>) {}
-    }
-
-    fn line(bytes: &[u8], lf: bool) -> (Vec<u8>, bool) {
-        (bytes.to_vec(), lf)
-    }
-
-    #[test]
-    fn a_tee_keeps_whole_lines_by_number_and_the_last_one_cut_short() {
-        let mut tee = LineTee::new(true);
-        tee.saw(b"a\n\nb");
-        tee.saw(b"c\nd");
-        assert_eq!(tee.take_through(2), [line(b"a", true), line(b"", true)]);
-        assert_eq!(tee.take_through(2), []);
-        assert_eq!(tee.take_through(3), [line(b"bc", true)]);
-        assert_eq!(tee.partial().as_deref(), Some("d"), "the line in progress");
-        assert_eq!(tee.take_through(4), [line(b"d", false)]);
-        assert_eq!(tee.partial().as_deref(), Some("d"));
-    }
-
-    #[test]
-    fn a_tee_not_keeping_holds_only_the_start_of_the_line_in_progress() {
-        let mut tee = LineTee::new(false);
-        tee.saw(b"one\ntw");
-        assert_eq!(tee.partial().as_deref(), Some("tw"));
-        assert_eq!(tee.take_through(2), []);
-        tee.saw(b"o\n");
-        assert_eq!(tee.partial(), None);
-        tee.saw(&[b'x'; 3000]);
-        assert_eq!(tee.partial(), Some("x".repeat(PARTIAL_KEEP)));
-    }
-
-    #[test]
-    fn a_tee_keeps_a_line_up_to_one_byte_past_the_limit() {
-        let mut tee = LineTee::new(true);
-        let long = vec![b'x'; DEFAULT_MAX_LINE_LEN + 1];
-        tee.saw(&long);
-        tee.saw(&long);
-        tee.saw(b"\n");
-        let taken = tee.take_through(1);
-        assert_eq!(taken.len(), 1);
-        assert_eq!(taken[0].0.len(), DEFAULT_MAX_LINE_LEN + 1);
-    }
-
-    #[test]
-    fn a_stderr_tail_keeps_its_end_and_records_each_line() {
-        let sink = Lines::default();
-        let mut tail = StderrTail::default();
-        tail.saw(b"one\ntw", Some(&sink));
-        tail.saw(b"o\nthr", Some(&sink));
-        assert_eq!(tail.finish(Some(&sink)), "one\ntwo\nthr");
-        assert_eq!(
-            *lock(&sink.0),
-            [
-                ("stderr", b"one".to_vec(), true),
-                ("stderr", b"two".to_vec(), true),
-                ("stderr", b"thr".to_vec(), false),
-            ]
-        );
-        let mut tail = StderrTail::default();
-        let mut bytes = vec![b'a'; 10];
-        bytes.extend_from_slice(&[b'b'; STDERR_TAIL]);
-        tail.saw(&bytes, None);
-        assert_eq!(tail.finish(None), "b".repeat(STDERR_TAIL));
-    }
 
     #[test]
     fn a_line_at_the_limit_is_sent_and_one_byte_more_is_not() {

@@ -22,12 +22,14 @@ mod pipe;
 pub mod record;
 mod reply;
 mod shared;
+mod tee;
 #[cfg(feature = "tokio")]
 mod tokio_controller;
 #[cfg(feature = "tokio")]
 mod tokio_engine_loop;
+mod turn_log;
 
-pub use self::control::{MAX_NOTICES, STDERR_TAIL};
+pub use self::control::MAX_NOTICES;
 pub use self::controller::{Controller, TurnHandle};
 pub use self::controller_error::{ControllerError, Misanswered, Stopped, Unreadable};
 pub use self::engine::{
@@ -43,6 +45,7 @@ pub use self::reply::{
     Approval, CommandLine, Compaction, EventLine, Limits, Notice, Options, Reply, Steered,
     Suggestion, Turn, TurnEnd, Waiting,
 };
+pub use self::tee::STDERR_TAIL;
 #[cfg(feature = "tokio")]
 pub use self::tokio_controller::{TokioController, TokioTurn};
 #[cfg(feature = "tokio")]

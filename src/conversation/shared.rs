@@ -529,7 +529,7 @@ pub(super) mod names {
     pub(in crate::conversation) use crate::conversation::control::{
         blanks, closed, compacted, goal_held, is_goal, is_prompt, job_stopped, jobs, lock,
         raw_line, refusal_of, refused, reply_of, steered, unanswered_kind, Answer, Call, Clock,
-        Deliver, End, Inbox, LineTee, State, StderrTail, Step, TurnLog, GRACE,
+        Deliver, End, Inbox, State, Step, GRACE,
     };
     pub(in crate::conversation) use crate::conversation::controller_error::{
         ControllerError, Stopped,
@@ -544,6 +544,8 @@ pub(super) mod names {
         channel, controller_debug, controller_methods, kill, poll_exit, process, spawn_piped,
         turn_methods, FlattenId, Group, Process, Waiter, Writer, Written, POLL,
     };
+    pub(in crate::conversation) use crate::conversation::tee::{LineTee, StderrTail};
+    pub(in crate::conversation) use crate::conversation::turn_log::TurnLog;
     pub(in crate::conversation) use crate::v2::{
         Command, CommandErrorCause, Content, Event, JobRecord, JobStopOutcome, SteerKind,
     };
