@@ -192,14 +192,51 @@ fn a_prompt_lost_while_a_turn_runs_fails_prompts_queue() {
 
 // cancel
 
+/// What the cancel check says of an engine whose cancelled turns end
+/// `agent_finished`, up to the measured numbers.
+const CANCEL_FINISHED: &str = "command 3 (cancel): 3 of 3 cancels sent in the first third of the turn's uncancelled length were answered by agent_finished, not agent_aborted (the turn of command 1 ran ";
+
+/// Asserts that the cancel check fails `script`'s engine with a why that
+/// begins `why`; that why.
+#[track_caller]
+fn fails_cancel(test: &str, script: &str, why: &str) -> String {
+    let scratch = Scratch::new(test);
+    let (code, stdout) = check(&scratch, "cancel", script);
+    assert_eq!(code, 1, "{stdout}");
+    let said = stdout
+        .lines()
+        .nth(1)
+        .and_then(|l| l.strip_prefix("  why: "))
+        .unwrap_or_default();
+    assert!(stdout.starts_with("FAIL must   cancel\n"), "{stdout}");
+    assert!(said.starts_with(why), "{stdout}");
+    said.to_owned()
+}
+
 #[test]
 fn an_engine_ignoring_cancel_fails_cancel() {
-    fails(
+    // Each cancelled turn runs to its end, long after its cancel.
+    fails_cancel(
         "ignores-cancel",
-        "cancel",
         &format!(r#"grep --line-buffered -v '"command":"cancel"' | {MOCK}"#),
-        "command 2 (cancel): the turn of command 1 went on for 5 events after it and ended with agent_finished, not agent_aborted",
+        CANCEL_FINISHED,
     );
+}
+
+#[test]
+fn an_engine_answering_cancel_with_agent_finished_fails_cancel() {
+    // Each cancelled turn ends at once, but says agent_finished: no single
+    // run tells it from a cancel that crossed the turn's end; three cancels
+    // early in a turn whose length was measured do.
+    let why = fails_cancel(
+        "cancel-finishes",
+        &format!(
+            r#"{}/tests/engines/cancel-finishes {MOCK}"#,
+            env!("CARGO_MANIFEST_DIR")
+        ),
+        CANCEL_FINISHED,
+    );
+    assert!(why.ends_with(" ms after each)"), "{why}");
 }
 
 #[test]
@@ -212,13 +249,23 @@ fn an_engine_silent_after_cancel_fails_cancel() {
         &format!(
             r#"d=$(mktemp -d); while IFS= read -r line; do case $line in *'"command":"cancel"'*) : > "$d/cancelled";; esac; printf '%s\n' "$line"; done | {MOCK} | while IFS= read -r line; do [ -e "$d/cancelled" ] || printf '%s\n' "$line"; done"#
         ),
-        &format!("command 1 (prompt): its turn never ended: no agent_finished, turn_failed or agent_aborted by the end {SILENT}"),
+        "command 1 (prompt): its turn never ended: no agent_finished, turn_failed or agent_aborted by the end (the engine was silent since command 3 (cancel): nothing for 2 s while it owed an answer; killed)",
     );
     assert!(
         stdout.contains(
-            "  received (1 line):\n      1  {\"event\":\"agent_step\",\"step\":1}  [turn 1]\n"
+            "  received (2 lines):\n      1  {\"event\":\"agent_step\",\"step\":1}  [turn 1]\n"
         ),
         "{stdout}"
+    );
+}
+
+#[test]
+fn a_valid_steer_answered_by_command_error_fails_steer() {
+    fails(
+        "refuses-steer",
+        "steer",
+        &format!(r#"{}/tests/engines/refuses-steer {MOCK}"#, env!("CARGO_MANIFEST_DIR")),
+        "command 2 (steer) is valid but the engine refused it: \"steer is not supported\" (event 2, command_error)",
     );
 }
 
@@ -297,7 +344,7 @@ fn goals_never_answered_fail_goal() {
         "goal",
         "goal",
         &format!(r#"{MOCK} | grep --line-buffered -v '"event":"goal_updated"'"#),
-        &format!("command 1 (goal): never answered: no goal_updated by the end {SILENT}"),
+        "command 1 (goal): never answered: no goal_updated by the end (the engine was silent since command 1 (goal): nothing for 2 s while it owed an answer; killed)",
     );
 }
 
@@ -490,6 +537,25 @@ fn a_session_file_passes_the_mock_and_fails_a_turn_that_never_ends() {
 }
 
 #[test]
+fn a_point_never_reached_is_shown_on_a_pass_too() {
+    // The unpaced mock's turn has one step: the cancel waiting for its
+    // second is sent at the turn's end, and the session still passes.
+    let scratch = Scratch::new("session-missed");
+    let file = scratch.write(
+        "missed.jsonl",
+        "{\"send\":{\"command\":\"prompt\",\"content\":\"hi\"}}\n{\"after\":{\"step\":2},\"send\":{\"command\":\"cancel\"}}\n",
+    );
+    let (code, stdout) = check_with(&scratch, &["--session", &file], r#""$1" mock-engine"#);
+    assert_eq!(
+        (code, stdout),
+        (
+            0,
+            format!("PASS must   {file}\n  missed: step 2: the turn of command 1 ended after 1 agent_step, before step 2; sent then\n1/1 checks pass; every must holds\n")
+        )
+    );
+}
+
+#[test]
 fn a_session_folder_runs_each_jsonl_file_in_sorted_order() {
     let scratch = Scratch::new("session-folder");
     std::fs::create_dir(scratch.path("sessions")).unwrap();
@@ -576,13 +642,18 @@ fn junit_holds_the_failure_of_an_engine_ignoring_cancel() {
         ],
         &format!(r#"grep --line-buffered -v '"command":"cancel"' | {MOCK}"#),
     );
-    let why = "command 2 (cancel): the turn of command 1 went on for 5 events after it and ended with agent_finished, not agent_aborted";
     assert_eq!(
-        (code, first_two(&stdout)),
-        (1, "PASS must   turn-ends\nFAIL must   cancel\n".to_owned()),
+        (code, stdout.lines().take(2).collect::<Vec<_>>().join("\n")),
+        (1, "PASS must   turn-ends\nFAIL must   cancel".to_owned()),
         "{stdout}"
     );
-    assert!(stdout.contains(&format!("  why: {why}\n")), "{stdout}");
+    let why = stdout
+        .lines()
+        .nth(2)
+        .and_then(|l| l.strip_prefix("  why: "))
+        .unwrap();
+    assert!(why.starts_with(CANCEL_FINISHED), "{stdout}");
+    let why = why.replace('\'', "&apos;");
     let xml = std::fs::read_to_string(&xml).unwrap();
     assert!(
         xml.starts_with(

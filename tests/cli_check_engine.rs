@@ -99,7 +99,7 @@ PASS must   jobs-snapshot
 PASS must   turn-ends
 PASS must   prompts-queue
 SKIP must   cancel
-  why: not judged: the turn of command 1 ended (agent_finished) as the cancel was sent: the two crossed on the pipes, so the cancel had nothing left to stop
+  why: not judged: the turn of command 1 ran uncancelled for less than 375 ms, too short to send a cancel well before its end (it and the turn's last events may cross on the pipes for 250 ms): the cancel sent at its start was answered by agent_finished
 SKIP must   cancel-question
   why: not judged: the engine asked no approval question
 SKIP must   approval
@@ -722,7 +722,15 @@ fn the_report_holds_the_same_as_json() {
     for c in checks {
         assert_eq!(
             keys(c),
-            ["failure", "level", "name", "not_judged", "passed", "rule"]
+            [
+                "failure",
+                "level",
+                "missed",
+                "name",
+                "not_judged",
+                "passed",
+                "rule"
+            ]
         );
         assert!(c["rule"].as_str().is_some_and(|r| !r.is_empty()));
         // Exactly one of passed, failed, not judged.
@@ -827,4 +835,75 @@ fn the_report_that_cannot_be_written_exits_2_before_any_engine_runs() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.starts_with("serve-command: "), "{err}");
+}
+
+// On a terminal (script(1) from util-linux gives the binary one): each
+// check as it finishes, its verdict in colour; NO_COLOR and a pipe get the
+// same words with none.
+
+/// `check-engine ARGS` run by `script -qec` on a pseudo-terminal, with
+/// `env` set: the child, its stdout piped (the terminal's output, CRLF).
+fn on_terminal(args: &str, env: &[(&str, &str)]) -> std::process::Child {
+    let mut command = std::process::Command::new("script");
+    command
+        .args(["-qec", &format!("{BIN} check-engine {args}"), "/dev/null"])
+        .env_remove("NO_COLOR")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.spawn().expect("script(1) runs")
+}
+
+#[test]
+fn a_terminal_shows_each_check_as_it_finishes_in_colour() {
+    use std::io::BufRead;
+    // The paced mock's cancel check measures a turn of 1.5 s, then cancels
+    // three: turn-ends is shown while it runs.
+    let mut child = on_terminal(
+        &format!("--check turn-ends --check cancel -- {BIN} mock-engine --delay 300"),
+        &[],
+    );
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert_eq!(first, "\x1b[1m\x1b[32mPASS\x1b[0m must   turn-ends\r\n");
+    assert!(child.try_wait().unwrap().is_none(), "shown only at the end");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        rest,
+        "\x1b[1m\x1b[32mPASS\x1b[0m must   cancel\r\n2/2 checks pass; every must holds\r\n"
+    );
+}
+
+#[test]
+fn no_color_and_a_pipe_get_no_colour() {
+    let child = on_terminal(
+        &format!("--check turn-ends -- {BIN} mock-engine"),
+        &[("NO_COLOR", "1")],
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "PASS must   turn-ends\r\n1/1 checks pass; every must holds\r\n"
+    );
+    let out = run(
+        &[
+            "check-engine",
+            "--check",
+            "turn-ends",
+            "--",
+            BIN,
+            "mock-engine",
+        ],
+        b"",
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "PASS must   turn-ends\n1/1 checks pass; every must holds\n"
+    );
 }

@@ -105,7 +105,7 @@ fn a_dropped_terminal_event_is_found_and_shrunk_to_one_prompt() {
     assert_eq!(
         head(&stdout, 2),
         "FOUND: command 1 (prompt): its turn never ended: no agent_finished, turn_failed or agent_aborted by the end (the engine was silent for 0.3 s while it owed an answer; killed)\n\
-         shrunk from 3 to 1 command lines in 4 runs; a rerun fails the same way\n"
+         shrunk from 3 to 1 command lines in 7 runs; a rerun fails the same way\n"
     );
     assert_eq!(
         repro,
@@ -126,7 +126,7 @@ fn an_event_after_its_turns_end_is_found_and_shrunk_to_one_prompt() {
     assert_eq!(
         head(&stdout, 2),
         "FOUND: event 7 (assistant_delta) fits no rule of the conversation: assistant_delta with no turn running (the turn of command 1 ended at event 6)\n\
-         shrunk from 3 to 1 command lines in 4 runs; a rerun fails the same way\n"
+         shrunk from 3 to 1 command lines in 7 runs; a rerun fails the same way\n"
     );
     assert_eq!(
         repro,
@@ -143,7 +143,7 @@ fn a_reply_with_another_request_id_is_found_and_shrunk_to_one_request() {
     assert_eq!(
         head(&stdout, 2),
         "FOUND: event 1 (jobs_snapshot) fits no rule of the conversation: jobs_snapshot answers no jobs_snapshot command: none unanswered with request_id \"x-req-1\"\n\
-         shrunk from 3 to 1 command lines in 7 runs; a rerun fails the same way\n"
+         shrunk from 3 to 1 command lines in 13 runs; a rerun fails the same way\n"
     );
     assert_eq!(
         repro,
@@ -177,6 +177,96 @@ fn the_mock_engine_gives_no_finding() {
         "{stdout}"
     );
     assert!(!repro.exists());
+}
+
+/// The broken test engine `tests/engines/NAME`, wrapping the paced mock
+/// engine: `fuzz-engine --seed 1 OPTIONS -- NAME BIN mock-engine --delay 300`
+/// (or the paced mock itself, with no name): its exit code and stdout.
+fn fuzz_paced(test: &str, name: Option<&str>, options: &[&str]) -> (i32, String) {
+    let repro = temp(test, "repro.jsonl");
+    let wrapper = name.map(|n| format!("{}/tests/engines/{n}", env!("CARGO_MANIFEST_DIR")));
+    let mut argv = vec![
+        "fuzz-engine",
+        "--seed",
+        "1",
+        "--repro",
+        repro.to_str().unwrap(),
+    ];
+    argv.extend_from_slice(options);
+    argv.push("--");
+    argv.extend(wrapper.as_deref());
+    argv.extend_from_slice(&[BIN, "mock-engine", "--delay", "300"]);
+    let out = run(&argv, b"");
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+    )
+}
+
+#[test]
+fn an_engine_answering_cancel_with_agent_finished_is_found() {
+    let (code, stdout) = fuzz_paced(
+        "cancel-finishes",
+        Some("cancel-finishes"),
+        &["--sessions", "60"],
+    );
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.starts_with("FOUND: 3 of 3 cancels sent in the first third of the turn's uncancelled length were answered by agent_finished, not agent_aborted (the engine's turns ran "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("judged over the campaign's cancels, not shrunk: the last session that showed one; a rerun fails the same way\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("judge it: serve-command check-engine --check cancel -- "),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn the_paced_mock_engine_gives_no_cancel_finding() {
+    // Its cancels land (agent_aborted): as many sessions as find the
+    // broken engine above, and more.
+    let (code, stdout) = fuzz_paced("paced", None, &["--sessions", "20"]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("cancel → agent_aborted"), "{stdout}");
+}
+
+#[test]
+fn time_bounds_the_whole_run_shrinking_included() {
+    // An engine whose every turn is silent: each session waits out its
+    // turn timeout, and shrinking would take 300 runs of them.
+    let start = std::time::Instant::now();
+    let repro = temp("time", "repro.jsonl");
+    let out = run(
+        &[
+            "fuzz-engine",
+            "--seed",
+            "1",
+            "--time",
+            "4",
+            "--turn-timeout",
+            "1",
+            "--repro",
+            repro.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            r#""$1" mock-engine | grep --line-buffered -v '"event":"agent_finished"'"#,
+            "sh",
+            BIN,
+        ],
+        b"",
+    );
+    let took = start.elapsed();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        took < std::time::Duration::from_secs(7),
+        "{took:?}\n{stdout}"
+    );
 }
 
 #[test]

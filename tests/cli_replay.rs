@@ -459,3 +459,95 @@ note: the recording holds 1 event that fits no rule, sent again as it was (first
         )
     );
 }
+
+/// A controller's cancel sent while the text streams, and a goal set late
+/// in a turn, recorded at a pace (issue 57): replayed at the same points
+/// (after as many of the turn's events that are not deltas, and a delta
+/// when the text had begun), the same conversation at any pace and with
+/// other text; against the unpaced mock, which ends each turn before it
+/// reads a line, the difference is only a crossing on the pipes, shown as
+/// a note and not counted.
+#[test]
+fn a_cancel_mid_stream_and_a_late_goal_replay_at_their_points() {
+    let dir = scratch("points");
+    let script = file(
+        &dir,
+        "script.jsonl",
+        concat!(
+            r#"{"deltas":["a","b","c","d"]}"#,
+            "\n",
+            r#"{"deltas":["e","f"]}"#,
+            "\n"
+        ),
+    );
+    // At 80 ms a step: the cancel 200 ms into the first turn, after its
+    // second delta; the goal 360 ms into the second, after its usage.
+    let session = Session::parse(concat!(
+        r#"{"send":{"command":"prompt","content":"one"}}"#,
+        "\n",
+        r#"{"after":{"ms":200},"send":{"command":"cancel"}}"#,
+        "\n",
+        r#"{"after":{"ended":1},"send":{"command":"prompt","content":"two"}}"#,
+        "\n",
+        r#"{"after":{"ms":360},"send":{"command":"goal","action":"set","text":"ship"}}"#,
+        "\n",
+    ))
+    .unwrap();
+    let buffer = Shared::default();
+    let recorder = Recorder::new(buffer.clone());
+    Runner::new()
+        .run_recorded(
+            &session,
+            Command::new(BIN).args(["mock-engine", "--delay", "80", "--script", &script]),
+            &recorder,
+        )
+        .unwrap();
+    let recording = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    let log = file(&dir, "recording.jsonl", &recording);
+    // The recording holds a cancel that landed mid-stream.
+    let trace = stdout_of(&["trace", &log], b"", 0);
+    assert!(
+        trace.contains("agent_aborted, answers command 2"),
+        "{trace}"
+    );
+    // And a goal set in the pause before the second turn's end, settled
+    // when it ended (an earlier point would apply it mid-turn: a step more).
+    assert!(
+        trace.contains("  event 9: usage\ncommand 4: goal set \"ship\"\n"),
+        "{trace}"
+    );
+    let other = file(
+        &dir,
+        "other.jsonl",
+        "{\"deltas\":[\"x\",\"y\",\"z\"]}\n{\"answer\":\"w\"}\n",
+    );
+    for (delay, script) in [
+        ("40", &script),
+        ("5", &script),
+        ("300", &script),
+        ("40", &other),
+    ] {
+        let out = replay(
+            &log,
+            &[],
+            &[BIN, "mock-engine", "--delay", delay, "--script", script],
+            0,
+        );
+        assert!(
+            out.starts_with(&format!("replay: {log}: the same conversation ("))
+                && out.lines().count() == 1,
+            "--delay {delay} --script {script}: {out}"
+        );
+    }
+    // Unpaced, every line crosses the turn it was meant for: set apart.
+    let out = replay(&log, &[], &[BIN, "mock-engine", "--script", &script], 0);
+    let notes: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(
+        notes,
+        [
+            "note: crossed: not compared: command 1 (prompt), its turn: - agent_aborted  + assistant_message, usage, agent_finished (command 2 (cancel) and the turn of command 1 crossed on the pipes in this run)",
+            "note: crossed: not compared: command 2 (cancel): - agent_aborted (turn of command 1) (command 2 (cancel) and the turn of command 1 crossed on the pipes in this run)",
+        ],
+        "{out}"
+    );
+}

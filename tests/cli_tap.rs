@@ -217,6 +217,9 @@ tap: command 6: refused; the engine owes {"event":"command_error","error":"goal 
 tap: command 7: note: not canonical (extra keys, legacy fields, another key order or spacing); the crate writes {"command":"jobs_snapshot","request_id":"r1"}
 tap: event 1: attributed to nothing: agent_aborted with no turn running (no prompt was sent)
 tap: event 2: attributed to nothing: steer_applied with no turn running (no prompt was sent)
+tap: owed at the engine's exit:
+tap:   steer_applied or steer_dropped to command 2
+tap:   the end of the work of command 4
 tap: summary: 7 command lines, 6 event lines, 0 stderr lines; 4 errors, 4 notes (1 blank, 1 crlf, 2 not_canonical, 2 refused, 2 unattributed); the engine's exit 0
 "#
     );
@@ -357,6 +360,8 @@ fn refused_lines_left_unanswered_are_named_at_exit() {
 tap: command 3: refused; the engine owes {"event":"command_error","error":"expected a boolean \"allow\" field"}
 tap: exit: command 1 was refused and never answered; the engine owed {"event":"command_error","error":"unknown command: nap"}
 tap: exit: command 3 was refused and never answered; the engine owed {"event":"command_error","error":"expected a boolean \"allow\" field"}
+tap: owed at the engine's exit:
+tap:   a command_error to refused command 1, 3
 tap: summary: 3 command lines, 0 event lines, 0 stderr lines; 4 errors, 0 notes (2 refused, 2 unanswered); the engine's exit 3
 "#
     );
@@ -753,6 +758,17 @@ sleep 0.5; printf oops >&2; exit 3";
         ),
         "{stopped:?}"
     );
+    // What the engine still owes is said at its exit, after its words.
+    assert_eq!(
+        lines.next(),
+        Some("tap:   the work, not started, of command 1"),
+        "{stopped:?}"
+    );
+    assert_eq!(
+        lines.next(),
+        Some("tap: owed at the engine's exit:"),
+        "{stopped:?}"
+    );
     assert_eq!(lines.next(), Some("oops"), "{stopped:?}");
     assert!(
         lines
@@ -761,4 +777,26 @@ sleep 0.5; printf oops >&2; exit 3";
         "{stopped:?}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn at_exit_the_tap_says_what_the_engine_still_owes() {
+    // The engine answers the jobs_snapshot and nothing else: the steer and
+    // the prompt's turn are owed when it exits, said as `trace` says them.
+    let dir = scratch("owed");
+    let (out, _) = tap(
+        &dir,
+        &[],
+        &answering(&[r#"{"event":"jobs_snapshot","request_id":"r-1","jobs":[]}"#]),
+        &[],
+        b"{\"command\":\"prompt\",\"content\":\"hi\"}\n{\"command\":\"jobs_snapshot\",\"request_id\":\"r-1\"}\n{\"command\":\"steer\",\"kind\":\"prompt\",\"content\":\"shorter\",\"submission_id\":\"s-1\"}\n",
+    );
+    assert_eq!(
+        stderr(&out),
+        "tap: owed at the engine's exit:\n\
+         tap:   steer_applied or steer_dropped to command 3\n\
+         tap:   the work, not started, of command 1\n\
+         tap: summary: 3 command lines, 1 event line, 0 stderr lines; no violations; the engine's exit 0\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

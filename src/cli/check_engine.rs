@@ -11,7 +11,7 @@ use clap::Args;
 use serde_json::{json, Value};
 use serve_command::workbench::{self, Report, Session};
 use std::ffi::OsString;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -74,8 +74,14 @@ use std::time::Duration;
 ///   must   prompts-queue    prompts sent during a turn each get a turn of
 ///                           their own, one at a time, none lost
 ///   must   cancel           cancel during a turn ends it with agent_aborted,
-///                           and the engine goes on answering (a terminal
-///                           event right after the cancel crossed it: SKIP)
+///                           and the engine goes on answering: the turn runs
+///                           uncancelled first, to learn its length, then is
+///                           cancelled three times in its first third (at
+///                           1/8, 1/6 and 1/4 of it); every one answered by
+///                           agent_finished or turn_failed fails; a turn too
+///                           short to cancel well before its end (under
+///                           375 ms), or cancels that came after it ended:
+///                           SKIP
 ///   must   cancel-question  cancel while the turn waits on its approval
 ///                           question ends it with agent_aborted
 ///   must   approval         a question is held until its approval command,
@@ -111,8 +117,14 @@ use std::time::Duration;
 /// events (each owed once, after the errors of the lines before it); other
 /// events are the engine's business.
 ///
+/// On a terminal, each check is shown as it finishes (the line checks
+/// together, once their scenarios ran), its verdict in colour unless
+/// NO_COLOR is set; in a pipe or a file nothing is written until the end,
+/// and never a colour.
+///
 /// Prints one line per check, `PASS`, `FAIL` or `SKIP` (not judged), its
-/// level and name; after each failure why, the lines sent, the lines
+/// level and name; under a session file, each point of it the engine never
+/// reached (`missed: ...`, on a PASS too); after each failure why, the lines sent, the lines
 /// received and the tail of the engine's stderr (at most 20 lines each;
 /// --report has every line sent and the first 1,000 received); after a
 /// check not judged, why; then a count. --report FILE writes the same as
@@ -124,7 +136,7 @@ use std::time::Duration;
 ///               "failure":null|{"why":W,"scenario":N,"sent":[...],
 ///                 "received":[...],"received_lines":N,"stderr_tail":[...],
 ///                 "ended":E},
-///               "not_judged":null|W}],
+///               "not_judged":null|W,"missed":[...]}],
 ///    "passed":P,"failed":F,"must_failed":M,"not_judged":J,"conforms":B}
 ///
 /// Exit status: 0 when no `must` check fails (a `should` may fail, a
@@ -227,10 +239,19 @@ pub fn run(args: CheckEngine, revision: Revision) -> output::Result<ExitCode> {
         }
         check = check.only(args.only.iter().cloned());
     }
+    // On a terminal each check is shown as it finishes (coloured unless
+    // NO_COLOR); in a pipe, the summary comes whole at the end.
+    let terminal = io::stdout().is_terminal();
+    let mut stdout_gone = false;
+    let each = |check: &workbench::Check| {
+        if terminal && !stdout_gone {
+            stdout_gone = write_check(check).is_err();
+        }
+    };
     let report = if sessions.is_empty() {
-        check.run(&mut engine)
+        check.run_each(&mut engine, each)
     } else {
-        check.run_sessions(&sessions, &mut engine)
+        check.run_sessions_each(&sessions, &mut engine, each)
     }
     .map_err(|e| io_error(format!("cannot run {shown}"), &e))?;
     if let Some((name, file)) = &mut junit_file {
@@ -253,9 +274,14 @@ pub fn run(args: CheckEngine, revision: Revision) -> output::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     };
+    let summary = if terminal {
+        report.tally()
+    } else {
+        report.to_string()
+    };
     let mut out = io::stdout().lock();
     match out
-        .write_all(report.to_string().as_bytes())
+        .write_all(summary.as_bytes())
         .and_then(|()| out.flush())
         .map_err(stdout_error)
     {
@@ -287,6 +313,7 @@ fn report_json(args: &CheckEngine, report: &Report) -> Value {
                 "rule": check.rule(),
                 "failure": failure,
                 "not_judged": check.not_judged(),
+                "missed": check.missed(),
             })
         })
         .collect();
@@ -303,6 +330,24 @@ fn report_json(args: &CheckEngine, report: &Report) -> Value {
         "not_judged": report.not_judged(),
         "conforms": report.conforms(),
     })
+}
+
+/// Writes `check` as the summary shows it, its verdict coloured (PASS
+/// green, FAIL red, SKIP yellow) where anstream finds colour wanted: on a
+/// terminal, with no NO_COLOR.
+fn write_check(check: &workbench::Check) -> io::Result<()> {
+    use anstyle::{AnsiColor, Style};
+    let colour = match check.verdict() {
+        "PASS" => AnsiColor::Green,
+        "FAIL" => AnsiColor::Red,
+        _ => AnsiColor::Yellow,
+    };
+    let style = Style::new().fg_color(Some(colour.into())).bold();
+    let text = check.to_string();
+    let rest = text.get(4..).unwrap_or_default();
+    let mut out = anstream::stdout().lock();
+    write!(out, "{style}{}{style:#}{rest}", check.verdict())?;
+    out.flush()
 }
 
 /// The session files named: each file, and each `*.jsonl` of a folder,

@@ -12,7 +12,7 @@ use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Fuzz an engine: generated sessions, judged by the conversation's model
 ///
@@ -29,6 +29,17 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// that breaks it the same way; that session is rerun to confirm, written
 /// to --repro, and printed with its verdict and the command that reruns
 /// it.
+///
+/// The model cannot tell a cancel that crossed a turn's end on the pipes
+/// from one the engine answered with `agent_finished`: the campaign learns
+/// how long the engine's turns run uncancelled (the median of those it
+/// saw) and finds an engine whose turns end `agent_finished` or
+/// `turn_failed` after 3 cancels sent in the first third of that length,
+/// none `agent_aborted` (`check-engine --check cancel` judges it).
+///
+/// --time bounds the whole run: sessions are generated for the first
+/// three quarters of it, and a finding is shrunk and rerun in what is left
+/// (at most --shrink-runs runs); no session runs past the end.
 ///
 /// The campaign is reproducible from its --seed (chosen and printed when
 /// not given) as far as the engine's own timing allows. On a terminal,
@@ -51,7 +62,9 @@ pub struct FuzzEngine {
     /// The seed of the generator (a whole number); chosen when not given.
     #[arg(long)]
     seed: Option<u64>,
-    /// Run for this many seconds (the default: 60 unless --sessions).
+    /// Run for this many seconds in all, shrinking included: sessions for
+    /// the first three quarters, a finding shrunk in the rest (the
+    /// default: 60 unless --sessions).
     #[arg(long, value_name = "SECS", value_parser = seconds, conflicts_with = "sessions")]
     time: Option<Duration>,
     /// Run this many sessions (a count: load cannot change what is run).
@@ -102,12 +115,26 @@ pub fn run(args: FuzzEngine, revision: Revision) -> output::Result<ExitCode> {
         .timeout(args.timeout);
     let terminal = io::stderr().is_terminal();
     output::to_stderr(&format!("fuzz-engine: seed {seed}\n"))?;
+    // Under --time no session runs past the budget's end.
+    let deadline = match budget {
+        Budget::Time(d) => Some(Instant::now() + d),
+        _ => None,
+    };
     let campaign = Fuzzer::new(seed)
         .max_commands(args.max_commands)
         .shrink_runs(args.shrink_runs)
         .run(
             budget,
-            |session| runner.run(session, &mut engine),
+            |session| match deadline {
+                Some(end) => {
+                    let left = end.saturating_duration_since(Instant::now());
+                    runner
+                        .clone()
+                        .timeout(args.timeout.min(left.max(Duration::from_millis(100))))
+                        .run(session, &mut engine)
+                }
+                None => runner.run(session, &mut engine),
+            },
             |progress| {
                 if terminal && (progress.sessions % 10 == 0 || progress.sessions == 1) {
                     let _ = io::stderr().write_all(progress_line(progress).as_bytes());
@@ -139,12 +166,21 @@ pub fn run(args: FuzzEngine, revision: Revision) -> output::Result<ExitCode> {
                 .map_err(|e| io_error(&name, &e))?;
             out += &format!("FOUND: {}\n", finding.why);
             out += &format!(
-                "shrunk from {} to {} command lines in {} runs{}\n",
-                finding.found.commands(),
-                finding.session.commands(),
-                finding.shrink_runs,
+                "{}{}\n",
+                if finding.check.is_some() {
+                    "judged over the campaign's cancels, not shrunk: the last session that showed one".to_owned()
+                } else {
+                    format!(
+                        "shrunk from {} to {} command lines in {} runs",
+                        finding.found.commands(),
+                        finding.session.commands(),
+                        finding.shrink_runs
+                    )
+                },
                 if finding.confirmed {
                     "; a rerun fails the same way"
+                } else if !finding.rerun {
+                    "; not rerun: the time ran out"
                 } else {
                     "; a rerun did NOT fail the same way (the engine's timing decides it)"
                 }
@@ -154,16 +190,23 @@ pub fn run(args: FuzzEngine, revision: Revision) -> output::Result<ExitCode> {
                 out += &format!("  {line}\n");
             }
             out += &format!("its verdict:\n{}", indent(&finding.verdict.to_string()));
-            out += &format!(
-                "rerun it: serve-command check-engine --turn-timeout {} --timeout {} --session {name} -- {}\n",
-                args.turn_timeout.as_secs_f64(),
-                args.timeout.as_secs_f64(),
-                args.engine
-                    .iter()
-                    .map(|a| shell_word(&a.to_string_lossy()))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            );
+            let engine = args
+                .engine
+                .iter()
+                .map(|a| shell_word(&a.to_string_lossy()))
+                .collect::<Vec<_>>()
+                .join(" ");
+            out += &match finding.check {
+                // The model alone passes the session: the check judges it.
+                Some(check) => format!(
+                    "judge it: serve-command check-engine --check {check} -- {engine}\n"
+                ),
+                None => format!(
+                    "rerun it: serve-command check-engine --turn-timeout {} --timeout {} --session {name} -- {engine}\n",
+                    args.turn_timeout.as_secs_f64(),
+                    args.timeout.as_secs_f64(),
+                ),
+            };
             out += &format!("seed {seed}: {summary}\n");
             ExitCode::from(1)
         }

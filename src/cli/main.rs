@@ -9,6 +9,7 @@ mod decode;
 mod dict;
 mod encode;
 mod fuzz_engine;
+mod html;
 mod mock_engine;
 mod output;
 mod redact;

@@ -23,14 +23,17 @@ use std::time::Duration;
 /// Reads LOG, a recording (`serve-command tap --log`, or a controller's
 /// `serve_command::v2::serve::Recorder`), as `trace` reads it, and sends
 /// its command lines to a fresh ENGINE, each at the point of the
-/// conversation where the recording sent it: after the events it came
-/// after, anchored on the last that marks a point (a turn's start, its
-/// k-th agent_step or its end, the answer of a command, the k-th question
-/// asked), never on a count of deltas or on milliseconds, so an engine at
-/// another pace, or with other model text, gets each line at the same
-/// point. An approval answers the question asked at the same place, by the
-/// id the new engine gives it. Once every line is sent and nothing is
-/// owed, ENGINE's stdin is closed.
+/// conversation where the recording sent it, never on a count of deltas or
+/// on milliseconds, so an engine at another pace, or with other model
+/// text, gets each line at the same point: a line sent while a turn ran,
+/// once that turn wrote as many events that are not deltas as it had then
+/// (its steps, messages, usage, the answers it carries), and when deltas
+/// had begun to stream since, once one has; a line sent after a turn's
+/// end, after that end (after the engine's prediction_result when it came
+/// before the line, waiting up to 2 s for it); otherwise after the answer
+/// of the command it came after. An approval answers the question asked at
+/// the same place, by the id the new engine gives it. Once every line is
+/// sent and nothing is owed, ENGINE's stdin is closed.
 ///
 /// Then the two conversations, each attributed by the model of the serve
 /// loop (`trace`'s), are compared: per command line, what answered it; per
@@ -50,8 +53,18 @@ use std::time::Duration;
 ///     - agent_finished
 ///     + turn_failed
 ///
-/// then a summary line, and notes: what the recording held that fits no
-/// rule (replayed as it was), a point of the recording the new run never
+/// then a summary line, and notes. What is only a crossing on the pipes, in
+/// either run, is not counted, and is shown as a note `crossed: not
+/// compared`: a line whose turn's events came in one burst within 100 ms
+/// after it (before anything answered it), so that the engine may have
+/// written them before it read the line (a cancel the turn's end beat; a
+/// steer or goal that missed its step; text streamed before a cancel took
+/// hold), at a pace at which that can be (the turn's events before it no
+/// more than 200 ms apart); then its turn is compared up to that line, and
+/// what answered the lines sent during it is not compared; and a
+/// prediction_result one run has and the other lacks, where the other's
+/// next line (or the end of its input) came first. Notes also say what the
+/// recording held that fits no rule (replayed as it was), a point of the recording the new run never
 /// reached (the line sent then), and how the engine ended when it did not
 /// exit (killed for silence or for the session's bound).
 ///
@@ -61,8 +74,8 @@ use std::time::Duration;
 /// {"same":B,"differences":N,"commands":N,"events":{"recorded":N,"replayed":N},
 /// "notes":[...],"updated":B}.
 ///
-/// Exit status: 0 the same conversation (or --update wrote it); 1 they
-/// differ; 2 a usage error, a recording that cannot be read (its line and
+/// Exit status: 0 the same conversation, crossings aside (or --update
+/// wrote it); 1 they differ; 2 a usage error, a recording that cannot be read (its line and
 /// why) or an engine that cannot be started.
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:
@@ -103,6 +116,11 @@ pub struct Replay {
     /// nothing, before it is killed.
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds)]
     turn_timeout: Duration,
+    /// Also write FILE: one page of the two conversations, two timelines
+    /// aligned by command, each difference marked under its command in the
+    /// report's words (crossings as such).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     /// The engine, and its arguments.
     #[arg(last = true, required = true, value_name = "ENGINE")]
     engine: Vec<OsString>,
@@ -192,8 +210,18 @@ pub fn run(args: Replay, revision: Revision) -> output::Result<ExitCode> {
         how = how.ignore(kind.clone());
     }
     let comparison = recorded.compare(&replayed, &how);
-    let notes = notes(&recorded, &verdict);
+    let mut notes: Vec<String> = comparison
+        .crossed()
+        .iter()
+        .map(|d| format!("crossed: not compared: {d}"))
+        .collect();
+    notes.extend(self::notes(&recorded, &verdict));
 
+    // Read before --update writes over it.
+    let recorded_log = match &args.html {
+        Some(_) => Some(std::fs::read(&args.log).map_err(|e| io_error(&name, &e))?),
+        None => None,
+    };
     let updated = args.update;
     if updated {
         let mut out = File::create(&args.log).map_err(|e| io_error(&name, &e))?;
@@ -213,6 +241,16 @@ pub fn run(args: Replay, revision: Revision) -> output::Result<ExitCode> {
         Format::Text => outcome.text(&name),
         Format::Jsonl => outcome.jsonl(),
     };
+    if let (Some(path), Some(log)) = (&args.html, &recorded_log) {
+        html(
+            path,
+            &name,
+            log,
+            &new_recording,
+            &comparison,
+            &outcome.text(&name),
+        )?;
+    }
     let mut stdout = io::stdout().lock();
     match stdout
         .write_all(report.as_bytes())
@@ -227,6 +265,54 @@ pub fn run(args: Replay, revision: Revision) -> output::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `--html FILE`: each run's view as `trace --html` draws it, under the
+/// differences (and crossings) by command, in the report's words.
+fn html(
+    path: &std::path::Path,
+    name: &str,
+    recorded: &[u8],
+    replayed: &[u8],
+    comparison: &Comparison,
+    report: &str,
+) -> output::Result<()> {
+    let view = |log: &[u8], sfx: &str, heading: &str| {
+        crate::trace::view(log, name, sfx, heading)
+            .map_err(|e| Failure::Error(format!("{name}: {e}")))
+    };
+    let recorded = view(
+        recorded,
+        "-recorded",
+        "<h2 class=\"run-title\">The recording</h2>",
+    )?;
+    let replayed = view(
+        replayed,
+        "-replayed",
+        "<h2 class=\"run-title\">This run</h2>",
+    )?;
+    let differences: Vec<_> = (comparison.differences().iter().map(|d| (d, false)))
+        .chain(comparison.crossed().iter().map(|d| (d, true)))
+        .map(|(d, crossed)| {
+            let n = match d.place {
+                Place::Command { n, .. } => Some(n),
+                _ => None,
+            };
+            (n, d.to_string(), crossed)
+        })
+        .collect();
+    let shown = path.display().to_string();
+    let mut out = io::BufWriter::new(File::create(path).map_err(|e| io_error(&shown, &e))?);
+    crate::html::write_replay(
+        &mut out,
+        &format!("replay of {name}"),
+        report,
+        &differences,
+        recorded,
+        replayed,
+    )
+    .and_then(|()| out.flush())
+    .map_err(|e| io_error(&shown, &e))
 }
 
 /// What the summary adds: the recording's own violations, points the new

@@ -1,6 +1,7 @@
 //! `trace`: the conversation a log of the wire holds, each event with the
 //! command it answers and the turn it belongs to.
 
+use crate::html::Page;
 use crate::output::{self, io_error, stdout_error};
 use crate::revision::Revision;
 use clap::{Args, ValueEnum};
@@ -104,6 +105,11 @@ const SHORT: usize = 40;
 /// "after", "before" the events' `n`. It holds the samples and the command
 /// lines not yet ended.
 ///
+/// --html FILE writes, instead, one self-contained page of the same
+/// attribution (docs/GUIDE.md, "A session's page"): its lanes on a time
+/// axis (line order where a record has no time), what stands out counted
+/// and listed, each line's text, words and latency, the --stats table.
+///
 /// Exit status: 0 when the log is read to its end (whatever the events'
 /// violations); 2 on a usage error, a log that cannot be read, or a record
 /// that is not a JSON object, has no "dir", a command or event record with
@@ -118,7 +124,8 @@ const SHORT: usize = 40;
   serve-command tap --log wire.jsonl -- openseek serve < session.jsonl
   serve-command trace wire.jsonl
   serve-command trace --format jsonl wire.jsonl | jq -c 'select(.violation)'
-  serve-command trace --stats --stall 500 wire.jsonl"
+  serve-command trace --stats --stall 500 wire.jsonl
+  serve-command trace --html session.html wire.jsonl   # open it in a browser"
 )]
 pub struct Trace {
     /// How to write the conversation: text (for a person) or jsonl.
@@ -133,6 +140,11 @@ pub struct Trace {
     /// milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 1000, requires = "stats")]
     stall: u64,
+    /// Instead, write FILE: one self-contained page of the session's
+    /// timeline (lanes, each command joined to what answered it, what
+    /// stands out, the --stats figures), made from the same attribution.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["format", "stats"])]
+    html: Option<PathBuf>,
     /// The log (`-` or none: stdin).
     #[arg(value_name = "LOG")]
     log: Option<PathBuf>,
@@ -163,8 +175,19 @@ pub fn run(args: Trace, revision: Revision) -> output::Result<ExitCode> {
     };
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
-    let stats = args.stats.then(|| Stats::new(args.stall));
+    // Before reading: a page that cannot be written is said at once.
+    let page = match &args.html {
+        None => None,
+        Some(path) => Some((
+            path,
+            File::create(path).map_err(|e| io_error(format!("trace: {}", path.display()), &e))?,
+        )),
+    };
+    let stats = (args.stats || page.is_some()).then(|| Stats::new(args.stall));
     let mut trace = Tracer::new(args.format, stats);
+    if page.is_some() {
+        trace.html = Some(Page::new(name.clone()));
+    }
     let read = trace.read(BufReader::with_capacity(64 * 1024, input), &mut out);
     // What was written before a bad record stays written.
     let flushed = out.flush();
@@ -179,9 +202,33 @@ pub fn run(args: Trace, revision: Revision) -> output::Result<ExitCode> {
         }
     }
     flushed.map_err(stdout_error)?;
+    if let Some((path, file)) = page {
+        let mut file = BufWriter::with_capacity(64 * 1024, file);
+        trace
+            .page()
+            .and_then(|(page, owed, words, figures)| {
+                page.finish(&owed, &words, figures.as_deref(), &mut file)
+            })
+            .and_then(|()| file.flush())
+            .map_err(|e| io_error(format!("trace: {}", path.display()), &e))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     trace.owed(&mut out).map_err(stdout_error)?;
     out.flush().map_err(stdout_error)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `replay --html`: the view of one recording (`sfx` ends its element
+/// ids), as `trace --html` draws it; why not, when it cannot be read.
+pub fn view(log: impl BufRead, title: &str, sfx: &str, heading: &str) -> Result<String, String> {
+    let mut trace = Tracer::new(Format::Text, Some(Stats::new(1000)));
+    trace.html = Some(Page::new(title.to_owned()));
+    trace.read(log, &mut io::sink()).map_err(|e| match e {
+        Stop::Read(e) | Stop::Write(e) => e.to_string(),
+        Stop::Record(line, why) => format!("line {line}: {why}"),
+    })?;
+    let (page, owed, words, figures) = trace.page().map_err(|e| e.to_string())?;
+    Ok(page.view(sfx, heading, &owed, &words, figures.as_deref()))
 }
 
 /// Why reading the log stopped early.
@@ -208,6 +255,9 @@ struct Tracer {
     last_turn: Option<u64>,
     /// With --stats: the figures, and nothing written until the end.
     stats: Option<Stats>,
+    /// With --html: the page, written at the end (with the figures, when
+    /// every record has a time), and nothing else written.
+    html: Option<Page>,
 }
 
 /// What the engine made of a command line.
@@ -225,6 +275,16 @@ enum Taken<'a> {
 }
 
 impl Taken<'_> {
+    /// What the page names it: its command's name, or what became of it.
+    fn label(&self) -> &'static str {
+        match self {
+            Taken::NotRead(_) => "not read",
+            Taken::Blank => "blank",
+            Taken::TooLong | Taken::NotACommand(_) | Taken::Declined(..) => "refused",
+            Taken::Read(command) => command.name(),
+        }
+    }
+
     /// The kind `--stats` counts it under; `None` for a line the engine
     /// owes nothing (blank, or not read).
     fn kind(&self) -> Option<&'static str> {
@@ -247,6 +307,7 @@ impl Tracer {
             stopped: None,
             open_turn: None,
             last_turn: None,
+            html: None,
         }
     }
 
@@ -257,10 +318,17 @@ impl Tracer {
             LogError::Read(e) => Stop::Read(e),
             LogError::Record(at, why) => Stop::Record(at, why),
         })? {
+            if let Some(page) = &mut self.html {
+                page.time(record.t_us, record.at);
+            }
             if let Some(stats) = &mut self.stats {
-                stats.now = stats
-                    .time(&record)
-                    .map_err(|why| Stop::Record(record.at, why))?;
+                match stats.time(&record) {
+                    Ok(t) => stats.now = t,
+                    // The page does without the figures: its axis is then
+                    // line order, as it says.
+                    Err(_) if self.html.is_some() => self.stats = None,
+                    Err(why) => return Err(Stop::Record(record.at, why)),
+                }
             }
             let written = if record.direction == Direction::Command {
                 self.command(&record.line, out)
@@ -307,8 +375,11 @@ impl Tracer {
         };
         if let Some(stats) = &mut self.stats {
             stats.command(n, taken.kind());
-            return Ok(());
+            if self.html.is_none() {
+                return Ok(());
+            }
         }
+        let label = taken.label();
         let short = match taken {
             Taken::NotRead(k) => format!("not read (the engine stopped reading at command {k})"),
             Taken::TooLong => "refused: longer than the tap's line limit".to_owned(),
@@ -319,6 +390,10 @@ impl Tracer {
             Taken::Declined(name, why) => format!("refused: {name}: {why}"),
             Taken::Read(command) => short(&command),
         };
+        if let Some(page) = &mut self.html {
+            page.command(n, label, format!("command {n}: {short}"), line);
+            return Ok(());
+        }
         self.open_turn = None;
         writeln!(out, "command {n}: {short}")
     }
@@ -331,6 +406,12 @@ impl Tracer {
         });
         if let Some(stats) = &mut self.stats {
             stats.event(&a, &self.conversation);
+            if self.html.is_none() {
+                return Ok(());
+            }
+        }
+        if let Some(page) = &mut self.html {
+            page.event(&a, said(&a), line);
             return Ok(());
         }
         match self.format {
@@ -341,25 +422,12 @@ impl Tracer {
 
     /// One event as a person reads it.
     fn text(&mut self, a: &Attribution, out: &mut impl Write) -> io::Result<()> {
-        let Some(name) = a.event else {
-            self.open_turn = None;
-            return writeln!(out, "event {}: not an event", a.n);
-        };
-        let mut said = format!("event {}: {name}", a.n);
-        if let Some(reason) = &a.violation {
-            said += &format!(", attributed to nothing: {reason}");
-        }
-        if let Some(k) = a.answers {
-            said += &format!(", answers command {k}");
-        }
-        let Some(turn) = a.turn else {
+        let said = said(a);
+        let (Some(name), Some(turn)) = (a.event, a.turn) else {
             self.open_turn = None;
             return writeln!(out, "{said}");
         };
         let ends = matches!(name, "agent_finished" | "turn_failed" | "agent_aborted");
-        if ends {
-            said += "; the turn ends";
-        }
         if self.open_turn != Some(turn) {
             let continued = if self.last_turn == Some(turn) {
                 ", continued"
@@ -378,6 +446,28 @@ impl Tracer {
         writeln!(out, "  {said}")
     }
 
+    /// `--html`: the page, what is still owed at the end (and in the
+    /// text format's words) and the figures (when every record has a time).
+    fn page(&mut self) -> io::Result<(Page, Owed, String, Option<Vec<u8>>)> {
+        let owed = self.conversation.owed();
+        let mut words = Vec::new();
+        owed_text(&owed, &mut words)?;
+        let mut figures = None;
+        if let Some(stats) = &mut self.stats {
+            stats.owed(&owed);
+            let mut jsonl = Vec::new();
+            stats.jsonl(&mut jsonl)?;
+            figures = Some(jsonl);
+        }
+        let page = self.html.take().ok_or(io::ErrorKind::InvalidInput)?;
+        Ok((
+            page,
+            owed,
+            String::from_utf8_lossy(&words).into_owned(),
+            figures,
+        ))
+    }
+
     /// What is still owed at the end of the log; with --stats, the
     /// figures instead.
     fn owed(&mut self, out: &mut impl Write) -> io::Result<()> {
@@ -394,6 +484,24 @@ impl Tracer {
             Format::Text => owed_text(&owed, out),
         }
     }
+}
+
+/// An event as the text format says it (under its turn's heading).
+fn said(a: &Attribution) -> String {
+    let Some(name) = a.event else {
+        return format!("event {}: not an event", a.n);
+    };
+    let mut said = format!("event {}: {name}", a.n);
+    if let Some(reason) = &a.violation {
+        said += &format!(", attributed to nothing: {reason}");
+    }
+    if let Some(k) = a.answers {
+        said += &format!(", answers command {k}");
+    }
+    if a.turn.is_some() && matches!(name, "agent_finished" | "turn_failed" | "agent_aborted") {
+        said += "; the turn ends";
+    }
+    said
 }
 
 fn jsonl(a: &Attribution, out: &mut impl Write) -> io::Result<()> {
@@ -432,7 +540,9 @@ fn owed_jsonl(owed: &Owed, out: &mut impl Write) -> io::Result<()> {
     )
 }
 
-fn owed_text(owed: &Owed, out: &mut impl Write) -> io::Result<()> {
+/// What is still owed, in words (`owed: nothing`, or `owed:` and a line
+/// per kind): `trace`'s end, and `tap`'s at the engine's exit.
+pub(crate) fn owed_text(owed: &Owed, out: &mut impl Write) -> io::Result<()> {
     if owed.is_empty() {
         return writeln!(out, "owed: nothing");
     }

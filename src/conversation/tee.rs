@@ -6,10 +6,10 @@ use super::reply::Sink;
 use crate::v2::DEFAULT_MAX_LINE_LEN;
 use std::collections::VecDeque;
 
-/// How much of a last line cut short a [`Stopped`] keeps.
+/// How much of a last line cut short a [`Stopped`](super::Stopped) keeps.
 const PARTIAL_KEEP: usize = 1024;
 
-/// How much of the end of an engine's stderr a [`Stopped`] keeps.
+/// How much of the end of an engine's stderr a [`Stopped`](super::Stopped) keeps.
 pub const STDERR_TAIL: usize = 4096;
 
 /// The engine's stdout as bytes, beside the reader that decodes it: the

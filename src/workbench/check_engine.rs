@@ -17,7 +17,7 @@
 
 use super::conversation_checks::{self, session_check};
 use super::line_checks::{self, LINE_CHECKS};
-use super::report::Report;
+use super::report::{Check, Report};
 use super::runner::Runner;
 use super::session::Session;
 use crate::v2::DEFAULT_MAX_LINE_LEN;
@@ -177,11 +177,28 @@ impl CheckEngine {
         sessions: &[(String, Session)],
         engine: &mut std::process::Command,
     ) -> io::Result<Report> {
+        self.run_sessions_each(sessions, engine, |_| {})
+    }
+
+    /// [`CheckEngine::run_sessions`], telling `each` every check as it
+    /// finishes (what `check-engine` shows on a terminal).
+    ///
+    /// # Errors
+    ///
+    /// The engine cannot be started.
+    pub fn run_sessions_each(
+        &self,
+        sessions: &[(String, Session)],
+        engine: &mut std::process::Command,
+        mut each: impl FnMut(&Check),
+    ) -> io::Result<Report> {
         let runner = self.runner();
         let mut checks = Vec::with_capacity(sessions.len());
         for (name, session) in sessions {
             let verdict = runner.run(session, engine)?;
-            checks.push(session_check(name, &verdict));
+            let check = session_check(name, &verdict);
+            each(&check);
+            checks.push(check);
         }
         Ok(Report { checks })
     }
@@ -193,6 +210,21 @@ impl CheckEngine {
     ///
     /// The engine cannot be started, or its output cannot be read.
     pub fn run(&self, engine: &mut std::process::Command) -> io::Result<Report> {
+        self.run_each(engine, |_| {})
+    }
+
+    /// [`CheckEngine::run`], telling `each` every check as it finishes
+    /// (the line checks together, once their scenarios have run; then each
+    /// conversation check): what `check-engine` shows on a terminal.
+    ///
+    /// # Errors
+    ///
+    /// The engine cannot be started, or its output cannot be read.
+    pub fn run_each(
+        &self,
+        engine: &mut std::process::Command,
+        mut each: impl FnMut(&Check),
+    ) -> io::Result<Report> {
         let limit = self.max_line_len.unwrap_or(DEFAULT_MAX_LINE_LEN);
         let lines_wanted = LINE_CHECKS.iter().any(|n| self.wanted(n));
         let mut checks = if lines_wanted {
@@ -201,10 +233,13 @@ impl CheckEngine {
             Vec::new()
         };
         checks.retain(|c| self.wanted(c.name()));
+        checks.iter().for_each(&mut each);
         let runner = self.runner();
         for check in conversation_checks::checks() {
             if self.wanted(check.name) {
-                checks.push(check.run(&runner, engine)?);
+                let check = check.run(&runner, engine)?;
+                each(&check);
+                checks.push(check);
             }
         }
         Ok(Report { checks })

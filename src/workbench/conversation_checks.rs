@@ -9,12 +9,9 @@ use super::verdict::SessionVerdict;
 use std::io;
 use std::time::Duration;
 
-/// Events of a cancelled turn that may still follow the cancel because
-/// they crossed it on the pipes (written before the engine read it).
-const CROSSING_EVENTS: usize = 2;
 /// How long after the cancel was sent an event may arrive and still have
 /// crossed it: what the pipes held then.
-const CROSSING_TIME: Duration = Duration::from_millis(250);
+pub(super) const CROSSING_TIME: Duration = Duration::from_millis(250);
 
 /// How a session's verdict is judged.
 type Judge = fn(&SessionVerdict) -> Outcome;
@@ -28,7 +25,14 @@ pub(super) struct ConversationCheck {
     judge: Judge,
     /// A second session and its judge, run only when the first passed.
     then: Option<(&'static str, Judge)>,
+    /// A check that runs sessions of its own making, from what its first
+    /// session showed (the cancel check: it measures the turn, then
+    /// cancels in it).
+    measured: Option<Measured>,
 }
+
+/// A check run by sessions made from what its own session measured.
+type Measured = fn(&ConversationCheck, &Runner, &mut std::process::Command) -> io::Result<Check>;
 
 /// A check every engine must pass: its name, the rule in the protocol's
 /// words, its session (lines of the runner's format) and its judge.
@@ -45,6 +49,7 @@ fn must(
         session,
         judge,
         then: None,
+        measured: None,
     }
 }
 
@@ -67,16 +72,15 @@ pub(super) fn checks() -> Vec<ConversationCheck> {
             ),
             prompts_queue,
         ),
-        must(
-            "cancel",
-            "cancel during a turn ends it with agent_aborted, and the engine goes on answering (a terminal event that follows the cancel at once crossed it: not judged)",
-            concat!(
-                r#"{"send":{"command":"prompt","content":"Count to twenty, slowly"}}"#, "\n",
-                r#"{"after":{"started":1},"send":{"command":"cancel"}}"#, "\n",
-                r#"{"after":{"ended":1},"send":{"command":"prompt","content":"Say done"}}"#, "\n",
-            ),
-            cancel,
-        ),
+        ConversationCheck {
+            measured: Some(cancel_measured),
+            ..must(
+                "cancel",
+                "cancel during a turn ends it with agent_aborted, and the engine goes on answering (the turn runs uncancelled first, to learn its length, then is cancelled three times in the first third of it; a turn too short to cancel well before its end is not judged)",
+                MEASURE_TURN,
+                promises_kept,
+            )
+        },
         must(
             "cancel-question",
             "cancel while a turn waits on its approval question ends that turn with agent_aborted (judged for engines that ask)",
@@ -190,6 +194,9 @@ impl ConversationCheck {
         runner: &Runner,
         engine: &mut std::process::Command,
     ) -> io::Result<Check> {
+        if let Some(measured) = self.measured {
+            return measured(self, runner, engine);
+        }
         let verdict = runner.run(&self.session(), engine)?;
         let check = self.judged(self.judge, &verdict);
         match self.then {
@@ -204,7 +211,11 @@ impl ConversationCheck {
 
     /// Its check, judged on `verdict` by `judge`.
     fn judged(&self, judge: Judge, verdict: &SessionVerdict) -> Check {
-        let outcome = judge(verdict);
+        self.concluded(judge(verdict), verdict)
+    }
+
+    /// Its check, with `outcome`, shown by `verdict`'s lines.
+    fn concluded(&self, outcome: Outcome, verdict: &SessionVerdict) -> Check {
         let failure = match &outcome {
             Outcome::Fail(why) => Some(Failure::of_session(why.clone(), self.name, verdict)),
             _ => None,
@@ -233,6 +244,7 @@ pub(super) fn session_check(name: &str, verdict: &SessionVerdict) -> Check {
         outcome,
         failure,
     )
+    .with_missed(verdict.missed.clone())
 }
 
 /// Every event fits a rule and nothing is owed at the end: the first
@@ -254,38 +266,158 @@ fn terminal(verdict: &SessionVerdict, n: u64) -> Option<&'static str> {
         .find(|e| matches!(*e, "agent_finished" | "turn_failed" | "agent_aborted"))
 }
 
-fn cancel(verdict: &SessionVerdict) -> Outcome {
-    if let Outcome::Fail(why) = promises_kept(verdict) {
-        return Outcome::Fail(why);
-    }
-    let Some(sent) = verdict.sent.iter().find(|s| s.n == 2) else {
-        return Outcome::NotJudged("the cancel was never sent".to_owned());
+/// The turn the cancel check measures uncancelled: its prompt, and its
+/// question answered when it asks one.
+const MEASURE_TURN: &str = concat!(
+    r#"{"send":{"command":"prompt","content":"Count to twenty, slowly"}}"#,
+    "\n",
+    r#"{"approval":{"asked":1,"allow":true}}"#,
+    "\n",
+);
+
+/// Where in the measured turn each cancel is sent, as a fraction of its
+/// uncancelled length (from its first event to its end): all in its first
+/// third, each at a point of its own.
+const CANCEL_AT: [(u32, u32); 3] = [(1, 8), (1, 6), (1, 4)];
+
+/// A turn cancelled `ms` after its first event (a `jobs_snapshot` marks
+/// that point, then the cancel follows after the pause; command 3), then
+/// a `jobs_snapshot` once it ended: the engine goes on answering.
+fn cancel_session(ms: Option<u128>) -> Session {
+    let cancel = match ms {
+        Some(ms) => format!(r#"{{"after":{{"ms":{ms}}},"send":{{"command":"cancel"}}}}"#),
+        None => r#"{"send":{"command":"cancel"}}"#.to_owned(),
     };
-    if verdict.missed.iter().any(|m| m.starts_with("step 2:")) {
-        return Outcome::NotJudged(
-            "the turn of command 1 ended before it wrote an event: no turn to cancel".to_owned(),
-        );
+    Session::parse(&format!(
+        concat!(
+            r#"{{"send":{{"command":"prompt","content":"Count to twenty, slowly"}}}}"#, "\n",
+            r#"{{"after":{{"started":1}},"send":{{"command":"jobs_snapshot","request_id":"check-cancel-start"}}}}"#, "\n",
+            "{}\n",
+            r#"{{"after":{{"ended":1}},"send":{{"command":"jobs_snapshot","request_id":"check-cancel-after"}}}}"#, "\n",
+        ),
+        cancel
+    ))
+    .expect("a built-in session reads")
+}
+
+fn is_terminal(event: Option<&str>) -> bool {
+    matches!(
+        event,
+        Some("agent_finished" | "turn_failed" | "agent_aborted")
+    )
+}
+
+/// When command `n`'s turn wrote its first event and its terminal one,
+/// and which that was.
+pub(super) fn turn_span(
+    verdict: &SessionVerdict,
+    n: u64,
+) -> Option<(Duration, Duration, &'static str)> {
+    let mut events = verdict
+        .received
+        .iter()
+        .filter(|r| r.attribution.turn == Some(n));
+    let first = events.next()?;
+    let end = std::iter::once(first)
+        .chain(events)
+        .find(|r| is_terminal(r.attribution.event))?;
+    Some((first.at, end.at, end.attribution.event?))
+}
+
+/// Cancel judged, not guessed: the turn runs uncancelled first, to learn
+/// how long the engine's turn is; then it is cancelled three times, at
+/// points in the first third of that length. Every one of those turns
+/// ended by `agent_finished` or `turn_failed` after its cancel is a fault
+/// (the cancel had two thirds of a turn left to land); a turn too short to
+/// cancel well before its end, or one that ended before its cancel was
+/// sent, is a crossing on the pipes and not judged.
+fn cancel_measured(
+    check: &ConversationCheck,
+    runner: &Runner,
+    engine: &mut std::process::Command,
+) -> io::Result<Check> {
+    let measured = runner.run(&check.session(), engine)?;
+    if let Outcome::Fail(why) = promises_kept(&measured) {
+        return Ok(check.concluded(Outcome::Fail(why), &measured));
     }
-    match terminal(verdict, 1) {
-        Some("agent_aborted") | None => Outcome::Pass,
-        Some(end) => {
-            let after: Vec<_> = verdict
-                .received
-                .iter()
-                .filter(|r| r.attribution.turn == Some(1) && r.at >= sent.at)
-                .collect();
-            let late = after.iter().any(|r| r.at >= sent.at + CROSSING_TIME);
-            if after.len() > CROSSING_EVENTS && late {
-                Outcome::Fail(format!(
-                    "command 2 (cancel): the turn of command 1 went on for {} events after it and ended with {end}, not agent_aborted",
-                    after.len()
-                ))
-            } else {
-                Outcome::NotJudged(format!(
-                    "the turn of command 1 ended ({end}) as the cancel was sent: the two crossed on the pipes, so the cancel had nothing left to stop"
-                ))
+    let Some((start, end, _)) = turn_span(&measured, 1) else {
+        let why = "the turn of command 1 wrote no event: no turn to cancel".to_owned();
+        return Ok(check.concluded(Outcome::NotJudged(why), &measured));
+    };
+    let length = end.saturating_sub(start);
+    if length * 2 / 3 < CROSSING_TIME {
+        // Too short to cancel well before its end: one cancel at its
+        // start, a fault only when a rule is broken.
+        let verdict = runner.run(&cancel_session(None), engine)?;
+        let outcome = match (promises_kept(&verdict), terminal(&verdict, 1)) {
+            (Outcome::Fail(why), _) => Outcome::Fail(why),
+            (_, Some("agent_aborted") | None) => Outcome::Pass,
+            (_, Some(end)) => Outcome::NotJudged(format!(
+                "the turn of command 1 ran uncancelled for less than {} ms, too short to send a cancel well before its end (it and the turn's last events may cross on the pipes for {} ms): the cancel sent at its start was answered by {end}",
+                (CROSSING_TIME * 3 / 2).as_millis(),
+                CROSSING_TIME.as_millis()
+            )),
+        };
+        return Ok(check.concluded(outcome, &verdict));
+    }
+    // Per cancel: how far into the turn it was sent, the turn's end, and
+    // how long after the cancel that came.
+    let mut landed: Vec<(u128, &'static str, u128)> = Vec::new();
+    let mut shown = None;
+    for (num, den) in CANCEL_AT {
+        let at = (length * num / den).as_millis();
+        let verdict = runner.run(&cancel_session(Some(at)), engine)?;
+        if let Outcome::Fail(why) = promises_kept(&verdict) {
+            return Ok(check.concluded(Outcome::Fail(why), &verdict));
+        }
+        let sent = verdict.sent.iter().find(|s| s.n == 3).map(|s| s.at);
+        if let (Some(sent), Some((first, end_at, end))) = (sent, turn_span(&verdict, 1)) {
+            if end_at >= sent {
+                let into = sent.saturating_sub(first).as_millis();
+                landed.push((into, end, (end_at - sent).as_millis()));
+                if end != "agent_aborted" {
+                    shown = Some(verdict);
+                }
+                continue;
             }
         }
+        shown.get_or_insert(verdict);
+    }
+    let sent = CANCEL_AT.len();
+    let aborted = landed.iter().filter(|l| l.1 == "agent_aborted").count();
+    let outcome = if aborted > 0 {
+        Outcome::Pass
+    } else if landed.len() >= 2 {
+        let mut ends: Vec<&str> = landed.iter().map(|l| l.1).collect();
+        ends.dedup();
+        let list = |f: fn(&(u128, &'static str, u128)) -> u128| {
+            listed_ms(&landed.iter().map(f).collect::<Vec<_>>())
+        };
+        Outcome::Fail(format!(
+            "command 3 (cancel): {} of {sent} cancels sent in the first third of the turn's uncancelled length were answered by {}, not agent_aborted (the turn of command 1 ran {} ms uncancelled; the cancels were sent {} ms into it, and it ended {} ms after each)",
+            landed.len(),
+            ends.join(" or "),
+            length.as_millis(),
+            list(|l| l.0),
+            list(|l| l.2),
+        ))
+    } else {
+        Outcome::NotJudged(format!(
+            "{} of {sent} turns cancelled in the first third of the turn's uncancelled length ({} ms) ended before the cancel was sent: the two crossed on the pipes",
+            sent - landed.len(),
+            length.as_millis()
+        ))
+    };
+    let verdict = shown.unwrap_or(measured);
+    Ok(check.concluded(outcome, &verdict))
+}
+
+/// `250, 375 and 500`.
+fn listed_ms(ms: &[u128]) -> String {
+    let words: Vec<String> = ms.iter().map(u128::to_string).collect();
+    match words.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => words.join(""),
     }
 }
 

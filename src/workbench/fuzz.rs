@@ -9,6 +9,7 @@
 //!
 //! [`Runner`]: super::Runner
 
+use super::conversation_checks::{turn_span, CROSSING_TIME};
 use super::generate::{to_session, Line, When, PROMPTS, REFUSED};
 use super::session::Session;
 use super::verdict::SessionVerdict;
@@ -33,7 +34,13 @@ pub fn sessions(max_commands: usize) -> impl Strategy<Value = Session> {
 }
 
 fn step() -> impl Strategy<Value = (When, Line)> {
-    (when(), line())
+    prop_oneof![
+        6 => (when(), line()),
+        // A cancel at the first step of a running turn, well before its
+        // end: what tells an engine that answers cancel with
+        // agent_finished from a cancel that crossed the turn's end.
+        1 => Just((When::Step { step: 1 }, Line::Cancel)),
+    ]
 }
 
 fn when() -> impl Strategy<Value = When> {
@@ -119,6 +126,14 @@ pub struct Finding {
     pub shrink_runs: u32,
     /// Whether a rerun of the smallest session broke it the same way.
     pub confirmed: bool,
+    /// Whether that rerun was made: not when the time budget ran out
+    /// first.
+    pub rerun: bool,
+    /// The `check-engine` check that judges it, when the model alone
+    /// cannot (a cancel answered by `agent_finished` is a fault only
+    /// early in a turn: `cancel`); `None` when `check-engine --session`
+    /// reruns it.
+    pub check: Option<&'static str>,
 }
 
 /// How a campaign ended.
@@ -178,10 +193,12 @@ impl Fuzzer {
         let mut runner = TestRunner::new_with_rng(Config::default(), rng);
         let strategy = sessions(self.max_commands);
         let mut done = Progress::default();
+        let mut cancels = Cancels::default();
         loop {
             let more = match budget {
                 Budget::Sessions(n) => done.sessions < n,
-                Budget::Time(d) => start.elapsed() < d,
+                // The last quarter is kept for shrinking a finding.
+                Budget::Time(d) => start.elapsed() < d * 3 / 4,
             };
             if !more {
                 return Ok(Campaign {
@@ -198,12 +215,23 @@ impl Fuzzer {
             done.elapsed = start.elapsed();
             rows(&verdict, &mut done.rows);
             progress(&done);
+            let deadline = match budget {
+                Budget::Time(d) => Some(start + d),
+                Budget::Sessions(_) => None,
+            };
             let Some(why) = verdict.problems().into_iter().next() else {
+                if let Some(why) = cancels.learn(&verdict) {
+                    let finding = cancels.confirm(session, verdict, why, deadline, &mut run)?;
+                    return Ok(Campaign {
+                        progress: done,
+                        finding: Some(finding),
+                    });
+                }
                 continue;
             };
             // `elapsed` stays the sessions' time: shrinking is counted in
             // runs, on the finding.
-            let finding = self.shrink(&mut tree, session, verdict, why, &mut run)?;
+            let finding = self.shrink(&mut tree, session, verdict, why, deadline, &mut run)?;
             return Ok(Campaign {
                 progress: done,
                 finding: Some(finding),
@@ -219,13 +247,15 @@ impl Fuzzer {
         found: Session,
         verdict: SessionVerdict,
         why: String,
+        deadline: Option<Instant>,
         run: &mut impl FnMut(&Session) -> io::Result<SessionVerdict>,
     ) -> io::Result<Finding> {
+        let in_time = || deadline.is_none_or(|d| Instant::now() < d);
         let kind = failure_kind(&why);
         let (mut best, mut best_verdict, mut best_why) = (found.clone(), verdict, why);
         let mut runs = 0;
         if tree.simplify() {
-            while runs < self.shrink_runs {
+            while runs < self.shrink_runs && in_time() {
                 runs += 1;
                 let candidate = tree.current();
                 let verdict = run(&candidate)?;
@@ -250,20 +280,183 @@ impl Fuzzer {
                 }
             }
         }
-        let rerun = run(&best)?;
-        let confirmed = rerun
-            .problems()
-            .first()
-            .is_some_and(|why| failure_kind(why) == kind);
+        let rerun = if in_time() { Some(run(&best)?) } else { None };
+        let confirmed = rerun.as_ref().is_some_and(|rerun| {
+            rerun
+                .problems()
+                .first()
+                .is_some_and(|why| failure_kind(why) == kind)
+        });
         Ok(Finding {
             session: best,
-            verdict: if confirmed { rerun } else { best_verdict },
+            rerun: rerun.is_some(),
+            verdict: match rerun {
+                Some(rerun) if confirmed => rerun,
+                _ => best_verdict,
+            },
             why: best_why,
             found,
             shrink_runs: runs,
             confirmed,
+            check: None,
         })
     }
+}
+
+/// Cancels sent early in a turn, and how those turns ended: the model
+/// cannot tell a cancel that crossed a turn's end on the pipes from one
+/// the engine answered with `agent_finished`, so the campaign learns how
+/// long the engine's turns run uncancelled (the median of those seen) and
+/// judges the cancels sent in the first third of that length, as
+/// `check-engine`'s `cancel` does: three of them answered by
+/// `agent_finished` or `turn_failed`, and none by `agent_aborted`, is a
+/// finding.
+#[derive(Default)]
+struct Cancels {
+    /// How long each uncancelled turn that ended `agent_finished` ran,
+    /// from its first event to its end.
+    lengths: Vec<Duration>,
+    /// Each cancel sent while a turn ran: how far into the turn (from its
+    /// first event), and how that turn ended.
+    cancels: Vec<(Duration, &'static str)>,
+}
+
+/// Early cancels answered otherwise before it is a finding.
+const CANCELS_JUDGED: usize = 3;
+/// Uncancelled turns seen before a turn's length is taken as known.
+const TURNS_MEASURED: usize = 3;
+
+impl Cancels {
+    /// The median uncancelled turn, once enough were seen.
+    fn length(&self) -> Option<Duration> {
+        if self.lengths.len() < TURNS_MEASURED {
+            return None;
+        }
+        let mut sorted = self.lengths.clone();
+        sorted.sort();
+        Some(sorted[sorted.len() / 2])
+    }
+
+    /// Each cancel of `verdict` sent while a turn ran (after its first
+    /// event, before its end): how far in, and how that turn ended.
+    fn in_turns(verdict: &SessionVerdict) -> Vec<(Duration, &'static str)> {
+        let spans = spans(verdict);
+        verdict
+            .sent
+            .iter()
+            .filter(|s| verdict.command_name(s.n) == Some("cancel"))
+            .filter_map(|s| {
+                let (first, _, end) = spans
+                    .iter()
+                    .find(|(first, end_at, _)| *first <= s.at && s.at <= *end_at)?;
+                Some((s.at - *first, *end))
+            })
+            .collect()
+    }
+
+    /// Of `cancels`, those sent in the first third of a turn `length` long
+    /// (one that leaves a cancel time to land).
+    fn early(
+        cancels: &[(Duration, &'static str)],
+        length: Duration,
+    ) -> Vec<(Duration, &'static str)> {
+        if length * 2 / 3 < CROSSING_TIME {
+            return Vec::new();
+        }
+        cancels
+            .iter()
+            .copied()
+            .filter(|(into, _)| *into * 3 <= length)
+            .collect()
+    }
+
+    /// Learns from `verdict`: its uncancelled turns' lengths and its
+    /// cancels; the finding's why, once the evidence holds.
+    fn learn(&mut self, verdict: &SessionVerdict) -> Option<String> {
+        let cancels: Vec<_> = verdict
+            .sent
+            .iter()
+            .filter(|s| verdict.command_name(s.n) == Some("cancel"))
+            .map(|s| s.at)
+            .collect();
+        for (first, end_at, end) in spans(verdict) {
+            if end == "agent_finished" && !cancels.iter().any(|&at| first <= at && at <= end_at) {
+                self.lengths.push(end_at - first);
+            }
+        }
+        self.cancels.extend(Cancels::in_turns(verdict));
+        let length = self.length()?;
+        let early = Cancels::early(&self.cancels, length);
+        let ended: Vec<_> = early.iter().filter(|e| e.1 != "agent_aborted").collect();
+        (ended.len() == early.len() && ended.len() >= CANCELS_JUDGED).then(|| {
+            let mut ends: Vec<&str> = ended.iter().map(|e| e.1).collect();
+            ends.sort_unstable();
+            ends.dedup();
+            format!(
+                "{n} of {n} cancels sent in the first third of the turn's uncancelled length were answered by {}, not agent_aborted (the engine's turns ran {} ms uncancelled, the median of {}; the cancels were sent {} ms into their turns)",
+                ends.join(" or "),
+                length.as_millis(),
+                self.lengths.len(),
+                ended
+                    .iter()
+                    .map(|e| e.0.as_millis().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                n = ended.len(),
+            )
+        })
+    }
+
+    /// The finding, its session the last that showed it, rerun (in time)
+    /// to see an early cancel answered otherwise again.
+    fn confirm(
+        &self,
+        session: Session,
+        verdict: SessionVerdict,
+        why: String,
+        deadline: Option<Instant>,
+        run: &mut impl FnMut(&Session) -> io::Result<SessionVerdict>,
+    ) -> io::Result<Finding> {
+        let rerun = if deadline.is_none_or(|d| Instant::now() < d) {
+            Some(run(&session)?)
+        } else {
+            None
+        };
+        let length = self.length().unwrap_or_default();
+        let confirmed = rerun.as_ref().is_some_and(|rerun| {
+            Cancels::early(&Cancels::in_turns(rerun), length)
+                .iter()
+                .any(|e| e.1 != "agent_aborted")
+        });
+        Ok(Finding {
+            found: session.clone(),
+            session,
+            rerun: rerun.is_some(),
+            verdict: match rerun {
+                Some(rerun) if confirmed => rerun,
+                _ => verdict,
+            },
+            why,
+            shrink_runs: 0,
+            confirmed,
+            check: Some("cancel"),
+        })
+    }
+}
+
+/// Each turn of `verdict` that ended: its first event, its end, and how.
+fn spans(verdict: &SessionVerdict) -> Vec<(Duration, Duration, &'static str)> {
+    let mut turns: Vec<u64> = verdict
+        .received
+        .iter()
+        .filter_map(|r| r.attribution.turn)
+        .collect();
+    turns.sort_unstable();
+    turns.dedup();
+    turns
+        .into_iter()
+        .filter_map(|n| turn_span(verdict, n))
+        .collect()
 }
 
 /// What makes two failures the same: the broken promise with its numbers,

@@ -56,26 +56,14 @@ impl Report {
     }
 }
 
-impl fmt::Display for Report {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for check in &self.checks {
-            let verdict = match (&check.failure, &check.not_judged) {
-                (Some(_), _) => "FAIL",
-                (None, Some(_)) => "SKIP",
-                (None, None) => "PASS",
-            };
-            writeln!(f, "{verdict} {:<6} {}", check.level.as_str(), check.name)?;
-            if let Some(failure) = &check.failure {
-                f.write_str(&details(failure))?;
-            }
-            if let Some(why) = &check.not_judged {
-                writeln!(f, "  why: not judged: {why}")?;
-            }
-        }
+impl Report {
+    /// The summary's last line, LF ended: `24/25 checks pass; every must
+    /// holds; 1 not judged`.
+    #[must_use]
+    pub fn tally(&self) -> String {
         let (failed, must_failed, not_judged) =
             (self.failed(), self.must_failed(), self.not_judged());
-        write!(
-            f,
+        let mut out = format!(
             "{}/{} checks pass; {}",
             self.checks.len() - failed - not_judged,
             self.checks.len(),
@@ -88,11 +76,46 @@ impl fmt::Display for Report {
                     if must_failed == 1 { "s" } else { "" }
                 )
             }
-        )?;
+        );
         if not_judged > 0 {
-            write!(f, "; {not_judged} not judged")?;
+            out += &format!("; {not_judged} not judged");
         }
-        writeln!(f)
+        out.push('\n');
+        out
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for check in &self.checks {
+            write!(f, "{check}")?;
+        }
+        f.write_str(&self.tally())
+    }
+}
+
+/// A check as the summary shows it: its verdict, level and name, the
+/// points its session never reached, and after a failure why and its
+/// details, after a check not judged why.
+impl fmt::Display for Check {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{} {:<6} {}",
+            self.verdict(),
+            self.level.as_str(),
+            self.name
+        )?;
+        for missed in &self.missed {
+            writeln!(f, "  missed: {missed}")?;
+        }
+        if let Some(failure) = &self.failure {
+            f.write_str(&details(failure))?;
+        }
+        if let Some(why) = &self.not_judged {
+            writeln!(f, "  why: not judged: {why}")?;
+        }
+        Ok(())
     }
 }
 
@@ -105,9 +128,26 @@ pub struct Check {
     rule: String,
     failure: Option<Failure>,
     not_judged: Option<String>,
+    missed: Vec<String>,
 }
 
 impl Check {
+    /// The same check, with the points of its session the engine never
+    /// reached shown under it, whatever its verdict.
+    pub(super) fn with_missed(mut self, missed: Vec<String>) -> Check {
+        self.missed = missed;
+        self
+    }
+
+    /// The points of a session file the engine never reached (`step 2: the
+    /// turn of command 1 ended before it wrote an event; sent then`),
+    /// shown under its check on a PASS too: the session did not test what
+    /// it was written for. Empty for the built-in checks.
+    #[must_use]
+    pub fn missed(&self) -> &[String] {
+        &self.missed
+    }
+
     /// A check judged elsewhere (a line check's, a session's), with its
     /// failure shown.
     pub(super) fn judged(
@@ -127,6 +167,7 @@ impl Check {
             rule,
             failure,
             not_judged,
+            missed: Vec::new(),
         }
     }
 
@@ -147,6 +188,16 @@ impl Check {
     #[must_use]
     pub fn rule(&self) -> &str {
         &self.rule
+    }
+
+    /// `PASS`, `FAIL` or `SKIP` (not judged), as the summary writes it.
+    #[must_use]
+    pub fn verdict(&self) -> &'static str {
+        match (&self.failure, &self.not_judged) {
+            (Some(_), _) => "FAIL",
+            (None, Some(_)) => "SKIP",
+            (None, None) => "PASS",
+        }
     }
 
     /// Whether the engine passed it (false when it was not judged).
@@ -224,7 +275,7 @@ impl Failure {
                 .collect(),
             received_lines: usize::try_from(verdict.received_lines).unwrap_or(usize::MAX),
             stderr_tail: verdict.stderr_tail.clone(),
-            ended: verdict.end.to_string(),
+            ended: verdict.ended(),
         }
     }
 

@@ -203,6 +203,9 @@ struct Run<'r> {
     asked: Vec<String>,
     /// Per prompt, the events of its turn so far and its `agent_step`s.
     turns: HashMap<u64, (u64, u64)>,
+    /// Per prompt, its turn's events that are not deltas so far (its
+    /// `prediction_result` aside), and whether a delta came after the last.
+    seen: HashMap<u64, (u64, bool)>,
     /// When each work a step waits on for a prediction was first seen
     /// done.
     done_at: HashMap<u64, Instant>,
@@ -237,6 +240,7 @@ impl<'r> Run<'r> {
             not_events: Vec::new(),
             asked: Vec::new(),
             turns: HashMap::new(),
+            seen: HashMap::new(),
             done_at: HashMap::new(),
             predicted: None,
             answered: HashSet::new(),
@@ -338,6 +342,22 @@ impl<'r> Run<'r> {
                     format!(
                         "the turn of command {n} ended after {steps} agent_step{}, before step {step}",
                         if steps == 1 { "" } else { "s" }
+                    )
+                })
+            }
+            After::Seen {
+                turn,
+                events,
+                delta,
+            } => {
+                let (count, since) = self.seen.get(&turn).copied().unwrap_or_default();
+                let reached = count > events || (count == events && (since || !delta));
+                self.in_turn(turn, reached, || {
+                    format!(
+                        "the turn of command {turn} ended after {count} event{} that {} not deltas, before {events}{}",
+                        if count == 1 { "" } else { "s" },
+                        if count == 1 { "is" } else { "are" },
+                        if delta { " and a delta after them" } else { "" }
                     )
                 })
             }
@@ -525,6 +545,12 @@ impl<'r> Run<'r> {
             seen.0 += 1;
             if attribution.event == Some("agent_step") {
                 seen.1 += 1;
+            }
+            let seen = self.seen.entry(n).or_default();
+            match attribution.event.or(attribution.unreadable.as_deref()) {
+                Some("assistant_delta" | "reasoning_delta") => seen.1 = true,
+                Some("prediction_result") => {}
+                _ => *seen = (seen.0 + 1, false),
             }
         }
         if let Some(n) = attribution.answers {

@@ -45,6 +45,7 @@ use std::time::Duration;
 /// | --- | --- |
 /// | `{"started":N}` | once command N's turn wrote its first event |
 /// | `{"step":K}` | once the turn of the last prompt sent wrote its K-th `agent_step` (`{"step":K,"turn":N}`: command N's) |
+/// | `{"seen":K,"turn":N}` | once command N's turn wrote K events that are not deltas (its steps, messages, usage, the answers it carries, its end); with `"delta":true`, and then a delta (or a later event): mid-stream. Deltas are model text, never counted, so the point holds at any pace and with other text |
 /// | `{"answered":N}` | once an event answered command N (a prompt or `compact`: once its work ended) |
 /// | `{"ended":N}` | once command N's turn (or compaction) ended |
 /// | `{"asked":K}` | once the engine asked its K-th approval question |
@@ -107,6 +108,20 @@ pub enum After {
         turn: Option<u64>,
         /// Which step, from 1.
         step: u64,
+    },
+    /// Once command `turn`'s turn wrote `events` events that are not deltas
+    /// (`assistant_delta`, `reasoning_delta`: model text, never counted),
+    /// and with `delta`, then a delta or a later event: the point in the
+    /// middle of a stream of text. What replay anchors a line sent while a
+    /// turn ran on.
+    Seen {
+        /// The prompt's command number.
+        turn: u64,
+        /// How many of its events that are not deltas, its end included
+        /// (the engine's `prediction_result` after it never is).
+        events: u64,
+        /// Whether a delta came after the last of them.
+        delta: bool,
     },
     /// Once an event answered command N (a prompt or `compact`: once its
     /// work ended).
@@ -197,7 +212,7 @@ line_error!(
 const KEYS: &str =
     "a step has one of \"send\", \"line\", \"line_base64\", \"approval\" or \"close\", and \"after\"";
 const AFTERS: &str = "\"after\" is one of {\"started\":N}, {\"step\":K}, {\"step\":K,\"turn\":N}, \
-                      {\"answered\":N}, {\"ended\":N}, {\"asked\":K}, {\"predicted\":N}, \
+                      {\"seen\":K,\"turn\":N}, {\"seen\":K,\"turn\":N,\"delta\":true}, {\"answered\":N}, {\"ended\":N}, {\"asked\":K}, {\"predicted\":N}, \
                       {\"predicted\":N,\"ms\":K} or {\"ms\":K}";
 /// How long `{"predicted":N}` waits after the turn's end.
 const PREDICTED_WITHIN: Duration = Duration::from_secs(2);
@@ -316,6 +331,14 @@ fn after_json(after: After) -> String {
             turn: Some(n),
             step,
         } => format!("{{\"step\":{step},\"turn\":{n}}}"),
+        After::Seen {
+            turn,
+            events,
+            delta,
+        } => format!(
+            "{{\"seen\":{events},\"turn\":{turn}{}}}",
+            if delta { ",\"delta\":true" } else { "" }
+        ),
         After::Answered(n) => format!("{{\"answered\":{n}}}"),
         After::Ended(n) => format!("{{\"ended\":{n}}}"),
         After::Asked(k) => format!("{{\"asked\":{k}}}"),
@@ -448,6 +471,19 @@ fn parse_after(value: &Value, sent: u64) -> Result<After, String> {
             turn: Some(earlier("turn")?),
             step: number("step")?,
         }),
+        ["seen", "turn"] | ["delta", "seen", "turn"] => {
+            let delta = match map.get("delta") {
+                None | Some(Value::Bool(true)) => map.contains_key("delta"),
+                Some(_) => return Err("\"after\": \"delta\" is true".to_owned()),
+            };
+            Ok(After::Seen {
+                turn: earlier("turn")?,
+                events: map["seen"]
+                    .as_u64()
+                    .ok_or("\"after\": \"seen\" is a whole number")?,
+                delta,
+            })
+        }
         ["answered"] => Ok(After::Answered(earlier("answered")?)),
         ["ended"] => Ok(After::Ended(earlier("ended")?)),
         ["asked"] => Ok(After::Asked(number("asked")?)),
@@ -486,6 +522,8 @@ mod tests {
             "{\"after\":{\"ms\":250},\"approval\":{\"asked\":2,\"allow\":true}}\n",
             "{\"after\":{\"predicted\":1},\"line\":\"p\"}\n",
             "{\"after\":{\"predicted\":1,\"ms\":500},\"line\":\"q\"}\n",
+            "{\"after\":{\"delta\":true,\"turn\":1,\"seen\":2},\"line\":\"s\"}\n",
+            "{\"after\":{\"seen\":0,\"turn\":1},\"line\":\"t\"}\n",
             "{\"close\":true}\n",
         );
         let session = Session::parse(text).unwrap();
@@ -524,10 +562,20 @@ mod tests {
                 turn: 1,
                 within: Duration::from_millis(500),
             }),
+            Step::send(&b"s"[..]).after(After::Seen {
+                turn: 1,
+                events: 2,
+                delta: true,
+            }),
+            Step::send(&b"t"[..]).after(After::Seen {
+                turn: 1,
+                events: 0,
+                delta: false,
+            }),
             Step::new(After::Now, Action::Close),
         ];
         assert_eq!(session.steps(), &want[..]);
-        assert_eq!(session.commands(), 10);
+        assert_eq!(session.commands(), 12);
         let written = session.to_jsonl();
         assert_eq!(
             written,
@@ -542,6 +590,8 @@ mod tests {
                 "{\"after\":{\"ms\":250},\"approval\":{\"asked\":2,\"allow\":true}}\n",
                 "{\"after\":{\"predicted\":1,\"ms\":2000},\"line\":\"p\"}\n",
                 "{\"after\":{\"predicted\":1,\"ms\":500},\"line\":\"q\"}\n",
+                "{\"after\":{\"seen\":2,\"turn\":1,\"delta\":true},\"line\":\"s\"}\n",
+                "{\"after\":{\"seen\":0,\"turn\":1},\"line\":\"t\"}\n",
                 "{\"close\":true}\n",
             )
         );
@@ -565,7 +615,10 @@ mod tests {
             ("{\"after\":{\"ended\":1},\"line\":\"a\"}", "session line 1: \"after\": \"ended\" names command 1, but only 0 were sent before this line"),
             ("{\"after\":{\"step\":0},\"line\":\"a\"}", "session line 1: \"after\": \"step\" is a whole number from 1"),
             ("{\"after\":{\"ms\":-1},\"line\":\"a\"}", "session line 1: \"after\": \"ms\" is a whole number of milliseconds"),
-            ("{\"after\":{\"soon\":1},\"line\":\"a\"}", "session line 1: \"after\" is one of {\"started\":N}, {\"step\":K}, {\"step\":K,\"turn\":N}, {\"answered\":N}, {\"ended\":N}, {\"asked\":K}, {\"predicted\":N}, {\"predicted\":N,\"ms\":K} or {\"ms\":K}"),
+            ("{\"after\":{\"soon\":1},\"line\":\"a\"}", "session line 1: \"after\" is one of {\"started\":N}, {\"step\":K}, {\"step\":K,\"turn\":N}, {\"seen\":K,\"turn\":N}, {\"seen\":K,\"turn\":N,\"delta\":true}, {\"answered\":N}, {\"ended\":N}, {\"asked\":K}, {\"predicted\":N}, {\"predicted\":N,\"ms\":K} or {\"ms\":K}"),
+            ("{\"line\":\"a\"}\n{\"after\":{\"seen\":1,\"turn\":1,\"delta\":false},\"line\":\"b\"}", "session line 2: \"after\": \"delta\" is true"),
+            ("{\"line\":\"a\"}\n{\"after\":{\"seen\":-1,\"turn\":1},\"line\":\"b\"}", "session line 2: \"after\": \"seen\" is a whole number"),
+            ("{\"after\":{\"seen\":1,\"turn\":1},\"line\":\"a\"}", "session line 1: \"after\": \"turn\" names command 1, but only 0 were sent before this line"),
             ("{\"after\":{\"predicted\":1},\"line\":\"a\"}", "session line 1: \"after\": \"predicted\" names command 1, but only 0 were sent before this line"),
             ("{\"close\":true}\n{\"line\":\"a\"}", "session line 2: a step after \"close\": nothing is sent once stdin is closed"),
             ("{\"line\":\"a\"}\n{\"after\":{\"answered\":2},\"line\":\"b\"}", "session line 2: \"after\": \"answered\" names command 2, but only 1 was sent before this line"),

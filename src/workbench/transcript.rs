@@ -9,8 +9,20 @@ use super::session::{Action, After, Session, Step};
 use crate::conversation::record::{LogReader, Wire};
 use crate::conversation::{Conversation, Direction, Owed};
 use crate::v2::{Command, Event, PredictionOutcome};
+use crossing::{beaten, crossings, index, streamed, Point, Sent, Timeline, LANDS};
+use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 use std::io::BufRead;
+use std::time::Duration;
+
+mod crossing;
+
+/// How long a line anchored on a `prediction_result` waits for it after
+/// its turn's end (as a session's `{"predicted":N}`).
+const PREDICTED_WITHIN: Duration = Duration::from_secs(2);
+/// Events that came this soon after a command line was sent may have been
+/// written before the engine read it: the two crossed on the pipes.
+const WINDOW: Duration = Duration::from_millis(100);
 
 /// A recorded session, read: each command line with what answered it and
 /// the events of the turn it started, the events that answered nothing,
@@ -54,6 +66,8 @@ use std::io::BufRead;
 #[derive(Clone, Debug, Default)]
 pub struct Transcript {
     commands: Vec<Held>,
+    /// Both directions' lines with their times, as crossings are judged.
+    wire: Timeline,
     /// Events that answer no command and belong to no turn.
     outside: Vec<Seen>,
     owed: Owed,
@@ -81,6 +95,8 @@ struct Held {
 /// One event as the comparison sees it.
 #[derive(Clone, Debug)]
 struct Seen {
+    /// Its place among the engine's lines, from 0.
+    index: usize,
     /// `agent_step`; `agent_finished (undecodable)`; `not an event`.
     kind: Name,
     /// What of it a comparison that normalises keeps (outcomes, the
@@ -126,11 +142,13 @@ impl Transcript {
         // What the last events since the last command line said: the point
         // of the conversation a command line sent now is sent at.
         let mut anchor: Option<After> = None;
-        // Per command line, the agent_steps of its turn so far.
-        let mut steps: Vec<u64> = Vec::new();
+        // Per turn: its events that are not deltas so far, whether a delta
+        // came after the last of them, whether it ended.
+        let mut turns: HashMap<u64, (u64, bool, bool)> = HashMap::new();
         let mut asked: Vec<String> = Vec::new();
         let mut stopped = false;
         while let Some(record) = log.read_record()? {
+            let at = record.t_us;
             let line = match record.line {
                 Wire::Bytes(bytes) => bytes,
                 // Over the limit: a line the engine refuses, and an event
@@ -149,6 +167,11 @@ impl Transcript {
                     }
                     Reads::Command(command) => (command.name(), None),
                 };
+                transcript.wire.sent.push(Sent {
+                    kind,
+                    at,
+                    before: transcript.wire.points.len(),
+                });
                 transcript.commands.push(Held {
                     line,
                     kind,
@@ -157,7 +180,6 @@ impl Transcript {
                     answers: Vec::new(),
                     turn: Vec::new(),
                 });
-                steps.push(0);
                 continue;
             }
             let (decoded, attribution) = match Event::from_slice(&line) {
@@ -181,46 +203,78 @@ impl Transcript {
             if let Some(Event::ApprovalRequested { id, .. }) = &decoded {
                 asked.push(id.clone());
             }
+            let end = matches!(
+                name,
+                "agent_finished"
+                    | "turn_failed"
+                    | "agent_aborted"
+                    | "compaction_finished"
+                    | "compaction_failed"
+            );
+            let prediction = name == "prediction_result";
+            let work = attribution.turn.or_else(|| {
+                attribution
+                    .answers
+                    .filter(|_| name.starts_with("compaction_"))
+            });
             match (attribution.turn, attribution.answers) {
                 (Some(t), _) => {
-                    // The model attributes only to command lines it was given.
-                    let count = index(t).and_then(|i| steps.get_mut(i));
-                    let steps = count.map_or(0, |count| {
-                        *count += u64::from(name == "agent_step");
-                        *count
-                    });
-                    let point = match (name, attribution.answers) {
-                        ("agent_finished" | "turn_failed" | "agent_aborted", _) => {
-                            Some(After::Ended(t))
+                    let (events, delta, ended) = turns.entry(t).or_default();
+                    if end {
+                        *ended = true;
+                        anchor = Some(After::Ended(t));
+                    } else if prediction {
+                        // The engine's own, after the turn: a line sent
+                        // after it waits for it.
+                        anchor = Some(After::Predicted {
+                            turn: t,
+                            within: PREDICTED_WITHIN,
+                        });
+                    } else if !*ended {
+                        // Deltas are model text: never counted, only
+                        // whether a run of them had begun (mid-stream).
+                        if matches!(name, "assistant_delta" | "reasoning_delta") {
+                            *delta = true;
+                        } else {
+                            (*events, *delta) = (*events + 1, false);
                         }
-                        ("approval_requested", _) => Some(After::Asked(asked.len() as u64)),
-                        (_, Some(c)) => Some(After::Answered(c)),
-                        ("agent_step", _) => Some(After::Step {
-                            turn: Some(t),
-                            step: steps,
-                        }),
-                        _ => None,
-                    };
-                    // Any other event of the turn (a delta, a tool result)
-                    // marks no point: the turn's last one stands, unless a
-                    // later point (a reply) came since the last command.
-                    anchor = point.or(anchor).or(Some(if steps > 0 {
-                        After::Step {
-                            turn: Some(t),
-                            step: steps,
-                        }
-                    } else {
-                        After::Started(t)
-                    }));
+                        anchor = Some(if name == "approval_requested" {
+                            After::Asked(asked.len() as u64)
+                        } else {
+                            After::Seen {
+                                turn: t,
+                                events: *events,
+                                delta: *delta,
+                            }
+                        });
+                    }
                 }
                 (None, Some(c)) => match name {
                     "compaction_finished" | "compaction_failed" => anchor = Some(After::Ended(c)),
                     "compaction_started" => {}
+                    // A reply comes at once, at any pace: a point of the
+                    // turn that ran meanwhile holds the line better.
+                    _ if matches!(anchor, Some(After::Seen { .. } | After::Asked(_))) => {}
                     _ => anchor = Some(After::Answered(c)),
                 },
                 (None, None) => {}
             }
+            transcript.wire.points.push(Point {
+                at,
+                answers: attribution.answers,
+                work,
+                end,
+                prediction,
+                cancelled: matches!(
+                    decoded,
+                    Some(Event::ApprovalResolved {
+                        outcome: crate::v2::ApprovalOutcome::Cancelled,
+                        ..
+                    })
+                ),
+            });
             let seen = Seen {
+                index: transcript.wire.points.len() - 1,
                 detail: decoded.as_ref().map(detail).unwrap_or_default(),
                 kind,
                 line,
@@ -252,13 +306,16 @@ impl Transcript {
     }
 
     /// The session that sends the recording's command lines again, each at
-    /// the point of the conversation where the recording sent it: once the
-    /// events before it in the recording (since the command line before
-    /// it) have come again, anchored on the last of them that marks a
-    /// point (a turn's start, its k-th `agent_step` or its end, the answer
-    /// of a command, the k-th question asked), never on a count of deltas
-    /// or a number of milliseconds. An `approval` answers the question
-    /// asked in the same place, by the id the new run's engine gives it.
+    /// the point of the conversation where the recording sent it, never on
+    /// a count of deltas or a number of milliseconds: a line sent while a
+    /// turn ran, once the turn wrote as many events that are not deltas as
+    /// it had then, and a delta more when its text had begun to stream
+    /// since ([`After::Seen`]); after the k-th question asked, that
+    /// question; after a turn's end, that end (after its
+    /// `prediction_result` when it came first, waiting up to 2 s); after a
+    /// reply or a compaction's end, with no event of a turn since the line
+    /// before, that. An `approval` answers the question asked in the same
+    /// place, by the id the new run's engine gives it.
     #[must_use]
     pub fn session(&self) -> Session {
         Session::new(
@@ -298,10 +355,29 @@ impl Transcript {
     /// a new run of the same command lines), as `how` says: per command
     /// line, what answered it; per turn, the sequence of its events; the
     /// events that answered nothing; what was owed at the end.
+    ///
+    /// A difference that is only a crossing on the pipes, in either run,
+    /// is set apart ([`Comparison::crossed`]), not counted: a line sent
+    /// while a turn ran, when the turn's events that came after it, before
+    /// anything answered it or a later line, came in one burst within the
+    /// window ([`Compare::window`]; and within the window of the line, once
+    /// the turn had begun), at a pace at which that could be (the turn's
+    /// events before it no further apart than two windows), so
+    /// that the engine may have written them before it read the line (a
+    /// `cancel` that could not land because the turn was over, a steer or
+    /// goal that came after a step boundary it was meant for). Then the
+    /// turn is compared up to that line only, and the line's answers (and
+    /// those of the lines sent during that turn) are not compared. And a
+    /// `prediction_result` one run has and the other lacks, where the run
+    /// that lacks it sent its next line (or closed its input) no later
+    /// after the turn's end than the other's prediction came, plus the
+    /// window: the line cancelled it.
     #[must_use]
     pub fn compare(&self, other: &Transcript, how: &Compare) -> Comparison {
-        let mut differences = Vec::new();
+        let mut comparison = Comparison::default();
+        let window = u64::try_from(how.window.as_micros()).unwrap_or(u64::MAX);
         let count = self.commands.len().max(other.commands.len());
+        let crossings = crossings(&self.wire, &other.wire, count as u64, window);
         for i in 0..count {
             let (ours, theirs) = (self.commands.get(i), other.commands.get(i));
             let n = i as u64 + 1;
@@ -316,39 +392,90 @@ impl Transcript {
                 None => vec!["not sent".to_owned()],
             };
             if ours.map(|h| h.kind) != theirs.map(|h| h.kind) {
-                differences.push(Difference::of(place(Part::Sent), sent(ours), sent(theirs)));
+                comparison.push(
+                    Difference::of(place(Part::Sent), sent(ours), sent(theirs)),
+                    None,
+                );
                 continue;
             }
             let answers = |h: Option<&Held>| how.view(h.map_or(&[][..], |h| &h.answers));
-            differences.extend(Difference::between(
-                place(Part::Answers),
-                answers(ours),
-                answers(theirs),
-            ));
-            let turn = |h: Option<&Held>| how.view(h.map_or(&[][..], |h| &h.turn));
-            differences.extend(Difference::between(
-                place(Part::Turn),
-                turn(ours),
-                turn(theirs),
-            ));
+            if let Some(d) =
+                Difference::between(place(Part::Answers), answers(ours), answers(theirs))
+            {
+                // Its own crossing, its compaction's, or one of the turn
+                // it was sent in.
+                let lands = LANDS.contains(&kind);
+                let why = crossings
+                    .iter()
+                    .find(|x| (x.line == n && lands) || (x.turn == n && kind == "compact"))
+                    .or_else(|| {
+                        crossings.iter().find(|x| {
+                            lands && (self.wire.during(x.turn, n) || other.wire.during(x.turn, n))
+                        })
+                    })
+                    .map(|x| x.why(&self.wire, &other.wire));
+                comparison.push(d, why);
+            }
+            let turn = |h: Option<&Held>| how.view(turn_of(h));
+            if let Some(d) = Difference::between(place(Part::Turn), turn(ours), turn(theirs)) {
+                // Only a prediction differs, and the other line beat it; or
+                // only the text, streamed after a line landed.
+                let less = |kinds: &[&str]| {
+                    let how = kinds.iter().fold(how.clone(), |how, k| how.ignore(*k));
+                    how.view(turn_of(ours)) == how.view(turn_of(theirs))
+                };
+                let beaten = less(&["prediction_result"])
+                    .then(|| beaten(&self.wire, &other.wire, n, window));
+                let streamed = less(&["assistant_delta", "reasoning_delta"]).then(|| {
+                    streamed(&self.wire, &other.wire, n, [&deltas(ours), &deltas(theirs)])
+                });
+                let why = beaten.flatten().or(streamed.flatten()).or_else(|| {
+                    // The first line that crossed it, or an earlier
+                    // turn it was queued behind: compared up to there.
+                    let first = crossings
+                        .iter()
+                        .filter(|x| x.turn == n || (x.over && x.turn < n && n < x.line))
+                        .min_by_key(|x| x.line)?;
+                    let upto = |t: &Transcript, h: Option<&Held>| {
+                        let before = t.wire.before(first.line);
+                        let seen: Vec<Seen> = h?
+                            .turn
+                            .iter()
+                            .filter(|s| s.index < before)
+                            .cloned()
+                            .collect();
+                        Some(how.view(&seen))
+                    };
+                    (upto(self, ours) == upto(other, theirs))
+                        .then(|| first.why(&self.wire, &other.wire))
+                });
+                comparison.push(d, why);
+            }
         }
-        differences.extend(Difference::between(
+        comparison.push_all(Difference::between(
             Place::Outside,
             how.view(&self.outside),
             how.view(&other.outside),
         ));
-        differences.extend(Difference::between(
+        comparison.push_all(Difference::between(
             Place::Owed,
             vec![owed_words(&self.owed)],
             vec![owed_words(&other.owed)],
         ));
-        Comparison { differences }
+        comparison
     }
 }
 
-/// Command line `n`'s place among a transcript's, counted from 0.
-fn index(n: u64) -> Option<usize> {
-    usize::try_from(n.checked_sub(1)?).ok()
+/// The events of a command line's turn.
+fn turn_of(held: Option<&Held>) -> &[Seen] {
+    held.map_or(&[][..], |h| &h.turn)
+}
+
+/// The deltas of a command line's turn, each by its index and kind.
+fn deltas(held: Option<&Held>) -> Vec<(usize, &str)> {
+    let delta = |s: &&Seen| s.kind.as_str().ends_with("_delta");
+    let turn = turn_of(held).iter().filter(delta);
+    turn.map(|s| (s.index, s.kind.as_str())).collect()
 }
 
 /// What of an event a comparison that normalises keeps, after its kind:
@@ -453,18 +580,39 @@ fn owed_words(owed: &Owed) -> String {
 /// a turn streamed (`assistant_delta… (streamed)`, last in its sequence),
 /// not by where they fall: whether a run of them comes before or after a
 /// steer lands is the engine's pace.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Compare {
     exact: bool,
     ignore: Vec<String>,
+    window: Duration,
+}
+
+impl Default for Compare {
+    fn default() -> Compare {
+        Compare {
+            exact: false,
+            ignore: Vec::new(),
+            window: WINDOW,
+        }
+    }
 }
 
 impl Compare {
-    /// Normalised, nothing left out.
+    /// Normalised, nothing left out, a 100 ms window for crossings.
     #[must_use]
     pub fn new() -> Compare {
         Compare::default()
+    }
+
+    /// How soon after a line the events that may have been written before
+    /// the engine read it come (100 ms unless set): a difference they make
+    /// is a crossing on the pipes, set apart, not counted
+    /// ([`Transcript::compare`] says when). Zero sets none apart.
+    #[must_use]
+    pub fn window(mut self, window: Duration) -> Compare {
+        self.window = window;
+        self
     }
 
     /// Each event byte for byte (its line), no run collapsed.
@@ -542,9 +690,34 @@ impl Compare {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Comparison {
     differences: Vec<Difference>,
+    crossed: Vec<Difference>,
 }
 
 impl Comparison {
+    /// Counts `difference`, or sets it apart as a crossing, `why`.
+    fn push(&mut self, mut difference: Difference, why: Option<String>) {
+        match why {
+            Some(why) => {
+                difference.crossed = Some(why);
+                self.crossed.push(difference);
+            }
+            None => self.differences.push(difference),
+        }
+    }
+
+    fn push_all(&mut self, difference: Option<Difference>) {
+        self.differences.extend(difference);
+    }
+
+    /// The differences that are only a crossing on the pipes (each with
+    /// why, [`Difference::crossed`]): not counted, not compared, but shown
+    /// (`serve-command replay` prints each as a note, `crossed: not
+    /// compared`).
+    #[must_use]
+    pub fn crossed(&self) -> &[Difference] {
+        &self.crossed
+    }
+
     /// Whether the two conversations are the same, as compared.
     #[must_use]
     pub fn is_same(&self) -> bool {
@@ -580,6 +753,9 @@ pub struct Difference {
     pub recorded: Vec<String>,
     /// The new run's entries there (none: the recording's are missing).
     pub replayed: Vec<String>,
+    /// For a difference set apart ([`Comparison::crossed`]): which line
+    /// crossed what on the pipes, in which run.
+    pub crossed: Option<String>,
 }
 
 /// Where a [`Difference`] is.
@@ -620,6 +796,7 @@ impl Difference {
             place,
             recorded,
             replayed,
+            crossed: None,
         }
     }
 
@@ -663,6 +840,17 @@ impl fmt::Display for Place {
 impl fmt::Display for Difference {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:", self.place)?;
+        if let Some(why) = &self.crossed {
+            // One line, as a note.
+            if !self.recorded.is_empty() {
+                write!(f, " - {}", self.recorded.join(", "))?;
+            }
+            if !self.replayed.is_empty() {
+                let sep = if self.recorded.is_empty() { " " } else { "  " };
+                write!(f, "{sep}+ {}", self.replayed.join(", "))?;
+            }
+            return write!(f, " ({why})");
+        }
         if self.recorded.len() <= 1 && self.replayed.len() <= 1 {
             // One entry each way (or none): one line, as a person scans it.
             if let Some(entry) = self.recorded.first() {
@@ -686,7 +874,7 @@ impl fmt::Display for Difference {
 
 #[cfg(test)]
 mod tests {
-    use super::{Compare, Transcript};
+    use super::Transcript;
 
     /// A recording of these lines: `>` a command line, `<` an event line.
     fn recording(lines: &[&str]) -> String {
@@ -714,113 +902,6 @@ mod tests {
     }
 
     const PROMPT: &str = r#">{"command":"prompt","content":"hi"}"#;
-    const STEP1: &str = r#"<{"event":"agent_step","step":1}"#;
-    const DELTA: &str = r#"<{"event":"assistant_delta","content":"x"}"#;
-    const DONE: &str = r#"<{"event":"agent_finished","answer":"x"}"#;
-    const JOBS: &str = r#">{"command":"jobs_snapshot","request_id":"j"}"#;
-    const SNAPSHOT: &str = r#"<{"event":"jobs_snapshot","request_id":"j","jobs":[]}"#;
-    const ASKED: &str = r#"<{"event":"approval_requested","id":"a-7","tool_name":"shell","detail":"d","body":null}"#;
-
-    /// Each command line is sent again at the point of the conversation the
-    /// recording sent it: after the last event since the command line
-    /// before it that marks a point, never after a count of deltas.
-    #[test]
-    fn each_line_is_anchored_on_the_last_point_before_it() {
-        let table: &[(&[&str], &str)] = &[
-            // Nothing came in between: at once.
-            (&[PROMPT, JOBS], "{\"send\":{\"command\":\"jobs_snapshot\",\"request_id\":\"j\"}}\n"),
-            // A step and deltas after it: the step.
-            (
-                &[PROMPT, STEP1, DELTA, DELTA, r#">{"command":"cancel"}"#],
-                "{\"after\":{\"step\":1,\"turn\":1},\"send\":{\"command\":\"cancel\"}}\n",
-            ),
-            // Deltas before any step: the turn's start.
-            (
-                &[PROMPT, DELTA, r#">{"command":"cancel"}"#],
-                "{\"after\":{\"started\":1},\"send\":{\"command\":\"cancel\"}}\n",
-            ),
-            // The turn's end.
-            (
-                &[PROMPT, STEP1, DELTA, DONE, PROMPT],
-                "{\"after\":{\"ended\":1},\"send\":{\"command\":\"prompt\",\"content\":\"hi\"}}\n",
-            ),
-            // A reply, even mid-turn, is a point of its own.
-            (
-                &[PROMPT, STEP1, JOBS, SNAPSHOT, DELTA, r#">{"command":"compact"}"#],
-                "{\"after\":{\"step\":1,\"turn\":1},\"send\":{\"command\":\"jobs_snapshot\",\"request_id\":\"j\"}}\n{\"after\":{\"answered\":2},\"send\":{\"command\":\"compact\"}}\n",
-            ),
-            // An approval answers the question asked in its place, by the
-            // id the new engine gives it.
-            (
-                &[PROMPT, STEP1, ASKED, r#">{"command":"approval","id":"a-7","allow":false}"#],
-                "{\"after\":{\"asked\":1},\"approval\":{\"asked\":1,\"allow\":false}}\n",
-            ),
-            // An id never asked is sent as it was.
-            (
-                &[PROMPT, STEP1, r#">{"command":"approval","id":"zz","allow":true}"#],
-                "{\"after\":{\"step\":1,\"turn\":1},\"send\":{\"command\":\"approval\",\"id\":\"zz\",\"allow\":true}}\n",
-            ),
-            // A compaction's start marks no point; its end does.
-            (
-                &[
-                    r#">{"command":"compact"}"#,
-                    r#"<{"event":"compaction_started","from_sequence":1,"to_sequence":2}"#,
-                    JOBS,
-                    r#"<{"event":"compaction_finished","from_sequence":1,"to_sequence":2,"summary":"s"}"#,
-                    r#">{"command":"job_stop","request_id":"p","generation":"g","job_id":"j"}"#,
-                ],
-                "{\"send\":{\"command\":\"jobs_snapshot\",\"request_id\":\"j\"}}\n{\"after\":{\"ended\":1},\"send\":{\"command\":\"job_stop\",\"request_id\":\"p\",\"generation\":\"g\",\"job_id\":\"j\"}}\n",
-            ),
-            // A steer's reply inside the turn is the point after it.
-            (
-                &[
-                    PROMPT,
-                    STEP1,
-                    r#">{"command":"steer","content":"x"}"#,
-                    r#"<{"event":"agent_step","step":2}"#,
-                    r#"<{"event":"steer_applied","kind":"prompt","content":"x"}"#,
-                    DELTA,
-                    r#">{"command":"cancel"}"#,
-                ],
-                "{\"after\":{\"step\":1,\"turn\":1},\"send\":{\"command\":\"steer\",\"content\":\"x\"}}\n{\"after\":{\"answered\":2},\"send\":{\"command\":\"cancel\"}}\n",
-            ),
-            // A step after a reply is the later point.
-            (
-                &[
-                    PROMPT,
-                    STEP1,
-                    JOBS,
-                    SNAPSHOT,
-                    r#"<{"event":"agent_step","step":2}"#,
-                    r#">{"command":"cancel"}"#,
-                ],
-                "{\"after\":{\"step\":1,\"turn\":1},\"send\":{\"command\":\"jobs_snapshot\",\"request_id\":\"j\"}}\n{\"after\":{\"step\":2,\"turn\":1},\"send\":{\"command\":\"cancel\"}}\n",
-            ),
-            // Only deltas since the line before: the turn's last step.
-            (
-                &[PROMPT, STEP1, DELTA, JOBS, DELTA, r#">{"command":"cancel"}"#],
-                "{\"after\":{\"step\":1,\"turn\":1},\"send\":{\"command\":\"jobs_snapshot\",\"request_id\":\"j\"}}\n{\"after\":{\"step\":1,\"turn\":1},\"send\":{\"command\":\"cancel\"}}\n",
-            ),
-            // Events that answer nothing mark no point.
-            (
-                &[
-                    r#"<{"event":"session_started","session":"s","session_root":"r","workspace_root":null}"#,
-                    PROMPT,
-                ],
-                "{\"send\":{\"command\":\"prompt\",\"content\":\"hi\"}}\n",
-            ),
-        ];
-        for (lines, want) in table {
-            let session = read(lines).session().to_jsonl();
-            // The first line is the recording's first command, sent at once.
-            let rest: String = if lines[0].starts_with('>') && lines.len() > 1 {
-                session.split_inclusive('\n').skip(1).collect()
-            } else {
-                session
-            };
-            assert_eq!(rest, *want, "{lines:?}");
-        }
-    }
 
     /// A refused line, a blank one, and lines after one that stopped the
     /// engine's reading keep their kind.
@@ -831,82 +912,6 @@ mod tests {
         let kinds: Vec<&str> = t.commands.iter().map(|c| c.kind).collect();
         assert_eq!(kinds, ["refused", "refused", "blank", "refused", "unread"]);
         assert_eq!((t.commands(), t.events()), (5, 0));
-    }
-
-    /// Two conversations compared: (recording, new run, how, the diff).
-    #[test]
-    fn comparisons() {
-        let other_jobs = r#"<{"event":"jobs_snapshot","request_id":"k","jobs":[]}"#;
-        let failed = r#"<{"event":"turn_failed","error":"boom"}"#;
-        let table: &[(&[&str], &[&str], Compare, &str)] = &[
-            // A reply that crossed the turn otherwise, and other text: the same.
-            (
-                &[PROMPT, JOBS, STEP1, DELTA, SNAPSHOT, DONE],
-                &[PROMPT, JOBS, SNAPSHOT, STEP1, DELTA, DELTA, r#"<{"event":"agent_finished","answer":"y"}"#],
-                Compare::new(),
-                "",
-            ),
-            // Byte for byte, the answer's text shows.
-            (
-                &[PROMPT, STEP1, DONE],
-                &[PROMPT, STEP1, r#"<{"event":"agent_finished","answer":"y"}"#],
-                Compare::new().exact(true),
-                "command 1 (prompt), its turn: - {\"event\":\"agent_finished\",\"answer\":\"x\"}  + {\"event\":\"agent_finished\",\"answer\":\"y\"}\n",
-            ),
-            // A turn that ended otherwise; its deltas compared by kind only.
-            (
-                &[PROMPT, STEP1, DELTA, DONE],
-                &[PROMPT, STEP1, failed],
-                Compare::new(),
-                "command 1 (prompt), its turn:\n  - agent_finished\n  - assistant_delta… (streamed)\n  + turn_failed\n",
-            ),
-            // Left out: the same.
-            (
-                &[PROMPT, STEP1, r#"<{"event":"usage","usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2,"prompt_cache_hit_tokens":0,"prompt_cache_miss_tokens":1}}"#, DONE],
-                &[PROMPT, STEP1, DONE],
-                Compare::new().ignore("usage"),
-                "",
-            ),
-            // A reply that answers nothing, and a request left owed.
-            (
-                &[JOBS, SNAPSHOT],
-                &[JOBS, other_jobs],
-                Compare::new(),
-                "command 1 (jobs_snapshot): - jobs_snapshot request_id \"j\"\noutside any command: + jobs_snapshot request_id \"k\" (fits no rule)\nat the end: - owed nothing  + owed replies to command 1\n",
-            ),
-            // An undecodable line naming an event, and a line that is none.
-            (
-                &[JOBS, SNAPSHOT, "<hello"],
-                &[JOBS, r#"<{"event":"jobs_snapshot","request_id":"j"}"#],
-                Compare::new(),
-                "command 1 (jobs_snapshot): - jobs_snapshot request_id \"j\"  + jobs_snapshot (undecodable)\noutside any command: - not an event\n",
-            ),
-            // A command line sent as another kind.
-            (
-                &[JOBS],
-                &[PROMPT],
-                Compare::new(),
-                "command 1 (jobs_snapshot): - sent: jobs_snapshot  + sent: prompt\nat the end: - owed replies to command 1  + owed the queued work of command 1\n",
-            ),
-        ];
-        for (a, b, how, want) in table {
-            let comparison = read(a).compare(&read(b), how);
-            assert_eq!(comparison.to_string(), *want, "{a:?} vs {b:?}");
-            assert_eq!(comparison.is_same(), want.is_empty());
-        }
-    }
-
-    /// What fits no rule is kept, by the event's number, with why.
-    #[test]
-    fn violations_are_kept_with_their_numbers() {
-        let t = read(&[JOBS, SNAPSHOT, DONE]);
-        assert_eq!(
-            t.violations(),
-            [(
-                2,
-                "agent_finished with no turn running (no prompt was sent)".to_owned()
-            )]
-        );
     }
 
     /// What a normalised comparison keeps of each event, after its kind:

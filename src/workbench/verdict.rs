@@ -174,16 +174,20 @@ impl SessionVerdict {
             .violations
             .iter()
             .map(|(n, why)| {
-                let name = self
+                let received = self
                     .received
-                    .get(usize::try_from(n - 1).unwrap_or(usize::MAX))
+                    .get(usize::try_from(n - 1).unwrap_or(usize::MAX));
+                if let Some(refused) = received.and_then(|r| self.refused_valid(r, why)) {
+                    return refused;
+                }
+                let name = received
                     .and_then(|r| r.attribution.event)
                     .unwrap_or("an event");
                 format!("event {n} ({name}) fits no rule of the conversation: {why}")
             })
             .collect();
         problems.extend(self.not_events.iter().cloned());
-        let end = format!("by the end (the engine {})", self.end);
+        let end = format!("by the end (the engine {})", self.ended());
         let owed = &self.owed;
         if let Some(n) = owed.running {
             problems.push(match self.command_name(n) {
@@ -222,6 +226,57 @@ impl SessionVerdict {
             _ => {}
         }
         problems
+    }
+
+    /// A `command_error` that answers no refused line, said as what it
+    /// is: the engine refusing the last valid command sent before it
+    /// (`command 3 (steer) is valid but the engine refused it: "..."`).
+    fn refused_valid(&self, received: &Received, why: &str) -> Option<String> {
+        if received.attribution.event != Some("command_error")
+            || !why.starts_with("a command_error with no refused line")
+        {
+            return None;
+        }
+        let sent = self
+            .sent
+            .iter()
+            .rev()
+            .filter(|s| s.at <= received.at)
+            .find(|s| self.command_name(s.n).is_some())?;
+        let name = self.command_name(sent.n)?;
+        let error = serde_json::from_str::<serde_json::Value>(&received.line)
+            .ok()
+            .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
+            .map_or_else(|| received.line.clone(), |e| super::shown::quoted(&e));
+        Some(format!(
+            "command {} ({name}) is valid but the engine refused it: {error} (event {}, command_error)",
+            sent.n, received.attribution.n
+        ))
+    }
+
+    /// How the engine ended, in words: [`End`]'s, and for an engine killed
+    /// silent, the command it wrote nothing after (`was silent since
+    /// command 5 (cancel): nothing for 10 s while it owed an answer;
+    /// killed`).
+    #[must_use]
+    pub fn ended(&self) -> String {
+        let End::Silent(d) = self.end else {
+            return self.end.to_string();
+        };
+        let last_heard = self.received.last().map(|r| r.at);
+        let since = self
+            .sent
+            .iter()
+            .find(|s| last_heard.is_none_or(|at| s.at >= at));
+        match since {
+            Some(sent) => format!(
+                "was silent since command {} ({}): nothing for {} s while it owed an answer; killed",
+                sent.n,
+                self.command_name(sent.n).unwrap_or("a line it must refuse"),
+                d.as_secs_f64()
+            ),
+            None => self.end.to_string(),
+        }
     }
 
     /// The command line `n`'s name (`prompt`, `steer`), if it is a
@@ -321,7 +376,7 @@ impl fmt::Display for SessionVerdict {
         writeln!(
             f,
             "the engine {} after {:.3} s",
-            self.end,
+            self.ended(),
             self.elapsed.as_secs_f64()
         )?;
         if !self.stderr_tail.is_empty() {

@@ -7,6 +7,7 @@
 //! reports, in the order they were read.
 
 use serve_command::v2::serve::record::{Direction, Log, Logged, Piece, Redact};
+use serve_command::v2::serve::Conversation;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::sync::Arc;
@@ -22,6 +23,9 @@ pub struct Judge {
     stderr_gone: bool,
     /// The summary is written: nothing more is judged.
     finished: bool,
+    /// The serve loop's model, fed as the log's is: what the engine still
+    /// owes at its exit.
+    conversation: Conversation,
 }
 
 struct LogFile {
@@ -46,6 +50,7 @@ impl Judge {
             mid_line: false,
             stderr_gone: false,
             finished: false,
+            conversation: Conversation::new(),
         }
     }
 
@@ -53,6 +58,22 @@ impl Judge {
     pub fn line(&mut self, direction: Direction, piece: Piece<'_>) {
         if self.finished {
             return;
+        }
+        match (direction, &piece) {
+            (Direction::Command, Piece::Line(bytes)) => {
+                self.conversation.command(bytes);
+            }
+            // Refused, and the engine reads no further (as the log's model).
+            (Direction::Command, Piece::TooLong) => {
+                self.conversation.command(b"{");
+            }
+            (Direction::Event, Piece::Line(bytes)) => {
+                self.conversation.event(bytes);
+            }
+            (Direction::Event, Piece::TooLong) => {
+                self.conversation.event(b"");
+            }
+            _ => {}
         }
         let logged = self.log.line(direction, piece);
         let failed = write(&mut self.out, &logged);
@@ -95,6 +116,21 @@ impl Judge {
         let failed = write(&mut self.out, &logged);
         report_found("exit", &logged, &mut self.mid_line);
         self.log_failed(failed);
+        let owed = self.conversation.owed();
+        if !owed.is_empty() {
+            // As `trace` ends: each thing owed, by the command it answers.
+            let mut words = Vec::new();
+            let _ = crate::trace::owed_text(&owed, &mut words);
+            let words = String::from_utf8_lossy(&words);
+            let said: String = words
+                .lines()
+                .map(|l| match l.strip_prefix("owed:") {
+                    Some(rest) => format!("tap: owed at the engine's exit:{rest}\n"),
+                    None => format!("tap: {l}\n"),
+                })
+                .collect();
+            report(&said, &mut self.mid_line);
+        }
 
         let said = self
             .log
