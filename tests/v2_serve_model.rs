@@ -861,6 +861,11 @@ fn owed_lists_everything_unanswered_oldest_first() {
         )
     );
     assert!(!c.owed().is_empty());
+    // Kind by kind; the question (an event line) is not a command.
+    assert_eq!(
+        c.owed().commands().collect::<Vec<_>>(),
+        [2, 3, 4, 5, 1, 6, 7]
+    );
     assert!(Conversation::new().owed().is_empty());
 }
 

@@ -903,15 +903,7 @@ impl Stats {
 
     /// What the engine still owes at the end, each under its kind.
     fn owed(&mut self, owed: &Owed) {
-        let lines = owed
-            .refused
-            .iter()
-            .chain(&owed.requests)
-            .chain(&owed.steers)
-            .chain(&owed.goals)
-            .chain(&owed.running)
-            .chain(&owed.queued);
-        for &k in lines {
+        for k in owed.commands() {
             if let Some(p) = self.pending.get(&k) {
                 self.kinds[p.kind].owed.push(k);
             }

@@ -232,6 +232,20 @@ impl Owed {
     pub fn is_empty(&self) -> bool {
         *self == Owed::default()
     }
+
+    /// Every command line owed something, kind by kind (refused lines,
+    /// requests, steers, goals, the running work, the queued work); the
+    /// approval questions, which are event lines, are left out.
+    pub fn commands(&self) -> impl Iterator<Item = u64> + '_ {
+        self.refused
+            .iter()
+            .chain(&self.requests)
+            .chain(&self.steers)
+            .chain(&self.goals)
+            .chain(&self.running)
+            .chain(&self.queued)
+            .copied()
+    }
 }
 
 /// The commands answered by `request_id`.

@@ -310,16 +310,9 @@ impl Page {
         owed_words: &str,
         stats: Option<&[u8]>,
     ) -> String {
-        let commands = owed
-            .refused
-            .iter()
-            .chain(&owed.requests)
-            .chain(&owed.steers)
-            .chain(&owed.goals)
-            .chain(&owed.running)
-            .chain(&owed.queued);
-        let owed_records: Vec<u32> = commands
-            .filter_map(|&k| self.commands.get(usize::try_from(k).ok()?.checked_sub(1)?))
+        let owed_records: Vec<u32> = owed
+            .commands()
+            .filter_map(|k| self.commands.get(usize::try_from(k).ok()?.checked_sub(1)?))
             .chain(
                 owed.approvals
                     .iter()
