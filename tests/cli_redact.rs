@@ -114,6 +114,9 @@ fn keys_are_kept_other_text_is_redacted_whole_and_bytes_not_utf8_as_they_are() {
 tap: command 2: refused; the engine owes {"event":"command_error","error":"command stream: invalid UTF-8 at byte 7"}
 the content is secret
 tap: exit: command 2 was refused and never answered; the engine owed {"event":"command_error","error":"command stream: invalid UTF-8 at byte 7"}
+tap: owed at the engine's exit:
+tap:   a command_error to refused command 2
+tap:   the work, not started, of command 1
 tap: summary: 3 command lines, 0 event lines, 1 stderr line; 2 errors, 1 note (1 not_canonical, 1 refused, 1 unanswered); the engine's exit 0
 "#
     );

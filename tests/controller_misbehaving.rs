@@ -1670,3 +1670,31 @@ fn a_repeated_answer_does_not_fail_the_call_waiting() {
     );
     assert_answered_twice(engine.notices(), &lines[1]);
 }
+
+/// A prediction that crossed a prompt sent before its turn's end is no
+/// fault (the engine may not have read the prompt yet), but it is stale:
+/// a notice, never the controller's current suggestion.
+#[test]
+fn a_prediction_crossing_a_prompt_is_a_notice_never_current() {
+    let engine = sh(
+        r#"read -r a; read -r b
+echo '{"event":"agent_step","step":1}'
+echo '{"event":"agent_finished","answer":"one"}'
+echo '{"event":"prediction_result","source_sequence":2,"outcome":{"kind":"completed","text":"next","input_tokens":1,"output_tokens":1}}'
+echo '{"event":"agent_step","step":1}'
+echo '{"event":"agent_finished","answer":"two"}'
+cat >/dev/null"#,
+        &[],
+        limits(LONG),
+    );
+    let one = engine.prompt("one").unwrap();
+    let two = engine.prompt("two").unwrap();
+    assert_eq!(one.wait().unwrap().answer(), Some("one"));
+    assert_eq!(two.wait().unwrap().answer(), Some("two"));
+    let notices = engine.notices();
+    assert!(
+        matches!(notices.as_slice(), [Notice::Prediction { suggestion, .. }] if suggestion.source_sequence == 2),
+        "{notices:?}"
+    );
+    assert_eq!(engine.prediction(), None);
+}

@@ -492,8 +492,10 @@ impl Conversation {
     }
 
     /// Whether the `prediction_result` just attributed is still current:
-    /// no command that cancels it was sent since its turn ended. One that
-    /// crossed such a command is no fault, but the session has moved on.
+    /// no command that cancels it was sent since its turn ended, and none
+    /// sent before is still waiting to be taken (a queued prompt, a steer,
+    /// a goal). One that crossed such a command is no fault, but the
+    /// session has moved on.
     pub(crate) fn prediction_current(&self) -> bool {
         self.prediction_current
     }
@@ -709,7 +711,14 @@ impl Conversation {
         }
         match mem::take(&mut self.prediction) {
             PredictionWindow::Open(turn, _, cancellers) => {
-                self.prediction_current = cancellers == self.cancellers;
+                // Stale when a command that moves the session on was sent
+                // since the turn's end, or was sent before it and is still
+                // unanswered (a prompt or compact queued, a steer or goal
+                // not yet taken): the engine predicted before reading it.
+                self.prediction_current = cancellers == self.cancellers
+                    && self.queue.is_empty()
+                    && self.steers.is_empty()
+                    && self.goals.is_empty();
                 self.prediction = PredictionWindow::Closed(Closed::Had(turn, n));
                 Ok((None, Some(turn)))
             }
