@@ -260,6 +260,72 @@ fn an_engine_silent_after_cancel_fails_cancel() {
 }
 
 #[test]
+fn an_engine_frozen_at_a_cancel_fails_cancel_by_name_and_passes_long_prompt() {
+    // long-prompt sends its trailing cancel only once its jobs_snapshot is
+    // answered: the freeze is the cancel check's to name, on the cancel.
+    let scratch = Scratch::new("freezes-at-cancel");
+    let engine = format!(
+        r#"{}/tests/engines/freezes-at-cancel {MOCK}"#,
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (code, stdout) = check_with(
+        &scratch,
+        &["--check", "long-prompt", "--check", "cancel"],
+        &engine,
+    );
+    assert_eq!(
+        (code, stdout.lines().take(3).collect::<Vec<_>>()),
+        (
+            1,
+            vec![
+                "PASS must   long-prompt",
+                "FAIL must   cancel",
+                "  why: command 1 (prompt): its turn never ended: no agent_finished, turn_failed or agent_aborted by the end (the engine was silent since command 3 (cancel): nothing for 2 s while it owed an answer; killed)",
+            ]
+        ),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_engine_silent_when_the_session_bound_runs_out_is_named_silent_since_its_command() {
+    // The session's bound (5 s) runs out before the turn timeout (30 s):
+    // the end still names the command the engine fell silent after.
+    let scratch = Scratch::new("freezes-at-cancel-bound");
+    let engine = format!(
+        r#"{}/tests/engines/freezes-at-cancel {MOCK}"#,
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let out = run_in(
+        &scratch,
+        &[
+            "check-engine",
+            "--timeout",
+            "5",
+            "--turn-timeout",
+            "30",
+            "--check",
+            "cancel",
+            "--",
+            "sh",
+            "-c",
+            &engine,
+            "sh",
+            BIN,
+        ],
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        (out.status.code(), first_two(&stdout)),
+        (
+            Some(1),
+            "FAIL must   cancel\n  why: command 1 (prompt): its turn never ended: no agent_finished, turn_failed or agent_aborted by the end (the engine ran past the session's bound of 5 s, silent since command 3 (cancel); killed)\n".to_owned()
+        ),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn a_valid_steer_answered_by_command_error_fails_steer() {
     fails(
         "refuses-steer",

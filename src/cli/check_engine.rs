@@ -52,8 +52,8 @@ use std::time::Duration;
 ///   must   no-final-lf      a last line without LF still read
 ///   must   long-prompt      a 4 MiB prompt (a text part and a real PNG
 ///                           image) read, and a `jobs_snapshot` after it
-///                           answered: an engine that dies, hangs or
-///                           answers nothing on it fails
+///                           answered (then a `cancel`): an engine that
+///                           dies, hangs or answers nothing on it fails
 ///   should line-at-limit    a line of exactly --max-line-len bytes (by
 ///                           default 64 MiB, the crate's limit) read
 ///   must   line-over-limit  only with --max-line-len: a line one byte

@@ -48,6 +48,7 @@ pub(super) fn run(
         let feed = Feed {
             pieces: scenario.feed.pieces.clone(),
             pause: scenario.feed.pause,
+            until: scenario.feed.until.clone(),
         };
         let ran = run_program(engine, feed, Stdio::piped(), timeout)?;
         // Judged at once, so that only what the report shows is kept

@@ -16,6 +16,9 @@ const SERVE_V2: &str = include_str!("../../tests/vectors/serve-v2.jsonl");
 /// The length of `long-prompt`'s line, LF excluded: 4 MiB, a prompt with
 /// an image as a controller sends one, well within any engine's limit.
 const LONG_PROMPT_LEN: usize = 4 << 20;
+/// How long `long-prompt` waits at most, after its jobs_snapshot is
+/// written, for its answer before it sends its `cancel`.
+const CANCEL_AFTER: Duration = Duration::from_secs(5);
 /// `long-prompt`'s image: a real 1 × 1 PNG, 67 bytes (the text fills the
 /// line; an engine passes an image on without decoding its pixels).
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\0\0\0\0\x3a\x7e\x9b\x55\
@@ -257,6 +260,7 @@ pub(super) fn scenarios(declared: Option<usize>) -> Vec<Scenario> {
         feed: Feed {
             pieces,
             pause: Duration::from_millis(2),
+            until: None,
         },
         long: None,
         fails: None,
@@ -271,7 +275,10 @@ pub(super) fn scenarios(declared: Option<usize>) -> Vec<Scenario> {
         input,
     ));
 
-    // A `cancel` last: an engine with a model need not run the turn out.
+    // A `cancel` last, so that an engine with a model need not run the
+    // turn out; sent once the jobs_snapshot is answered (or 5 s after), so
+    // that an engine that stops answering at a `cancel` fails the cancel
+    // check, named, not this one.
     let prompt = long_prompt();
     let what = format!("a prompt of {} bytes with a PNG image", prompt.len());
     out.push(Scenario {
@@ -281,21 +288,22 @@ pub(super) fn scenarios(declared: Option<usize>) -> Vec<Scenario> {
             )
         }),
         long: Some((1, what)),
+        feed: Feed {
+            pieces: vec![
+                joined(&[prompt, snapshot("check-engine-long-prompt")], b"\n"),
+                joined(&[line_of(&Command::Cancel)], b"\n"),
+            ],
+            pause: CANCEL_AFTER,
+            until: Some(b"\"check-engine-long-prompt\"".to_vec()),
+        },
         ..whole(
             "long-prompt",
             Level::Must,
             format!(
                 "a prompt of {} bytes (4 MiB: a text part and a real PNG image), a line every engine meets, is read, and the engine reads on: a jobs_snapshot after it is answered",
-                prompt.len()
+                LONG_PROMPT_LEN
             ),
-            joined(
-                &[
-                    prompt,
-                    snapshot("check-engine-long-prompt"),
-                    line_of(&Command::Cancel),
-                ],
-                b"\n",
-            ),
+            Vec::new(),
         )
     });
 

@@ -17,6 +17,10 @@ pub const MAX_OUTPUT: usize = 64 << 20;
 pub struct Feed {
     pub pieces: Vec<Vec<u8>>,
     pub pause: Duration,
+    /// When set, each pause ends as soon as the program's stdout holds
+    /// these bytes: a piece sent once the program answered, or after the
+    /// pause if it never does.
+    pub until: Option<Vec<u8>>,
 }
 
 impl Feed {
@@ -25,6 +29,7 @@ impl Feed {
         Feed {
             pieces: vec![input],
             pause: Duration::ZERO,
+            until: None,
         }
     }
 }
@@ -61,7 +66,10 @@ pub fn run_program(
         .stdout(Stdio::piped())
         .stderr(stderr)
         .spawn()?;
+    let (tx, rx) = mpsc::channel();
+    let out = collect(child.stdout.take().expect("piped"), tx.clone());
     let mut stdin = child.stdin.take().expect("piped");
+    let seen = Arc::clone(&out);
     std::thread::spawn(move || {
         // A program that stops reading is judged by what it answers.
         let mut pieces = feed.pieces.iter();
@@ -73,12 +81,10 @@ pub fn run_program(
             piece = pieces.next();
             // A pause between two pieces, none after the last.
             if piece.is_some() {
-                std::thread::sleep(feed.pause);
+                pause(&feed, &seen);
             }
         }
     });
-    let (tx, rx) = mpsc::channel();
-    let out = collect(child.stdout.take().expect("piped"), tx.clone());
     let err = child
         .stderr
         .take()
@@ -139,6 +145,33 @@ pub fn run_program(
         status,
         overflowed,
     })
+}
+
+/// The pause between two pieces of `feed`: its length, or until `seen`
+/// (the program's stdout so far) holds `feed.until`, if sooner.
+fn pause(feed: &Feed, seen: &Mutex<Vec<u8>>) {
+    let Some(until) = feed.until.as_deref().filter(|u| !u.is_empty()) else {
+        std::thread::sleep(feed.pause);
+        return;
+    };
+    let end = Instant::now() + feed.pause;
+    // Only what came since the last look is searched (with an overlap of
+    // the bytes sought, less one), so a long output costs one pass.
+    let mut from = 0;
+    loop {
+        {
+            let seen = seen.lock().unwrap_or_else(PoisonError::into_inner);
+            if seen[from..].windows(until.len()).any(|w| w == until) {
+                return;
+            }
+            from = seen.len().saturating_sub(until.len() - 1).max(from);
+        }
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(5)));
+    }
 }
 
 /// Reads `src` to its end (or past [`MAX_OUTPUT`]) into the buffer it
@@ -295,6 +328,7 @@ mod tests {
                 b"cel\"}\n".to_vec(),
             ],
             pause,
+            until: None,
         };
         let start = Instant::now();
         let ran = run_program(
@@ -308,6 +342,37 @@ mod tests {
         assert_eq!(ran.stdout, b"{\"command\":\"cancel\"}\n");
         assert!(ran.status.is_some_and(|s| s.success()));
         assert!(elapsed >= 2 * pause, "{elapsed:?}");
+    }
+
+    /// With `until`, the next piece goes as soon as the program's stdout
+    /// holds those bytes, not after the whole pause; when it never does,
+    /// after the pause.
+    #[test]
+    fn a_gated_piece_goes_once_the_output_holds_the_gate_or_after_the_pause() {
+        let run = |until: &[u8], pause| {
+            let feed = Feed {
+                pieces: vec![b"first\n".to_vec(), b"second\n".to_vec()],
+                pause,
+                until: Some(until.to_vec()),
+            };
+            let start = Instant::now();
+            let ran = run_program(
+                &mut Command::new("cat"),
+                feed,
+                Stdio::null(),
+                Duration::from_secs(60),
+            )
+            .expect("cat runs");
+            (ran.stdout, start.elapsed())
+        };
+        // Seen at once: the 30 s pause is cut short.
+        let (stdout, elapsed) = run(b"rst\n", Duration::from_secs(30));
+        assert_eq!(stdout, b"first\nsecond\n");
+        assert!(elapsed < Duration::from_secs(20), "{elapsed:?}");
+        // Never seen: the whole pause.
+        let (stdout, elapsed) = run(b"third", Duration::from_millis(300));
+        assert_eq!(stdout, b"first\nsecond\n");
+        assert!(elapsed >= Duration::from_millis(300), "{elapsed:?}");
     }
 
     /// A CR, a tab and other controls are shown as escapes, bad UTF-8 as

@@ -255,27 +255,30 @@ impl SessionVerdict {
     }
 
     /// How the engine ended, in words: [`End`]'s, and for an engine killed
-    /// silent, the command it wrote nothing after (`was silent since
-    /// command 5 (cancel): nothing for 10 s while it owed an answer;
-    /// killed`).
+    /// silent, or at the session's bound while silent, the command it
+    /// wrote nothing after (`was silent since command 5 (cancel): nothing
+    /// for 10 s while it owed an answer; killed`).
     #[must_use]
     pub fn ended(&self) -> String {
-        let End::Silent(d) = self.end else {
-            return self.end.to_string();
-        };
         let last_heard = self.received.last().map(|r| r.at);
         let since = self
             .sent
             .iter()
-            .find(|s| last_heard.is_none_or(|at| s.at >= at));
-        match since {
-            Some(sent) => format!(
-                "was silent since command {} ({}): nothing for {} s while it owed an answer; killed",
-                sent.n,
-                self.command_name(sent.n).unwrap_or("a line it must refuse"),
+            .find(|s| last_heard.is_none_or(|at| s.at >= at))
+            .map(|s| {
+                let name = self.command_name(s.n).unwrap_or("a line it must refuse");
+                format!("command {} ({name})", s.n)
+            });
+        match (&self.end, since) {
+            (End::Silent(d), Some(since)) => format!(
+                "was silent since {since}: nothing for {} s while it owed an answer; killed",
                 d.as_secs_f64()
             ),
-            None => self.end.to_string(),
+            (End::TimedOut(d), Some(since)) => format!(
+                "ran past the session's bound of {} s, silent since {since}; killed",
+                d.as_secs_f64()
+            ),
+            (end, _) => end.to_string(),
         }
     }
 
