@@ -287,3 +287,418 @@ pub(super) fn streamed(
     }
     why
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{beaten, crossings, index, streamed, Point, Sent, Timeline};
+
+    /// The window every test judges by: 100 ms, in microseconds.
+    const W: u64 = 100_000;
+
+    /// An event of command `work`'s turn, `ms` into the run.
+    fn ev(ms: u64, work: u64) -> Point {
+        Point {
+            at: Some(ms * 1000),
+            answers: None,
+            work: Some(work),
+            end: false,
+            prediction: false,
+            cancelled: false,
+        }
+    }
+
+    /// The event ending command `work`'s turn.
+    fn end(ms: u64, work: u64) -> Point {
+        Point {
+            end: true,
+            ..ev(ms, work)
+        }
+    }
+
+    /// The `prediction_result` after command `work`'s turn.
+    fn predicted(ms: u64, work: u64) -> Point {
+        Point {
+            prediction: true,
+            ..ev(ms, work)
+        }
+    }
+
+    /// An event answering command line `n`, in no turn.
+    fn answer(ms: u64, n: u64) -> Point {
+        Point {
+            answers: Some(n),
+            work: None,
+            ..ev(ms, 0)
+        }
+    }
+
+    /// A command line of `kind` sent `ms` into the run, after `before`
+    /// of the engine's lines.
+    fn sent(kind: &'static str, ms: u64, before: usize) -> Sent {
+        Sent {
+            kind,
+            at: Some(ms * 1000),
+            before,
+        }
+    }
+
+    fn timeline(points: Vec<Point>, sent: Vec<Sent>) -> Timeline {
+        Timeline { points, sent }
+    }
+
+    /// A turn streaming every 50 ms, and `kind` sent 100 ms in, 1 ms
+    /// before the rest of the turn came in one burst, its end included.
+    fn crossed_by(kind: &'static str) -> Timeline {
+        timeline(
+            vec![ev(10, 1), ev(60, 1), ev(101, 1), end(102, 1)],
+            vec![sent("prompt", 0, 0), sent(kind, 100, 2)],
+        )
+    }
+
+    /// The crossings found, as (turn, line, in the recording, over).
+    fn found(recording: &Timeline, other: &Timeline) -> Vec<(u64, u64, bool, bool)> {
+        let count = recording.sent.len().max(other.sent.len()) as u64;
+        crossings(recording, other, count, W)
+            .iter()
+            .map(|x| (x.turn, x.line, x.recording, x.over))
+            .collect()
+    }
+
+    #[test]
+    fn a_line_index_counts_from_one() {
+        assert_eq!((index(0), index(1), index(7)), (None, Some(0), Some(6)));
+    }
+
+    /// A line that lands in a turn and crossed its end is `over` (it may
+    /// have landed in the turn queued after it); any other line that
+    /// crossed it is not; lines the engine never reads cross nothing.
+    #[test]
+    fn which_lines_cross_a_turn_and_which_are_over() {
+        // Events 150 ms apart, before the line and after it.
+        let calm = timeline(
+            vec![ev(10, 1), ev(160, 1), ev(310, 1), end(460, 1)],
+            vec![sent("prompt", 0, 0), sent("cancel", 170, 2)],
+        );
+        let table: &[(&str, Timeline, Timeline, Vec<(u64, u64, bool, bool)>)] = &[
+            (
+                "cancel",
+                crossed_by("cancel"),
+                Timeline::default(),
+                vec![(1, 2, true, true)],
+            ),
+            (
+                "steer",
+                crossed_by("steer"),
+                Timeline::default(),
+                vec![(1, 2, true, true)],
+            ),
+            (
+                "jobs_snapshot",
+                crossed_by("jobs_snapshot"),
+                Timeline::default(),
+                vec![(1, 2, true, false)],
+            ),
+            (
+                "in this run only",
+                Timeline::default(),
+                crossed_by("cancel"),
+                vec![(1, 2, false, true)],
+            ),
+            (
+                "in both",
+                crossed_by("goal"),
+                crossed_by("goal"),
+                vec![(1, 2, true, true)],
+            ),
+            ("blank", crossed_by("blank"), Timeline::default(), vec![]),
+            ("unread", crossed_by("unread"), Timeline::default(), vec![]),
+            ("at the turn's pace", calm.clone(), calm, vec![]),
+        ];
+        for (what, recording, other, want) in table {
+            assert_eq!(&found(recording, other), want, "{what}");
+        }
+    }
+
+    /// A crossing of a turn with no end after the line's burst is not
+    /// over, unless it is in the other run.
+    #[test]
+    fn a_crossing_before_the_turns_end_is_not_over() {
+        let running = timeline(
+            vec![ev(10, 1), ev(60, 1), ev(101, 1), ev(102, 1)],
+            vec![sent("prompt", 0, 0), sent("cancel", 100, 2)],
+        );
+        assert_eq!(found(&running, &running), [(1, 2, true, false)]);
+        assert_eq!(found(&running, &crossed_by("cancel")), [(1, 2, true, true)]);
+        assert_eq!(found(&crossed_by("cancel"), &running), [(1, 2, true, true)]);
+    }
+
+    /// Why a crossing is one, in words, from either run's kinds.
+    #[test]
+    fn a_crossing_says_which_line_which_turn_which_run() {
+        let ours = crossed_by("cancel");
+        let x = crossings(&ours, &Timeline::default(), 2, W);
+        assert_eq!(
+            x[0].why(&ours, &Timeline::default()),
+            "command 2 (cancel) and the turn of command 1 crossed on the pipes in the recording"
+        );
+        let x = crossings(&Timeline::default(), &ours, 2, W);
+        assert_eq!(
+            x[0].why(&Timeline::default(), &ours),
+            "command 2 (cancel) and the turn of command 1 crossed on the pipes in this run"
+        );
+    }
+
+    /// What keeps a line sent during a turn from having crossed it: the
+    /// turn paused after the line (it was reading), came slowly before
+    /// it, took longer than the window after it, or answered it first;
+    /// and a line with no time cannot tell.
+    #[test]
+    fn what_is_no_crossing() {
+        let line = |points: Vec<Point>| {
+            timeline(points, vec![sent("prompt", 0, 0), sent("cancel", 100, 2)])
+        };
+        let table: &[(&str, Timeline)] = &[
+            // The first event after it came 150 ms later.
+            (
+                "paused",
+                line(vec![ev(10, 1), ev(60, 1), ev(250, 1), end(251, 1)]),
+            ),
+            // 250 ms apart before it, at once after it: it was answered.
+            (
+                "slow",
+                line(vec![ev(10, 1), ev(260, 1), ev(101, 1), end(102, 1)]),
+            ),
+            // The burst after it spread over 150 ms.
+            (
+                "spread",
+                line(vec![ev(10, 1), ev(60, 1), ev(101, 1), end(251, 1)]),
+            ),
+            // Its answer came first: the engine had read it.
+            (
+                "answered",
+                line(vec![
+                    ev(10, 1),
+                    ev(60, 1),
+                    answer(101, 2),
+                    ev(102, 1),
+                    end(103, 1),
+                ]),
+            ),
+            (
+                "a cancelled question",
+                line(vec![
+                    ev(10, 1),
+                    ev(60, 1),
+                    Point {
+                        cancelled: true,
+                        ..ev(101, 1)
+                    },
+                    end(102, 1),
+                ]),
+            ),
+            (
+                "no time",
+                timeline(
+                    vec![ev(10, 1), ev(60, 1), ev(101, 1), end(102, 1)],
+                    vec![
+                        sent("prompt", 0, 0),
+                        Sent {
+                            at: None,
+                            ..sent("cancel", 100, 2)
+                        },
+                    ],
+                ),
+            ),
+            (
+                "sent after the end",
+                timeline(
+                    vec![ev(10, 1), ev(60, 1), ev(101, 1), end(102, 1), ev(103, 3)],
+                    vec![
+                        sent("prompt", 0, 0),
+                        sent("cancel", 100, 4),
+                        sent("prompt", 0, 4),
+                    ],
+                ),
+            ),
+        ];
+        for (what, t) in table {
+            assert_eq!(found(t, &Timeline::default()), [], "{what}");
+        }
+    }
+
+    /// Events of other work and the turn's own prediction are not the
+    /// turn's burst: they neither end it nor spread it; a later line's
+    /// answer ends it.
+    #[test]
+    fn what_the_burst_is_made_of() {
+        let line = |points: Vec<Point>| {
+            timeline(
+                points,
+                vec![
+                    sent("prompt", 0, 0),
+                    sent("cancel", 100, 2),
+                    sent("jobs_snapshot", 100, 2),
+                ],
+            )
+        };
+        let table: &[(&str, Timeline, Vec<(u64, u64, bool, bool)>)] = &[
+            (
+                "another turn's event, 300 ms on",
+                line(vec![
+                    ev(10, 1),
+                    ev(60, 1),
+                    ev(101, 1),
+                    end(102, 1),
+                    ev(400, 4),
+                ]),
+                vec![(1, 2, true, true), (1, 3, true, false)],
+            ),
+            (
+                "the turn's prediction, 300 ms on",
+                line(vec![
+                    ev(10, 1),
+                    ev(60, 1),
+                    ev(101, 1),
+                    predicted(400, 1),
+                    end(402, 1),
+                ]),
+                vec![],
+            ),
+            (
+                "a later line answered within it",
+                line(vec![
+                    ev(10, 1),
+                    ev(60, 1),
+                    ev(101, 1),
+                    answer(102, 3),
+                    ev(400, 1),
+                    end(401, 1),
+                ]),
+                vec![(1, 2, true, false), (1, 3, true, false)],
+            ),
+        ];
+        for (what, t, want) in table {
+            assert_eq!(&found(t, &Timeline::default()), want, "{what}");
+        }
+    }
+
+    /// A line sent during a turn: after the turn's command, before the
+    /// turn's end came (or with no end yet).
+    #[test]
+    fn during_a_turn() {
+        let t = timeline(
+            vec![ev(10, 2), end(20, 2)],
+            vec![
+                sent("jobs_snapshot", 0, 0),
+                sent("prompt", 0, 0),
+                sent("cancel", 15, 1),
+                sent("steer", 25, 2),
+                sent("goal", 30, 2),
+            ],
+        );
+        let during: Vec<bool> = (1..=6).map(|c| t.during(2, c)).collect();
+        assert_eq!(during, [false, false, true, false, false, false]);
+        let open = timeline(vec![ev(10, 2)], t.sent.clone());
+        assert!(open.during(2, 5));
+        assert_eq!(
+            (t.before(3), t.before(6), t.kind(4), t.kind(6)),
+            (1, usize::MAX, Some("steer"), None)
+        );
+    }
+
+    /// A prediction one run lacks is a crossing when that run's next line
+    /// (or its end of input) came no later after the turn's end than the
+    /// other's prediction, plus the window.
+    #[test]
+    fn a_prediction_beaten_by_the_next_line() {
+        let having = timeline(
+            vec![ev(10, 1), end(20, 1), predicted(50, 1)],
+            vec![sent("prompt", 0, 0), sent("prompt", 300, 3)],
+        );
+        let lacking = |next_ms: Option<u64>| {
+            let mut sent_lines = vec![sent("prompt", 0, 0)];
+            sent_lines.extend(next_ms.map(|ms| sent("prompt", ms, 2)));
+            timeline(vec![ev(10, 1), end(20, 1)], sent_lines)
+        };
+        let table: &[(&str, Option<u64>, Option<&str>)] = &[
+            (
+                "next line 30 ms after the end",
+                Some(50),
+                Some("command 2 (prompt)"),
+            ),
+            (
+                "next line at the window's edge",
+                Some(150),
+                Some("command 2 (prompt)"),
+            ),
+            ("next line past it", Some(151), None),
+            ("no next line", None, Some("the end of input")),
+        ];
+        for &(what, next, by) in table {
+            let lacks = lacking(next);
+            let want = by.map(|by| {
+                format!(
+                    "the turn's prediction_result and {by} crossed on the pipes in the recording"
+                )
+            });
+            assert_eq!(beaten(&lacks, &having, 1, W), want, "{what}");
+            let want = by.map(|by| {
+                format!("the turn's prediction_result and {by} crossed on the pipes in this run")
+            });
+            assert_eq!(beaten(&having, &lacks, 1, W), want, "{what}, swapped");
+        }
+        assert_eq!(beaten(&having, &having, 1, W), None, "both have it");
+    }
+
+    /// A kind of delta one run streamed and the other did not is pace
+    /// when every such delta came after a line that lands in a turn,
+    /// sent during it; not when one came before it, or with no such line.
+    #[test]
+    fn text_streamed_before_a_line_landed() {
+        let run = |kind: &'static str| {
+            timeline(
+                vec![ev(10, 1), ev(60, 1), ev(110, 1), end(120, 1)],
+                vec![
+                    sent("prompt", 0, 0),
+                    sent("jobs_snapshot", 50, 1),
+                    sent(kind, 100, 2),
+                ],
+            )
+        };
+        let quiet: &[(usize, &str)] = &[];
+        let after: &[(usize, &str)] = &[(2, "assistant_delta")];
+        let before: &[(usize, &str)] = &[(1, "assistant_delta"), (2, "assistant_delta")];
+        let reasoned: &[(usize, &str)] = &[(2, "reasoning_delta")];
+        let cancel = run("cancel");
+        assert_eq!(
+            streamed(&cancel, &cancel, 1, [after, quiet]),
+            Some(
+                "command 3 (cancel) and the turn's text crossed on the pipes in the recording"
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            streamed(&cancel, &cancel, 1, [quiet, reasoned]),
+            Some(
+                "command 3 (cancel) and the turn's text crossed on the pipes in this run"
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            streamed(&cancel, &cancel, 1, [before, quiet]),
+            None,
+            "one came before it"
+        );
+        assert_eq!(
+            streamed(&cancel, &cancel, 1, [after, after]),
+            None,
+            "no kind differs"
+        );
+        let snapshot = run("jobs_snapshot");
+        assert_eq!(
+            streamed(&snapshot, &snapshot, 1, [after, quiet]),
+            None,
+            "no line lands"
+        );
+    }
+}
