@@ -9,15 +9,18 @@
 
 use serve_command::v2::serve::Recorder;
 use serve_command::workbench::{Runner, Session};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 
 #[path = "support/bin.rs"]
 mod bin;
 
 use bin::{run, stdout_of, BIN};
+
+#[path = "support/scratch.rs"]
+mod scratch;
+
+use scratch::{file, scratch, Shared};
 
 /// The turns: the first streams three deltas, the second asks an approval.
 const SCRIPT: &str = concat!(
@@ -38,35 +41,6 @@ const SESSION: &str = r#"{"send":{"command":"prompt","content":"one"}}
 {"after":{"ended":7},"send":{"command":"job_stop","request_id":"p1","generation":"g-1","job_id":"job-1"}}
 {"send":{"command":"bogus"}}
 "#;
-
-/// A directory of its own for `test`.
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "serve-command-replay-{test}-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-#[derive(Clone, Default)]
-struct Shared(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Shared {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().write(buf)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Writes `text` to `dir/name`, and gives its path as a string.
-fn file(dir: &Path, name: &str, text: &str) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path.to_str().unwrap().to_owned()
-}
 
 /// Records SESSION against `mock-engine --delay 20 --script SCRIPT`, into
 /// `dir/recording.jsonl`; gives its path and the script's.
@@ -105,7 +79,7 @@ fn same(log: &str, events: u64) -> String {
 
 #[test]
 fn the_same_engine_at_its_pace_at_another_and_with_other_text_holds_the_same_conversation() {
-    let dir = scratch("same");
+    let dir = scratch("replay-same");
     let (log, script) = record(&dir);
     // The recording holds what the session was for.
     let trace = stdout_of(&["trace", &log], b"", 0);
@@ -208,7 +182,7 @@ fn the_same_engine_at_its_pace_at_another_and_with_other_text_holds_the_same_con
 
 #[test]
 fn a_second_turn_that_fails_shows_under_its_command() {
-    let dir = scratch("fails");
+    let dir = scratch("replay-fails");
     let (log, _) = record(&dir);
     let failing = file(
         &dir,
@@ -268,7 +242,7 @@ note: this run: step 5: the engine asked 0 questions, not 1, and has no work lef
 
 #[test]
 fn an_engine_that_refuses_steers_shows_under_the_steer() {
-    let dir = scratch("steers");
+    let dir = scratch("replay-steers");
     let (log, script) = record(&dir);
     // The mock engine behind a filter that renames the steer command, so
     // the engine refuses it as unknown.
@@ -302,7 +276,7 @@ note: this run: the engine was silent for 1 s while it owed an answer; killed
 
 #[test]
 fn exact_compares_lines_and_ignore_leaves_a_kind_out() {
-    let dir = scratch("exact");
+    let dir = scratch("replay-exact");
     let (log, _) = record(&dir);
     let other = file(&dir, "other.jsonl", concat!(r#"{"deltas":["Hi"]}"#, "\n"));
     let engine = [BIN, "mock-engine", "--delay", "10", "--script", &other];
@@ -331,7 +305,7 @@ fn exact_compares_lines_and_ignore_leaves_a_kind_out() {
 
 #[test]
 fn a_recording_that_cannot_be_read_or_a_bad_flag_is_a_usage_error() {
-    let dir = scratch("bad");
+    let dir = scratch("replay-bad");
     let engine = [BIN, "mock-engine"];
     let table: &[(&str, &[&str], String)] = &[
         (
@@ -370,7 +344,7 @@ fn a_recording_that_cannot_be_read_or_a_bad_flag_is_a_usage_error() {
 
 #[test]
 fn an_engine_that_dies_mid_session_shows_what_never_came() {
-    let dir = scratch("dies");
+    let dir = scratch("replay-dies");
     let (log, script) = record(&dir);
     // The first three command lines, then the engine exits 3.
     let engine = file(
@@ -407,7 +381,7 @@ fn an_engine_that_dies_mid_session_shows_what_never_came() {
 
 #[test]
 fn update_with_redact_keeps_the_matches_out_of_the_new_recording() {
-    let dir = scratch("redact");
+    let dir = scratch("replay-redact");
     let (log, script) = record(&dir);
     let engine = [BIN, "mock-engine", "--delay", "10", "--script", &script];
     let out = replay(&log, &["--update", "--redact", "Hel+o"], &engine, 0);
@@ -435,7 +409,7 @@ fn update_with_redact_keeps_the_matches_out_of_the_new_recording() {
 
 #[test]
 fn a_recording_with_violations_replays_them_and_says_so() {
-    let dir = scratch("violations");
+    let dir = scratch("replay-violations");
     // The engine answered the request, then wrote a turn's end with no turn.
     let log = file(
         &dir,
@@ -469,7 +443,7 @@ note: the recording holds 1 event that fits no rule, sent again as it was (first
 /// a note and not counted.
 #[test]
 fn a_cancel_mid_stream_and_a_late_goal_replay_at_their_points() {
-    let dir = scratch("points");
+    let dir = scratch("replay-points");
     let script = file(
         &dir,
         "script.jsonl",

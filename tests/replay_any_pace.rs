@@ -10,17 +10,21 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serve_command::v2::serve::Recorder;
 use serve_command::workbench::{sessions, Compare, End, Runner, Session, Transcript};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 #[path = "support/bin.rs"]
 mod bin;
 
 use bin::{stdout_of, BIN};
+
+#[path = "support/scratch.rs"]
+mod scratch;
+
+use scratch::{file, scratch, Shared};
 
 /// Sessions run at once: they wait on the engine, not on the machine.
 const THREADS: usize = 8;
@@ -44,33 +48,6 @@ const OTHER_TEXT: &str = concat!(
     r#"{"reasoning":["Hm"],"answer":"Sure"}"#,
     "\n",
 );
-
-#[derive(Clone, Default)]
-struct Shared(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Shared {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().write(buf)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "serve-command-replay-any-pace-{test}-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn file(dir: &Path, name: &str, text: &str) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path.to_str().unwrap().to_owned()
-}
 
 /// `mock-engine --delay MS --predict Thanks! --script SCRIPT`.
 fn mock(delay: u64, script: &str) -> Command {
@@ -143,7 +120,7 @@ fn each<T: Send>(count: usize, job: impl Fn(usize) -> T + Sync) -> Vec<T> {
 #[test]
 fn generated_sessions_replay_clean_at_any_pace() {
     let start = Instant::now();
-    let dir = scratch("generated");
+    let dir = scratch("replay-any-pace-generated");
     let script = file(&dir, "script.jsonl", SCRIPT);
     let other = file(&dir, "other.jsonl", OTHER_TEXT);
     // Drawn until 200 recordings ended: a session that waits for a point
@@ -259,7 +236,7 @@ fn filtered(dir: &Path, name: &str, script: &str, input: &str, output: &str) -> 
 /// difference under its command, and exits 1.
 #[test]
 fn planted_regressions_show_under_their_command() {
-    let dir = scratch("planted");
+    let dir = scratch("replay-any-pace-planted");
     let script = file(&dir, "script.jsonl", "{}\n{}\n{}\n");
     let failing = file(
         &dir,
@@ -400,11 +377,12 @@ replay: LOG: 2 differences (- the recording, + this run; 6 command lines, 18 eve
 
 // The transcript's anchors and comparisons, through its public face.
 
-/// A recording of these lines: `>` a command line, `<` an event line.
-fn recording(lines: &[&str]) -> String {
+/// A recording of these lines: `>` a command line, `<` an event line,
+/// each with the milliseconds it came at, when given.
+fn recording_at(lines: &[(Option<u64>, &str)]) -> String {
     let (mut commands, mut events) = (0, 0);
     let mut out = String::new();
-    for line in lines {
+    for (ms, line) in lines {
         let (dir, n, text) = match line.split_at(1) {
             (">", text) => {
                 commands += 1;
@@ -416,9 +394,16 @@ fn recording(lines: &[&str]) -> String {
             }
         };
         let text = serde_json::to_string(text).unwrap();
-        out += &format!("{{\"dir\":\"{dir}\",\"n\":{n},\"line\":{text}}}\n");
+        let at = ms.map_or(String::new(), |ms| format!("\"t_ms\":{ms},"));
+        out += &format!("{{{at}\"dir\":\"{dir}\",\"n\":{n},\"line\":{text}}}\n");
     }
     out
+}
+
+/// A recording of these lines, with no times.
+fn recording(lines: &[&str]) -> String {
+    let lines: Vec<(Option<u64>, &str)> = lines.iter().map(|l| (None, *l)).collect();
+    recording_at(&lines)
 }
 
 fn read(lines: &[&str]) -> Transcript {
@@ -571,23 +556,8 @@ fn each_line_is_anchored_on_the_last_point_before_it() {
 
 /// A recording with times: each line `(ms, line)`, as `recording` reads.
 fn timed(lines: &[(u64, &str)]) -> Transcript {
-    let (mut commands, mut events) = (0, 0);
-    let mut out = String::new();
-    for (ms, line) in lines {
-        let (dir, n, text) = match line.split_at(1) {
-            (">", text) => {
-                commands += 1;
-                ("command", commands, text)
-            }
-            (_, text) => {
-                events += 1;
-                ("event", events, text)
-            }
-        };
-        let text = serde_json::to_string(text).unwrap();
-        out += &format!("{{\"t_ms\":{ms},\"dir\":\"{dir}\",\"n\":{n},\"line\":{text}}}\n");
-    }
-    Transcript::read(out.as_bytes()).unwrap()
+    let lines: Vec<(Option<u64>, &str)> = lines.iter().map(|&(ms, l)| (Some(ms), l)).collect();
+    Transcript::read(recording_at(&lines).as_bytes()).unwrap()
 }
 
 /// A difference that is only a crossing on the pipes is set apart,
