@@ -362,16 +362,22 @@
     for (let p = 0; p <= W; p++) {
       if (!flags[p] || p - last < 9) continue;
       last = p;
-      const m = markOf(flags[p]);
-      ctx.fillStyle = colour(m[3]);
-      ctx.fillRect(p - 7, 3, 14, 18);
-      ctx.globalAlpha = 0.35;
-      ctx.fillRect(p - 1, STRIP, 2, laneTop(4) - STRIP);
-      ctx.globalAlpha = 1;
-      ctx.fillStyle = "#fff";
-      ctx.fillText(m[2], p, 16);
+      drawFlag(p, flags[p]);
     }
     ctx.textAlign = "start";
+  }
+
+  // One flagged record's (or pixel's) symbol at `x` in the top strip, in
+  // its colour, and a faint rule down through the lanes.
+  function drawFlag(x, flags) {
+    const m = markOf(flags);
+    ctx.fillStyle = colour(m[3]);
+    ctx.fillRect(x - 7, 3, 14, 18);
+    ctx.globalAlpha = 0.35;
+    ctx.fillRect(x - 1, STRIP, 2, laneTop(4) - STRIP);
+    ctx.globalAlpha = 1;
+    ctx.fillStyle = "#fff";
+    ctx.fillText(m[2], x, 16);
   }
 
   // What stands out: each flagged record's symbol in the top strip (one
@@ -386,14 +392,7 @@
       const x = px(X[i]);
       if (!detail && x - last < 9) continue;
       last = x;
-      const m = markOf(f);
-      ctx.fillStyle = colour(m[3]);
-      ctx.fillRect(x - 7, 3, 14, 18);
-      ctx.globalAlpha = 0.35;
-      ctx.fillRect(x - 1, STRIP, 2, laneTop(4) - STRIP);
-      ctx.globalAlpha = 1;
-      ctx.fillStyle = "#fff";
-      ctx.fillText(m[2], x, 16);
+      drawFlag(x, f);
     }
     ctx.textAlign = "start";
   }
