@@ -345,7 +345,7 @@ fn cancel_measured(
         return Ok(check.concluded(Outcome::NotJudged(why), &measured));
     };
     let length = end.saturating_sub(start);
-    if length * 2 / 3 < CROSSING_TIME {
+    if too_short_to_cancel(length) {
         // Too short to cancel well before its end: one cancel at its
         // start, a fault only when a rule is broken.
         let verdict = runner.run(&cancel_session(None), engine)?;
@@ -362,10 +362,9 @@ fn cancel_measured(
     }
     // Per cancel: how far into the turn it was sent, the turn's end, and
     // how long after the cancel that came.
-    let mut landed: Vec<(u128, &'static str, u128)> = Vec::new();
+    let mut landed: Vec<Landed> = Vec::new();
     let mut shown = None;
-    for (num, den) in CANCEL_AT {
-        let at = (length * num / den).as_millis();
+    for at in cancel_points(length) {
         let verdict = runner.run(&cancel_session(Some(at)), engine)?;
         if let Outcome::Fail(why) = promises_kept(&verdict) {
             return Ok(check.concluded(Outcome::Fail(why), &verdict));
@@ -383,16 +382,47 @@ fn cancel_measured(
         }
         shown.get_or_insert(verdict);
     }
+    let outcome = cancels_judged(length, &landed);
+    let verdict = shown.unwrap_or(measured);
+    Ok(check.concluded(outcome, &verdict))
+}
+
+/// A cancel that reached its turn before the turn's end: how far into
+/// the turn it was sent, how the turn ended, and how long after the
+/// cancel that came (milliseconds).
+type Landed = (u128, &'static str, u128);
+
+/// When each cancel of [`CANCEL_AT`] is sent, in milliseconds after the
+/// turn's first event, for a turn that ran `length` uncancelled.
+fn cancel_points(length: Duration) -> [u128; CANCEL_AT.len()] {
+    CANCEL_AT.map(|(num, den)| (length * num / den).as_millis())
+}
+
+/// Whether a turn that ran `length` uncancelled is too short to cancel
+/// well before its end: its first two thirds are within the time a line
+/// and the turn's last events may cross on the pipes.
+fn too_short_to_cancel(length: Duration) -> bool {
+    length * 2 / 3 < CROSSING_TIME
+}
+
+/// The cancel check's outcome from the cancels of [`CANCEL_AT`] that
+/// landed before their turn's end, for a turn that ran `length`
+/// uncancelled: one `agent_aborted` passes; two or more ended otherwise
+/// fail, with the evidence; fewer than two landed is a crossing.
+fn cancels_judged(length: Duration, landed: &[Landed]) -> Outcome {
     let sent = CANCEL_AT.len();
     let aborted = landed.iter().filter(|l| l.1 == "agent_aborted").count();
-    let outcome = if aborted > 0 {
+    if aborted > 0 {
         Outcome::Pass
     } else if landed.len() >= 2 {
-        let mut ends: Vec<&str> = landed.iter().map(|l| l.1).collect();
-        ends.dedup();
-        let list = |f: fn(&(u128, &'static str, u128)) -> u128| {
-            listed_ms(&landed.iter().map(f).collect::<Vec<_>>())
-        };
+        // Each end once, in the order first seen.
+        let mut ends: Vec<&str> = Vec::new();
+        for l in landed {
+            if !ends.contains(&l.1) {
+                ends.push(l.1);
+            }
+        }
+        let list = |f: fn(&Landed) -> u128| listed_ms(&landed.iter().map(f).collect::<Vec<_>>());
         Outcome::Fail(format!(
             "command 3 (cancel): {} of {sent} cancels sent in the first third of the turn's uncancelled length were answered by {}, not agent_aborted (the turn of command 1 ran {} ms uncancelled; the cancels were sent {} ms into it, and it ended {} ms after each)",
             landed.len(),
@@ -407,9 +437,7 @@ fn cancel_measured(
             sent - landed.len(),
             length.as_millis()
         ))
-    };
-    let verdict = shown.unwrap_or(measured);
-    Ok(check.concluded(outcome, &verdict))
+    }
 }
 
 /// `250, 375 and 500`.
@@ -579,8 +607,76 @@ fn prediction_cancelled(verdict: &SessionVerdict) -> Outcome {
 
 #[cfg(test)]
 mod tests {
-    use super::checks;
+    use super::{cancel_points, cancels_judged, checks, listed_ms, too_short_to_cancel, Landed};
+    use crate::workbench::report::Outcome;
     use crate::workbench::session::Session;
+    use std::time::Duration;
+
+    /// A turn is cancelled three times only when two thirds of it are
+    /// longer than the 250 ms a line and its events may cross in.
+    #[test]
+    fn a_turn_shorter_than_375_ms_is_too_short_to_cancel_three_times() {
+        let short: Vec<bool> = [0, 374, 375, 376, 1044]
+            .map(|ms| too_short_to_cancel(Duration::from_millis(ms)))
+            .to_vec();
+        assert_eq!(short, [true, true, false, false, false]);
+    }
+
+    /// The three cancels go at 1/8, 1/6 and 1/4 of the uncancelled turn.
+    #[test]
+    fn cancels_are_sent_in_the_first_quarter_of_the_turn() {
+        assert_eq!(cancel_points(Duration::from_millis(1044)), [130, 174, 261]);
+        assert_eq!(cancel_points(Duration::from_millis(375)), [46, 62, 93]);
+    }
+
+    #[test]
+    fn milliseconds_are_listed_as_words() {
+        let table: &[(&[u128], &str)] = &[
+            (&[], ""),
+            (&[5], "5"),
+            (&[131, 174], "131 and 174"),
+            (&[131, 174, 261], "131, 174 and 261"),
+        ];
+        for &(ms, words) in table {
+            assert_eq!(listed_ms(ms), words, "{ms:?}");
+        }
+    }
+
+    /// The cancels that landed before their turn's end, judged: one
+    /// `agent_aborted` passes; two or more that ended otherwise fail, with
+    /// the evidence; fewer is a crossing, not judged.
+    #[test]
+    fn cancels_that_landed_judged() {
+        const FINISHED: &str = "agent_finished";
+        let length = Duration::from_millis(1044);
+        let table: &[(&[Landed], Outcome)] = &[
+            (
+                &[(131, FINISHED, 5), (174, FINISHED, 4), (261, FINISHED, 3)],
+                Outcome::Fail("command 3 (cancel): 3 of 3 cancels sent in the first third of the turn's uncancelled length were answered by agent_finished, not agent_aborted (the turn of command 1 ran 1044 ms uncancelled; the cancels were sent 131, 174 and 261 ms into it, and it ended 5, 4 and 3 ms after each)".to_owned()),
+            ),
+            (
+                &[(131, FINISHED, 5), (174, "turn_failed", 4), (261, FINISHED, 3)],
+                Outcome::Fail("command 3 (cancel): 3 of 3 cancels sent in the first third of the turn's uncancelled length were answered by agent_finished or turn_failed, not agent_aborted (the turn of command 1 ran 1044 ms uncancelled; the cancels were sent 131, 174 and 261 ms into it, and it ended 5, 4 and 3 ms after each)".to_owned()),
+            ),
+            (
+                &[(174, FINISHED, 4), (261, FINISHED, 3)],
+                Outcome::Fail("command 3 (cancel): 2 of 3 cancels sent in the first third of the turn's uncancelled length were answered by agent_finished, not agent_aborted (the turn of command 1 ran 1044 ms uncancelled; the cancels were sent 174 and 261 ms into it, and it ended 4 and 3 ms after each)".to_owned()),
+            ),
+            (&[(131, FINISHED, 5), (174, "agent_aborted", 4), (261, FINISHED, 3)], Outcome::Pass),
+            (&[(261, "agent_aborted", 3)], Outcome::Pass),
+            (
+                &[(261, FINISHED, 3)],
+                Outcome::NotJudged("2 of 3 turns cancelled in the first third of the turn's uncancelled length (1044 ms) ended before the cancel was sent: the two crossed on the pipes".to_owned()),
+            ),
+            (
+                &[],
+                Outcome::NotJudged("3 of 3 turns cancelled in the first third of the turn's uncancelled length (1044 ms) ended before the cancel was sent: the two crossed on the pipes".to_owned()),
+            ),
+        ];
+        for (landed, outcome) in table {
+            assert_eq!(&cancels_judged(length, landed), outcome, "{landed:?}");
+        }
+    }
 
     /// Every built-in session reads, and names only commands sent before
     /// each step.
