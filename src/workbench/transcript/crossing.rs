@@ -374,6 +374,18 @@ mod tests {
     /// crossed it is not; lines the engine never reads cross nothing.
     #[test]
     fn which_lines_cross_a_turn_and_which_are_over() {
+        let begun_late = timeline(
+            vec![ev(300, 1), ev(301, 1), end(302, 1)],
+            vec![sent("prompt", 0, 0), sent("cancel", 5, 0)],
+        );
+        let queued = timeline(
+            vec![ev(10, 1), end(20, 1), ev(300, 2), ev(301, 2), end(302, 2)],
+            vec![
+                sent("prompt", 0, 0),
+                sent("prompt", 1, 0),
+                sent("cancel", 25, 2),
+            ],
+        );
         // Events 150 ms apart, before the line and after it.
         let calm = timeline(
             vec![ev(10, 1), ev(160, 1), ev(310, 1), end(460, 1)],
@@ -413,6 +425,22 @@ mod tests {
             ("blank", crossed_by("blank"), Timeline::default(), vec![]),
             ("unread", crossed_by("unread"), Timeline::default(), vec![]),
             ("at the turn's pace", calm.clone(), calm, vec![]),
+            // Sent before the turn's first event: the whole turn came in
+            // one burst, 300 ms on, and may still have been written first.
+            (
+                "before the turn began",
+                begun_late.clone(),
+                Timeline::default(),
+                vec![(1, 2, true, true)],
+            ),
+            // The same for a turn queued behind another: the other turn's
+            // events before the line are not this turn's pace.
+            (
+                "before its queued turn began",
+                queued.clone(),
+                Timeline::default(),
+                vec![(1, 2, true, false), (2, 3, true, true)],
+            ),
         ];
         for (what, recording, other, want) in table {
             assert_eq!(&found(recording, other), want, "{what}");
