@@ -433,6 +433,26 @@ mod tests {
                 Timeline::default(),
                 vec![(1, 2, true, true)],
             ),
+            // The first event after it a whole window later: no pause.
+            (
+                "a window after it",
+                timeline(
+                    vec![ev(10, 1), ev(60, 1), ev(200, 1), end(201, 1)],
+                    vec![sent("prompt", 0, 0), sent("cancel", 100, 2)],
+                ),
+                Timeline::default(),
+                vec![(1, 2, true, true)],
+            ),
+            // Events two windows apart before it: not yet slow.
+            (
+                "two windows apart before it",
+                timeline(
+                    vec![ev(10, 1), ev(210, 1), ev(216, 1), end(217, 1)],
+                    vec![sent("prompt", 0, 0), sent("cancel", 215, 2)],
+                ),
+                Timeline::default(),
+                vec![(1, 2, true, true)],
+            ),
             // The same for a turn queued behind another: the other turn's
             // events before the line are not this turn's pace.
             (
@@ -490,6 +510,20 @@ mod tests {
             (
                 "paused",
                 line(vec![ev(10, 1), ev(60, 1), ev(250, 1), end(251, 1)]),
+            ),
+            // A window and 1 ms later (a window is still a crossing).
+            (
+                "paused a window and 1 ms",
+                line(vec![ev(10, 1), ev(60, 1), ev(201, 1), end(202, 1)]),
+            ),
+            // Two windows and 1 ms apart before it (two windows is still
+            // a crossing).
+            (
+                "slow by 1 ms",
+                timeline(
+                    vec![ev(10, 1), ev(211, 1), ev(216, 1), end(217, 1)],
+                    vec![sent("prompt", 0, 0), sent("cancel", 215, 2)],
+                ),
             ),
             // 250 ms apart before it, at once after it: it was answered.
             (
@@ -676,6 +710,66 @@ mod tests {
             assert_eq!(beaten(&having, &lacks, 1, W), want, "{what}, swapped");
         }
         assert_eq!(beaten(&having, &having, 1, W), None, "both have it");
+    }
+
+    /// What a beaten prediction is measured from: each run's own turn
+    /// end; the first line sent after that end (not one sent before it);
+    /// the predictions of that turn only. A run with no end tells nothing.
+    #[test]
+    fn a_beaten_prediction_is_timed_from_each_runs_own_end() {
+        // The other run's turn ended at 200 ms, its prediction 30 ms on.
+        let having = timeline(
+            vec![ev(10, 1), end(200, 1), predicted(230, 1)],
+            vec![sent("prompt", 0, 0)],
+        );
+        let lacking = |sent_lines: Vec<Sent>| timeline(vec![ev(10, 1), end(20, 1)], sent_lines);
+        let table: &[(&str, Timeline, Option<&str>)] = &[
+            // 120 ms after its own end: within 30 ms plus the window.
+            (
+                "next line 120 ms after the end",
+                lacking(vec![sent("prompt", 0, 0), sent("prompt", 140, 2)]),
+                Some("command 2 (prompt)"),
+            ),
+            (
+                "next line 140 ms after the end",
+                lacking(vec![sent("prompt", 0, 0), sent("prompt", 160, 2)]),
+                None,
+            ),
+            // A line sent before the end came is not the next line.
+            (
+                "a line sent before the end",
+                lacking(vec![
+                    sent("prompt", 0, 0),
+                    sent("jobs_snapshot", 15, 1),
+                    sent("prompt", 500, 2),
+                ]),
+                None,
+            ),
+            (
+                "no end",
+                timeline(vec![ev(10, 1)], vec![sent("prompt", 0, 0)]),
+                None,
+            ),
+        ];
+        for (what, lacks, by) in table {
+            let want = by.map(|by| {
+                format!(
+                    "the turn's prediction_result and {by} crossed on the pipes in the recording"
+                )
+            });
+            assert_eq!(beaten(lacks, &having, 1, W), want, "{what}");
+        }
+        // One prediction each, after turns of different lengths: nothing
+        // is missing, whatever came when.
+        let longer = timeline(
+            vec![ev(10, 1), ev(15, 1), end(20, 1), predicted(50, 1)],
+            vec![sent("prompt", 0, 0), sent("prompt", 60, 4)],
+        );
+        let shorter = timeline(
+            vec![ev(10, 1), end(20, 1), predicted(50, 1)],
+            vec![sent("prompt", 0, 0), sent("prompt", 60, 3)],
+        );
+        assert_eq!(beaten(&shorter, &longer, 1, W), None, "one each");
     }
 
     /// A kind of delta one run streamed and the other did not is pace
