@@ -401,7 +401,7 @@ fn cancel_points(length: Duration) -> [u128; CANCEL_AT.len()] {
 /// Whether a turn that ran `length` uncancelled is too short to cancel
 /// well before its end: its first two thirds are within the time a line
 /// and the turn's last events may cross on the pipes.
-fn too_short_to_cancel(length: Duration) -> bool {
+pub(super) fn too_short_to_cancel(length: Duration) -> bool {
     length * 2 / 3 < CROSSING_TIME
 }
 

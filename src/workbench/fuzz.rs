@@ -9,7 +9,7 @@
 //!
 //! [`Runner`]: super::Runner
 
-use super::conversation_checks::{turn_span, CROSSING_TIME};
+use super::conversation_checks::{too_short_to_cancel, turn_span};
 use super::generate::{to_session, Line, When, PROMPTS, REFUSED};
 use super::session::Session;
 use super::verdict::SessionVerdict;
@@ -360,7 +360,7 @@ impl Cancels {
         cancels: &[(Duration, &'static str)],
         length: Duration,
     ) -> Vec<(Duration, &'static str)> {
-        if length * 2 / 3 < CROSSING_TIME {
+        if too_short_to_cancel(length) {
             return Vec::new();
         }
         cancels
@@ -511,9 +511,53 @@ fn rows(verdict: &SessionVerdict, seen: &mut BTreeSet<String>) {
 
 #[cfg(test)]
 mod tests {
-    use super::{failure_kind, sessions};
+    use super::{failure_kind, sessions, Cancels};
     use proptest::strategy::{Strategy, ValueTree};
     use proptest::test_runner::TestRunner;
+    use std::time::Duration;
+
+    fn ms(ms: u64) -> Duration {
+        Duration::from_millis(ms)
+    }
+
+    /// A turn's uncancelled length is known once three were seen: their
+    /// median (the upper one of an even count).
+    #[test]
+    fn the_turns_length_is_the_median_of_three_or_more() {
+        let table: &[(&[u64], Option<u64>)] = &[
+            (&[], None),
+            (&[300, 100], None),
+            (&[300, 100, 200], Some(200)),
+            (&[400, 100, 300, 200], Some(300)),
+        ];
+        for &(lengths, median) in table {
+            let cancels = Cancels {
+                lengths: lengths.iter().map(|&l| ms(l)).collect(),
+                cancels: Vec::new(),
+            };
+            assert_eq!(cancels.length(), median.map(ms), "{lengths:?}");
+        }
+    }
+
+    /// The cancels judged: those in the first third of a turn long enough
+    /// to cancel well before its end (375 ms or more), as check-engine's.
+    #[test]
+    fn early_cancels_are_those_in_the_first_third() {
+        let cancels = [
+            (ms(50), "agent_aborted"),
+            (ms(200), "agent_finished"),
+            (ms(201), "agent_finished"),
+        ];
+        assert_eq!(
+            Cancels::early(&cancels, ms(600)),
+            [(ms(50), "agent_aborted"), (ms(200), "agent_finished")]
+        );
+        assert_eq!(Cancels::early(&cancels, ms(374)), []);
+        assert_eq!(
+            Cancels::early(&cancels, ms(375)),
+            [(ms(50), "agent_aborted")]
+        );
+    }
 
     #[test]
     fn a_failure_kind_leaves_out_numbers_ids_and_the_end() {
