@@ -751,3 +751,137 @@ fn violations_are_kept_with_their_numbers() {
         )]
     );
 }
+
+/// A crossing sets apart only what it explains: the answers of the line
+/// that crossed (when it lands in a turn), of a compaction it crossed, and
+/// of lines that land sent during a crossed turn (in either run); the
+/// turn it crossed, and a turn queued behind it when the line came after
+/// that turn's end; never a request's missing reply, nor a compaction or
+/// a turn it did not cross.
+#[test]
+fn a_crossing_sets_apart_only_what_it_explains() {
+    const CANCEL: &str = r#">{"command":"cancel"}"#;
+    const ABORTED: &str = r#"<{"event":"agent_aborted","reason":"interrupted"}"#;
+    const MESSAGE: &str = r#"<{"event":"assistant_message","content":"x"}"#;
+    const FAILED: &str = r#"<{"event":"turn_failed","error":"boom"}"#;
+    const STEER: &str = r#">{"command":"steer","content":"s","submission_id":"s1"}"#;
+    const APPLIED: &str =
+        r#"<{"event":"steer_applied","kind":"prompt","content":"s","submission_id":"s1"}"#;
+    const DROPPED: &str = r#"<{"event":"steer_dropped","content":"s","submission_id":"s1"}"#;
+    const STEP2: &str = r#"<{"event":"agent_step","step":2}"#;
+    const COMPACT: &str = r#">{"command":"compact"}"#;
+    const STARTED: &str = r#"<{"event":"compaction_started","from_sequence":0,"to_sequence":1}"#;
+    const COMPACTED: &str =
+        r#"<{"event":"compaction_finished","from_sequence":0,"to_sequence":1,"summary":"s"}"#;
+    const NOT_COMPACTED: &str = r#"<{"event":"compaction_failed","error":"cancelled"}"#;
+    // The cancel (command 3) crossed turn 1's end in this run, and landed
+    // in turn 2, queued behind it.
+    let queued: &[(u64, &str)] = &[
+        (0, PROMPT),
+        (0, PROMPT),
+        (0, STEP1),
+        (1, DELTA),
+        (1, CANCEL),
+        (2, MESSAGE),
+        (2, DONE),
+        (3, STEP1),
+        (4, ABORTED),
+    ];
+    let landed: &[(u64, &str)] = &[
+        (0, PROMPT),
+        (0, PROMPT),
+        (0, STEP1),
+        (40, DELTA),
+        (41, CANCEL),
+        (42, ABORTED),
+        (43, STEP1),
+        (44, DONE),
+    ];
+    /// (what, recording, new run, notes set apart, differences counted)
+    type Row<'a> = (
+        &'a str,
+        Vec<(u64, &'a str)>,
+        Vec<(u64, &'a str)>,
+        &'a [&'a str],
+        &'a str,
+    );
+    let table: &[Row] = &[
+        (
+            "the queued turn the cancel landed in",
+            landed.to_vec(),
+            queued.to_vec(),
+            &[
+                "command 1 (prompt), its turn: - agent_aborted  + assistant_message, agent_finished (command 2 (prompt) and the turn of command 1 crossed on the pipes in the recording)",
+                "command 2 (prompt), its turn: - agent_finished  + agent_aborted (command 3 (cancel) and the turn of command 1 crossed on the pipes in this run)",
+                "command 3 (cancel): - agent_aborted (turn of command 1)  + agent_aborted (turn of command 2) (command 3 (cancel) and the turn of command 1 crossed on the pipes in this run)",
+            ],
+            "",
+        ),
+        (
+            "a turn queued after the cancel",
+            [landed, &[(45, PROMPT), (45, STEP1), (46, DONE)]].concat(),
+            [queued, &[(5, PROMPT), (5, STEP1), (6, FAILED)]].concat(),
+            &[
+                "command 1 (prompt), its turn: - agent_aborted  + assistant_message, agent_finished (command 2 (prompt) and the turn of command 1 crossed on the pipes in the recording)",
+                "command 2 (prompt), its turn: - agent_finished  + agent_aborted (command 3 (cancel) and the turn of command 1 crossed on the pipes in this run)",
+                "command 3 (cancel): - agent_aborted (turn of command 1)  + agent_aborted (turn of command 2) (command 3 (cancel) and the turn of command 1 crossed on the pipes in this run)",
+            ],
+            "command 4 (prompt), its turn: - agent_finished  + turn_failed\n",
+        ),
+        (
+            "a request that crossed a turn, never answered",
+            vec![(0, PROMPT), (0, STEP1), (40, DELTA), (41, JOBS), (41, SNAPSHOT), (42, DONE)],
+            vec![(0, PROMPT), (0, STEP1), (1, DELTA), (1, JOBS), (2, MESSAGE), (2, DONE)],
+            &["command 1 (prompt), its turn: + assistant_message (command 2 (jobs_snapshot) and the turn of command 1 crossed on the pipes in this run)"],
+            "command 2 (jobs_snapshot): - jobs_snapshot request_id \"j\"\nat the end: - owed nothing  + owed replies to command 2\n",
+        ),
+        (
+            "a request sent during a turn a cancel crossed, never answered",
+            vec![(0, PROMPT), (0, STEP1), (40, DELTA), (41, CANCEL), (41, JOBS), (42, ABORTED), (43, SNAPSHOT)],
+            vec![(0, PROMPT), (0, STEP1), (1, DELTA), (1, CANCEL), (1, JOBS), (2, MESSAGE), (2, DONE)],
+            &[
+                "command 1 (prompt), its turn: - agent_aborted  + assistant_message, agent_finished (command 2 (cancel) and the turn of command 1 crossed on the pipes in this run)",
+                "command 2 (cancel): - agent_aborted (turn of command 1) (command 2 (cancel) and the turn of command 1 crossed on the pipes in this run)",
+            ],
+            "command 3 (jobs_snapshot): - jobs_snapshot request_id \"j\"\nat the end: - owed nothing  + owed replies to command 3\n",
+        ),
+        (
+            "a steer that did not cross, sent during the crossed turn in the recording only",
+            vec![(0, PROMPT), (0, STEP1), (10, STEER), (200, STEP2), (200, APPLIED), (201, CANCEL), (202, MESSAGE), (202, DONE)],
+            vec![(0, PROMPT), (0, STEP1), (5, MESSAGE), (5, DONE), (10, STEER), (11, DROPPED), (12, CANCEL)],
+            &["command 2 (steer): - steer_applied kind prompt submission_id \"s1\" (turn of command 1)  + steer_dropped submission_id \"s1\" (command 3 (cancel) and the turn of command 1 crossed on the pipes in the recording)"],
+            // The turn itself differs before the cancel was sent: counted.
+            "command 1 (prompt), its turn:\n  - agent_step\n  - steer_applied kind prompt submission_id \"s1\"\n",
+        ),
+        (
+            "a compaction a cancel crossed",
+            vec![(0, COMPACT), (0, STARTED), (40, CANCEL), (41, NOT_COMPACTED)],
+            vec![(0, COMPACT), (0, STARTED), (1, CANCEL), (2, COMPACTED)],
+            &[
+                "command 1 (compact): + compaction_finished (command 2 (cancel) and the turn of command 1 crossed on the pipes in this run)",
+                "command 2 (cancel): - compaction_failed (command 2 (cancel) and the turn of command 1 crossed on the pipes in this run)",
+            ],
+            "",
+        ),
+        (
+            "a compaction queued behind a crossed turn",
+            vec![(0, PROMPT), (0, STEP1), (40, DELTA), (41, CANCEL), (41, COMPACT), (42, ABORTED), (43, STARTED), (44, COMPACTED)],
+            vec![(0, PROMPT), (0, STEP1), (1, DELTA), (1, CANCEL), (1, COMPACT), (2, MESSAGE), (2, DONE), (3, STARTED), (300, NOT_COMPACTED)],
+            &[
+                "command 1 (prompt), its turn: - agent_aborted  + assistant_message, agent_finished (command 2 (cancel) and the turn of command 1 crossed on the pipes in this run)",
+                "command 2 (cancel): - agent_aborted (turn of command 1) (command 2 (cancel) and the turn of command 1 crossed on the pipes in this run)",
+            ],
+            "command 3 (compact): - compaction_finished  + compaction_failed\n",
+        ),
+    ];
+    for (what, recording, replayed, crossed, differences) in table {
+        let comparison = timed(recording).compare(&timed(replayed), &Compare::new());
+        let notes: Vec<String> = comparison
+            .crossed()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(notes, *crossed, "{what}");
+        assert_eq!(comparison.to_string(), *differences, "{what}");
+    }
+}
