@@ -9,7 +9,7 @@
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serve_command::v2::serve::Recorder;
-use serve_command::workbench::{sessions, Compare, End, Runner, Session, Transcript};
+use serve_command::workbench::{sessions, Compare, Comparison, End, Runner, Session, Transcript};
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -554,6 +554,15 @@ fn each_line_is_anchored_on_the_last_point_before_it() {
     }
 }
 
+/// A comparison's differences set apart as crossings, as printed.
+fn notes(comparison: &Comparison) -> Vec<String> {
+    comparison
+        .crossed()
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
 /// A recording with times: each line `(ms, line)`, as `recording` reads.
 fn timed(lines: &[(u64, &str)]) -> Transcript {
     let lines: Vec<(Option<u64>, &str)> = lines.iter().map(|&(ms, l)| (Some(ms), l)).collect();
@@ -608,12 +617,7 @@ fn crossings_on_the_pipes_are_set_apart() {
     ];
     for (replayed, crossed, differences) in table {
         let comparison = landed.compare(&timed(replayed), &Compare::new());
-        let notes: Vec<String> = comparison
-            .crossed()
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        assert_eq!(notes, *crossed, "{replayed:?}");
+        assert_eq!(notes(&comparison), *crossed, "{replayed:?}");
         assert_eq!(comparison.to_string(), *differences, "{replayed:?}");
     }
     // With no window, nothing is set apart.
@@ -876,12 +880,7 @@ fn a_crossing_sets_apart_only_what_it_explains() {
     ];
     for (what, recording, replayed, crossed, differences) in table {
         let comparison = timed(recording).compare(&timed(replayed), &Compare::new());
-        let notes: Vec<String> = comparison
-            .crossed()
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        assert_eq!(notes, *crossed, "{what}");
+        assert_eq!(notes(&comparison), *crossed, "{what}");
         assert_eq!(comparison.to_string(), *differences, "{what}");
     }
 }
