@@ -19,17 +19,24 @@ import { writeTurns } from "../sessions.mjs";
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..", "..");
 const bin = path.resolve(root, process.env.SERVE_COMMAND ?? "target/debug/serve-command");
 const chromium = process.env.CHROMIUM ?? "/usr/bin/chromium";
+// FIREFOX=/usr/bin/firefox-esr runs the same tests in Firefox (WebDriver
+// BiDi), by hand: CI runs Chromium.
+const firefox = process.env.FIREFOX;
 const runs = Number(process.env.BENCH_RUNS ?? 5);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "trace-html-"));
 let browser;
 
 before(async () => {
-  browser = await puppeteer.launch({
-    executablePath: chromium,
-    // As root (CI) Chromium needs --no-sandbox.
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-    defaultViewport: { width: 1100, height: 1000 },
-  });
+  browser = await puppeteer.launch(
+    firefox
+      ? { browser: "firefox", executablePath: firefox, defaultViewport: { width: 1100, height: 1000 } }
+      : {
+          executablePath: chromium,
+          // As root (CI) Chromium needs --no-sandbox.
+          args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+          defaultViewport: { width: 1100, height: 1000 },
+        },
+  );
 });
 after(async () => {
   await browser?.close();
