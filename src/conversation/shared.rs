@@ -555,3 +555,71 @@ pub(super) mod names {
     pub(in crate::conversation) use std::sync::{Arc, Mutex};
     pub(in crate::conversation) use std::time::Duration;
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::Group;
+    use std::os::unix::process::CommandExt;
+    use std::path::Path;
+    use std::process::{Child, Command};
+    use std::time::{Duration, Instant};
+
+    /// `script` (`$1` is `marker`) as the leader of a process group of its
+    /// own, once it wrote `$1.ready`.
+    fn leader(script: &str, marker: &Path) -> Child {
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg("sh")
+            .arg(marker)
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let ready = marker.with_extension("ready");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !ready.exists() {
+            assert!(Instant::now() < deadline, "{script} never got ready");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        child
+    }
+
+    /// A group is sent SIGTERM first, and `end` returns as soon as none of
+    /// it is left; what ignores SIGTERM gets SIGKILL after the grace.
+    #[test]
+    fn a_group_gets_sigterm_then_sigkill_after_the_grace() {
+        let dir =
+            std::env::temp_dir().join(format!("serve-command-group-end-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+
+        let term = dir.join("term");
+        let mut polite = leader(
+            r#"trap 'echo term > "$1"; exit 0' TERM; : > "$1.ready"; while :; do sleep 0.05; done"#,
+            &term,
+        );
+        let start = Instant::now();
+        Group(polite.id()).end(Duration::from_secs(20), || {
+            let _ = polite.try_wait();
+        });
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            start.elapsed()
+        );
+        assert_eq!(std::fs::read_to_string(&term).unwrap(), "term\n");
+        assert_eq!(polite.wait().unwrap().code(), Some(0));
+
+        let mut stubborn = leader(
+            r#"trap '' TERM; : > "$1.ready"; while :; do sleep 0.05; done"#,
+            &dir.join("stubborn"),
+        );
+        let start = Instant::now();
+        Group(stubborn.id()).end(Duration::from_millis(300), || {
+            let _ = stubborn.try_wait();
+        });
+        assert!(start.elapsed() >= Duration::from_millis(300));
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(stubborn.wait().unwrap().signal(), Some(9));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
