@@ -72,7 +72,29 @@ fn a_turn_that_never_ends_is_named() {
         verdict.problems(),
         ["command 1 (prompt): its turn never ended: no agent_finished, turn_failed or agent_aborted by the end (the engine was silent for 0.5 s while it owed an answer; killed)"]
     );
-    println!("{verdict}");
+    // As a person reads it: the why, the session line by line with its
+    // time (left out here), how the engine ended and after how long.
+    let shown = verdict.to_string();
+    let lines: Vec<&str> = shown
+        .lines()
+        .map(|l| l.trim_start().split_once("s  ").map_or(l, |(_, rest)| rest))
+        .collect();
+    assert_eq!(
+        lines[..4],
+        [
+            "why: command 1 (prompt): its turn never ended: no agent_finished, turn_failed or agent_aborted by the end (the engine was silent for 0.5 s while it owed an answer; killed)",
+            "the session (1 sent, 5 received; > sent, < received, [what each event answers, its turn]):",
+            r#"> 1   {"command":"prompt","content":"hi"}"#,
+            r#"< 1   {"event":"agent_step","step":1}  [turn 1]"#,
+        ],
+        "{shown}"
+    );
+    assert_eq!(lines.len(), 9, "{shown}");
+    assert!(
+        lines[8]
+            .starts_with("the engine was silent for 0.5 s while it owed an answer; killed after "),
+        "{shown}"
+    );
 }
 
 /// A point the engine never reaches is missed, said with why, and the line
