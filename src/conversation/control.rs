@@ -825,6 +825,92 @@ mod tests {
         }
     }
 
+    /// What a waiting call takes as its answer, per command: an event
+    /// of these fitting no rule, before anything else came, is the engine
+    /// answering it wrongly.
+    #[test]
+    fn the_events_that_answer_each_command() {
+        let table: &[(&str, (&str, &[&str]))] = &[
+            (
+                r#"{"command":"steer","content":"x"}"#,
+                (
+                    "steer",
+                    &["steer_applied", "steer_dropped", "command_error"],
+                ),
+            ),
+            (
+                r#"{"command":"jobs_snapshot","request_id":"j"}"#,
+                ("jobs_snapshot", &["jobs_snapshot", "command_error"]),
+            ),
+            (
+                r#"{"command":"job_stop","request_id":"s","generation":"g","job_id":"job-1"}"#,
+                ("job_stop", &["job_stop_result", "command_error"]),
+            ),
+            (
+                r#"{"command":"goal","action":"set","text":"ship"}"#,
+                ("goal", &["goal_updated", "command_error"]),
+            ),
+            (
+                r#"{"command":"goal","action":"clear"}"#,
+                ("goal", &["goal_updated", "command_error"]),
+            ),
+            (
+                r#"{"command":"compact"}"#,
+                (
+                    "compact",
+                    &[
+                        "compaction_started",
+                        "compaction_finished",
+                        "compaction_failed",
+                        "command_error",
+                    ],
+                ),
+            ),
+            (
+                r#"{"command":"prompt","content":"hi"}"#,
+                ("prompt", &["command_error"]),
+            ),
+            (r#"{"command":"nope"}"#, ("line", &["command_error"])),
+            ("{x", ("line", &["command_error"])),
+        ];
+        for &(line, want) in table {
+            assert_eq!(expects_of(line.as_bytes()), want, "{line}");
+        }
+    }
+
+    /// The id a reply carries, by which a wrong answer is told from a
+    /// repeated one.
+    #[test]
+    fn the_id_each_reply_carries() {
+        let table: &[(&str, Option<&str>)] = &[
+            (
+                r#"{"event":"jobs_snapshot","request_id":"j","jobs":[]}"#,
+                Some("j"),
+            ),
+            (
+                r#"{"event":"job_stop_result","request_id":"s","generation":"g","job_id":"job-1","outcome":"not_found"}"#,
+                Some("s"),
+            ),
+            (
+                r#"{"event":"steer_applied","kind":"prompt","content":"x","submission_id":"s1"}"#,
+                Some("s1"),
+            ),
+            (
+                r#"{"event":"steer_applied","kind":"prompt","content":"x"}"#,
+                None,
+            ),
+            (
+                r#"{"event":"steer_dropped","content":"x","submission_id":"s2"}"#,
+                Some("s2"),
+            ),
+            (r#"{"event":"goal_updated","goal":null}"#, None),
+        ];
+        for &(line, id) in table {
+            let event = Event::from_slice(line.as_bytes()).unwrap();
+            assert_eq!(reply_id(&event), id, "{line}");
+        }
+    }
+
     #[test]
     fn a_call_answered_or_left_is_forgotten() {
         use std::sync::mpsc;
