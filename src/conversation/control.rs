@@ -911,6 +911,32 @@ mod tests {
         }
     }
 
+    /// The ids of answered requests are remembered, the last 64: a
+    /// repeated answer to one of them is a notice, not a wrong answer.
+    #[test]
+    fn the_last_64_answered_ids_are_remembered() {
+        use std::sync::mpsc;
+        let mut state: State<mpsc::Sender<Answer>> = State::new(8, None);
+        let mut tee = LineTee::new(false);
+        for k in 1..=65u64 {
+            let id = k.to_string();
+            let line = format!("{{\"command\":\"jobs_snapshot\",\"request_id\":\"{id}\"}}\n");
+            state
+                .begin::<mpsc::Receiver<Answer>>(line.as_bytes(), None, false)
+                .unwrap();
+            let reply = Event::JobsSnapshot {
+                request_id: id,
+                jobs: Vec::new(),
+            };
+            state.line(0, Ok(Item(Ok(reply))), k, &mut tee);
+            if k == 2 {
+                assert_eq!(state.answered_ids, ["1", "2"]);
+            }
+        }
+        let kept: Vec<String> = (2..=65).map(|k| k.to_string()).collect();
+        assert_eq!(state.answered_ids, kept);
+    }
+
     #[test]
     fn a_call_answered_or_left_is_forgotten() {
         use std::sync::mpsc;
