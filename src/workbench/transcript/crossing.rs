@@ -355,8 +355,11 @@ mod tests {
         )
     }
 
-    /// The crossings found, as (turn, line, in the recording, over).
-    fn found(recording: &Timeline, other: &Timeline) -> Vec<(u64, u64, bool, bool)> {
+    /// A crossing found: (turn, line, in the recording, over).
+    type Found = (u64, u64, bool, bool);
+
+    /// The crossings found.
+    fn found(recording: &Timeline, other: &Timeline) -> Vec<Found> {
         let count = recording.sent.len().max(other.sent.len()) as u64;
         crossings(recording, other, count, W)
             .iter()
@@ -391,7 +394,7 @@ mod tests {
             vec![ev(10, 1), ev(160, 1), ev(310, 1), end(460, 1)],
             vec![sent("prompt", 0, 0), sent("cancel", 170, 2)],
         );
-        let table: &[(&str, Timeline, Timeline, Vec<(u64, u64, bool, bool)>)] = &[
+        let table: &[(&str, Timeline, Timeline, Vec<Found>)] = &[
             (
                 "cancel",
                 crossed_by("cancel"),
@@ -603,7 +606,7 @@ mod tests {
                 ],
             )
         };
-        let table: &[(&str, Timeline, Vec<(u64, u64, bool, bool)>)] = &[
+        let table: &[(&str, Timeline, Vec<Found>)] = &[
             (
                 "another turn's event, 300 ms on",
                 line(vec![
