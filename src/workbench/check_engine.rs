@@ -44,7 +44,7 @@ use std::time::Duration;
 /// | must | `crlf` | lines ending in CRLF read as lines |
 /// | must | `split-writes` | lines arriving in many small writes |
 /// | must | `no-final-lf` | a last line without LF still read |
-/// | must | `long-prompt` | a 4 MiB prompt (a text part and a real PNG image, a line any controller may send) read, and the engine reading on: a `jobs_snapshot` after it answered (a `cancel` follows once it is, or after 5 s, so that the turn need not run out); an engine that dies, hangs or answers nothing fails, on the line named |
+/// | must | `long-prompt` | a 4 MiB prompt (a text part and a real PNG image, a line any controller may send) read, and the engine reading on: a `jobs_snapshot` after it answered (a `cancel` follows once it is, or after 2 s, so that the turn need not run out); an engine that dies, hangs or answers nothing fails, on the line named |
 /// | should | `line-at-limit` | a line as long as the engine's limit ([`CheckEngine::max_line_len`], by default 64 MiB, the crate's) read |
 /// | must | `line-over-limit` | only with a declared limit: a line one byte over it answered by one `command_error` beginning `command stream: `, and no later line answered |
 /// | must | `jobs-snapshot` | `jobs_snapshot` answered by a `jobs_snapshot` event with the same `request_id` |

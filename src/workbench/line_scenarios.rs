@@ -18,7 +18,7 @@ const SERVE_V2: &str = include_str!("../../tests/vectors/serve-v2.jsonl");
 const LONG_PROMPT_LEN: usize = 4 << 20;
 /// How long `long-prompt` waits at most, after its jobs_snapshot is
 /// written, for its answer before it sends its `cancel`.
-const CANCEL_AFTER: Duration = Duration::from_secs(5);
+const CANCEL_AFTER: Duration = Duration::from_secs(2);
 /// `long-prompt`'s image: a real 1 × 1 PNG, 67 bytes (the text fills the
 /// line; an engine passes an image on without decoding its pixels).
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\0\0\0\0\x3a\x7e\x9b\x55\
@@ -276,7 +276,7 @@ pub(super) fn scenarios(declared: Option<usize>) -> Vec<Scenario> {
     ));
 
     // A `cancel` last, so that an engine with a model need not run the
-    // turn out; sent once the jobs_snapshot is answered (or 5 s after), so
+    // turn out; sent once the jobs_snapshot is answered (or 2 s after), so
     // that an engine that stops answering at a `cancel` fails the cancel
     // check, named, not this one.
     let prompt = long_prompt();
